@@ -1,0 +1,56 @@
+#include "base/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static enum agsbx_log_level level = AGSBX_LOG_NORMAL;
+
+void agsbx_log_set_level(enum agsbx_log_level l) { level = l; }
+enum agsbx_log_level agsbx_log_get_level(void) { return level; }
+
+static void vlog(const char *prefix, const char *fmt, va_list ap)
+{
+	/* One fprintf per line keeps lines whole when checks log concurrently. */
+	char buf[2048];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
+#define DEFINE_LOG(name, prefix, min)                 \
+	void name(const char *fmt, ...)               \
+	{                                             \
+		if (level < (min))                    \
+			return;                       \
+		va_list ap;                           \
+		va_start(ap, fmt);                    \
+		vlog(prefix, fmt, ap);                \
+		va_end(ap);                           \
+	}
+
+DEFINE_LOG(agsbx_error, "agsbx-evidence: error: ", AGSBX_LOG_QUIET)
+DEFINE_LOG(agsbx_warn, "agsbx-evidence: warning: ", AGSBX_LOG_NORMAL)
+DEFINE_LOG(agsbx_note, "agsbx-evidence: ", AGSBX_LOG_NORMAL)
+DEFINE_LOG(agsbx_debug, "agsbx-evidence: debug: ", AGSBX_LOG_VERBOSE)
+DEFINE_LOG(agsbx_hint, "hint: ", AGSBX_LOG_QUIET)
+
+int agsbx_error_errno(int err, const char *fmt, ...)
+{
+	char buf[1536];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "agsbx-evidence: error: %s: %s\n", buf, strerror(err < 0 ? -err : err));
+	return err < 0 ? err : -err;
+}
+
+bool agsbx_use_color(int fd)
+{
+	const char *nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		return false;
+	return isatty(fd) == 1;
+}

@@ -1,0 +1,85 @@
+/* The bounded process runner every provider uses.
+ *
+ * Contract (mirrors upstream's bounded-process carrier, hardened):
+ *  - argv only, never a shell; stdin is /dev/null; the child gets its own
+ *    session and process group; every other fd is closed in the child.
+ *  - stdout and stderr are drained to EOF concurrently; at most
+ *    max_output_bytes of each are kept (never more is buffered), the rest is
+ *    read and discarded and the *_truncated flag is set.
+ *  - the harness process is a child subreaper (agsbx_runner_init), so
+ *    descendants that detach (double fork + setsid) are re-parented to us;
+ *    the runner tracks every descendant of the child while it runs and, when
+ *    the run ends for any reason (exit, timeout, cancel), SIGKILLs the whole
+ *    tree including detached members, and reaps what was re-parented to us.
+ *    Detached work is not part of the one-shot contract.
+ *  - PR_SET_PDEATHSIG(SIGKILL) in the child; pidfds where the kernel has them.
+ *  - optional cgroup v2 leaf (when the caller may create one) for airtight
+ *    tracking and cgroup.kill; never required.
+ *  - timeout: the tree is killed, timed_out is set, status is 124.
+ *  - cancel: when cancel_fd becomes readable (an eventfd/pipe written from
+ *    another thread or a signal handler) the same cleanup runs, cancelled is
+ *    set, status is 130.
+ *
+ * Thread-safe: independent runs may proceed concurrently from several
+ * threads. Functions return 0 or -errno (library code never exits). */
+#ifndef AGSBX_BASE_RUNNER_H
+#define AGSBX_BASE_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AGSBX_RUN_DEFAULT_MAX_OUTPUT 20000
+#define AGSBX_RUN_STATUS_TIMEOUT 124
+#define AGSBX_RUN_STATUS_CANCELLED 130
+
+struct agsbx_run_opts {
+	const char *const *argv;  /* argv[0]: absolute path, or looked up in PATH of envp (or ours) */
+	const char *const *envp;  /* NULL: inherit the harness environment */
+	const char *cwd;          /* NULL: inherit */
+	size_t max_output_bytes;  /* per stream; 0: AGSBX_RUN_DEFAULT_MAX_OUTPUT */
+	int64_t timeout_ms;       /* <= 0: no timeout */
+	int cancel_fd;            /* -1: none; readable => cancel */
+	bool drop_privileges;     /* setgroups/setresgid/setresuid to run_uid/run_gid before exec */
+	uid_t run_uid;
+	gid_t run_gid;
+	bool use_cgroup;          /* try a cgroup v2 leaf; silently unused when not permitted */
+};
+
+struct agsbx_run_result {
+	int status;               /* exit code; 128+signal; 124 timeout; 130 cancelled */
+	bool exited;              /* normal exit: exit_code valid */
+	int exit_code;
+	int term_signal;          /* 0 unless killed by a signal */
+	bool timed_out;
+	bool cancelled;
+	int spawn_errno;          /* != 0: exec failed (e.g. ENOENT); nothing ran */
+	uint64_t duration_us;
+	char *out;                /* NUL-terminated, out_len bytes (may contain NULs) */
+	size_t out_len;
+	uint64_t out_total;       /* bytes the child wrote, kept or not */
+	bool out_truncated;
+	char *err;
+	size_t err_len;
+	uint64_t err_total;
+	bool err_truncated;
+	unsigned killed;          /* processes the cleanup had to SIGKILL (tree + detached) */
+	bool used_cgroup;
+};
+
+/* Once per process, before threads: become a child subreaper. Idempotent. */
+int agsbx_runner_init(void);
+
+/* Runs to completion. Returns 0 when the process was started and finished
+ * (whatever its status), -errno when it could not be run (spawn_errno set
+ * for exec failures). result must be freed with agsbx_run_result_free. */
+int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *result);
+void agsbx_run_result_free(struct agsbx_run_result *result);
+
+/* PIDs of live processes whose /proc/PID/cmdline contains marker
+ * (excluding the caller); used by leftover-process checks. Returns count
+ * (>= 0) or -errno; *pids (may be NULL) is malloc'd. */
+int agsbx_find_processes_with_marker(const char *marker, pid_t **pids);
+
+#endif

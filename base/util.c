@@ -1,0 +1,258 @@
+#include "base/util.h"
+#include "base/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <libgen.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef AGSBX_VERSION
+#define AGSBX_VERSION "0.0.0"
+#endif
+#ifndef AGSBX_GIT_COMMIT
+#define AGSBX_GIT_COMMIT "unknown"
+#endif
+
+const char *agsbx_version(void) { return AGSBX_VERSION; }
+const char *agsbx_git_commit(void) { return AGSBX_GIT_COMMIT; }
+
+int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	_cleanup_free_ char *buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap > max)
+				return -EFBIG;
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			return -EFBIG;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	*data = TAKE_PTR(buf);
+	return 0;
+}
+
+char *agsbx_read_line(const char *path)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int r = agsbx_read_file(path, 1 << 16, &data, &len);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	data[strcspn(data, "\n")] = '\0';
+	return data;
+}
+
+int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	char suffix[17];
+	agsbx_random_hex(suffix, 8);
+	_cleanup_free_ char *tmp = NULL;
+	if (asprintf(&tmp, "%s/.%s.tmp-%s", dirname(copy), strrchr(path, '/') ? strrchr(path, '/') + 1 : path, suffix) < 0)
+		return -ENOMEM;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	const char *p = data;
+	size_t left = len;
+	int r = 0;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+static void to_hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void agsbx_sha256_hex(const void *data, size_t len, char hex[65])
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256(h, data, len);
+	to_hex(h, sizeof h, hex);
+}
+
+int agsbx_sha256_file(const char *path, char hex[65])
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	crypto_hash_sha256_state st;
+	crypto_hash_sha256_init(&st);
+	unsigned char buf[65536];
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		crypto_hash_sha256_update(&st, buf, (size_t)r);
+	}
+	unsigned char h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256_final(&st, h);
+	to_hex(h, sizeof h, hex);
+	return 0;
+}
+
+void agsbx_random_hex(char *buf, size_t nbytes)
+{
+	unsigned char tmp[256];
+	if (nbytes > sizeof tmp)
+		nbytes = sizeof tmp;
+	/* sodium_init is idempotent and thread-safe; randombytes falls back to
+	 * getrandom(2). */
+	if (sodium_init() < 0)
+		abort();
+	randombytes_buf(tmp, nbytes);
+	to_hex(tmp, nbytes, buf);
+}
+
+int agsbx_self_dir(char **dir)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	char *d = strdup(dirname(buf));
+	if (!d)
+		return -ENOMEM;
+	*dir = d;
+	return 0;
+}
+
+char *agsbx_path_join(const char *dir, const char *name)
+{
+	char *p = NULL;
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return NULL;
+	return p;
+}
+
+uint64_t agsbx_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void agsbx_utc_now(char *buf, size_t size)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t left)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned min;
+	if (c < 0x80)
+		return c == 0 ? 0 : 1;
+	if (c >= 0xC2 && c <= 0xDF) { n = 2; min = 0x80; }
+	else if ((c & 0xF0) == 0xE0) { n = 3; min = 0x800; }
+	else if (c >= 0xF0 && c <= 0xF4) { n = 4; min = 0x10000; }
+	else return 0;
+	if (left < n)
+		return 0;
+	unsigned cp = c & (0x7F >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+json_t *agsbx_json_string_sanitized(const char *data, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)data;
+	/* Worst case: every byte becomes the 3-byte U+FFFD. */
+	_cleanup_free_ char *out = malloc(len * 3 + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq(s + i, len - i);
+		if (n == 0) {
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(out + o, s + i, n);
+		o += n;
+		i += n;
+	}
+	return json_stringn(out, o);
+}
+
+char *agsbx_json_dump_sorted(const json_t *j)
+{
+	return json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+}

@@ -1,0 +1,56 @@
+/* Small shared helpers: files, hashes, randomness, strings, JSON. */
+#ifndef AGSBX_BASE_UTIL_H
+#define AGSBX_BASE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#define AGSBX_TOOL_NAME "agsbx-evidence"
+
+const char *agsbx_version(void);
+const char *agsbx_git_commit(void);
+
+/* Reads at most max bytes of path. -EFBIG when the file is larger.
+ * *data is NUL-terminated and malloc'd. */
+int agsbx_read_file(const char *path, size_t max, char **data, size_t *len);
+/* First line of a small file, trailing newline stripped; NULL on error
+ * (errno set). */
+char *agsbx_read_line(const char *path);
+/* Writes data to path atomically: a temporary name in the same directory,
+ * fsync, then rename. mode applies to the new file. No partial file is
+ * ever left at path or at the temporary name. */
+int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
+
+/* sha256 as 64 lowercase hex chars + NUL (hex must hold 65 bytes). */
+void agsbx_sha256_hex(const void *data, size_t len, char hex[65]);
+int agsbx_sha256_file(const char *path, char hex[65]);
+
+/* n random bytes as 2n hex chars (buf must hold 2n+1). */
+void agsbx_random_hex(char *buf, size_t nbytes);
+
+/* Directory holding the running executable (helpers live beside it). */
+int agsbx_self_dir(char **dir);
+/* "dir/name", malloc'd. */
+char *agsbx_path_join(const char *dir, const char *name);
+
+/* Monotonic microseconds. */
+uint64_t agsbx_now_us(void);
+/* UTC "YYYY-MM-DDTHH:MM:SSZ" (buf >= 21 bytes). */
+void agsbx_utc_now(char *buf, size_t size);
+
+/* Any bytes -> a valid UTF-8 JSON string value (new reference). Invalid
+ * sequences become U+FFFD; NUL becomes U+FFFD too, so captured sandbox
+ * output can never break the bundle. */
+json_t *agsbx_json_string_sanitized(const char *data, size_t len);
+
+/* Deterministic compact form with sorted keys (the canonical form is in
+ * evidence/). Returns malloc'd string. */
+char *agsbx_json_dump_sorted(const json_t *j);
+
+/* json_pack wrapper that never returns NULL silently: aborts only on OOM of
+ * the format (programming error caught in tests). */
+#define agsbx_json_set(obj, key, val) json_object_set_new((obj), (key), (val))
+
+#endif

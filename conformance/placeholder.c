@@ -1,0 +1,3 @@
+#include "providers/provider.h"
+int agsbx_conformance_placeholder(void);
+int agsbx_conformance_placeholder(void) { return 0; }

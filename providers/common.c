@@ -1,0 +1,224 @@
+/* Shared pieces of the provider contract: probe/caps JSON, failures, the
+ * handle, environments and simulations for host-process providers. */
+#include "providers/provider.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+void agsbx_probe_clear(struct agsbx_probe *p)
+{
+	json_decref(p->facts);
+	free(p->detail);
+	free(p->hint);
+	memset(p, 0, sizeof *p);
+}
+
+json_t *agsbx_caps_to_json(const struct agsbx_caps *c)
+{
+	return json_pack("{s:b, s:b, s:b, s:b, s:s, s:b, s:s, s:s}",
+			 "process_contained", c->process_contained,
+			 "host_filesystem_restricted", c->host_filesystem_restricted,
+			 "privilege_escalation_blocked", c->privilege_escalation_blocked,
+			 "syscalls_restricted", c->syscalls_restricted,
+			 "network", c->network ? c->network : AGSBX_NET_INHERITED,
+			 "environment_scrubbed", c->environment_scrubbed,
+			 "mechanism", c->mechanism ? c->mechanism : "none",
+			 "safety_class", c->safety_class ? c->safety_class : "none");
+}
+
+json_t *agsbx_probe_to_json(const struct agsbx_probe *p)
+{
+	json_t *j = json_pack("{s:b, s:s, s:o, s:o}", "available", p->available,
+			      "reason", p->reason ? p->reason : "unknown",
+			      "capabilities", agsbx_caps_to_json(&p->caps),
+			      "facts", p->facts ? json_incref(p->facts) : json_object());
+	if (p->detail)
+		json_object_set_new(j, "detail", agsbx_json_string_sanitized(p->detail, strlen(p->detail)));
+	if (p->hint)
+		json_object_set_new(j, "hint", agsbx_json_string_sanitized(p->hint, strlen(p->hint)));
+	return j;
+}
+
+void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
+{
+	if (!f || f->reason)
+		return; /* first error wins */
+	f->reason = reason;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->message, sizeof f->message, fmt, ap);
+	va_end(ap);
+}
+
+void agsbx_exec_result_clear(struct agsbx_exec_result *r)
+{
+	agsbx_run_result_free(&r->run);
+	json_decref(r->meta);
+	memset(r, 0, sizeof *r);
+}
+
+struct agsbx_handle *agsbx_handle_new(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
+				      const struct agsbx_grant *g, const struct agsbx_caps *caps)
+{
+	struct agsbx_handle *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->ops = ops;
+	h->ctx = ctx;
+	h->grant = g;
+	h->caps = *caps;
+	h->versions = json_object();
+	for (int r = 0; r < AGSBX_ROOT_COUNT; r++) {
+		h->paths[r] = strdup(g->roots[r].path);
+		if (!h->paths[r]) {
+			agsbx_handle_free(h);
+			return NULL;
+		}
+	}
+	return h;
+}
+
+void agsbx_handle_free(struct agsbx_handle *h)
+{
+	if (!h)
+		return;
+	for (int r = 0; r < AGSBX_ROOT_COUNT; r++)
+		free(h->paths[r]);
+	json_decref(h->versions);
+	free(h);
+}
+
+char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, const char *rel)
+{
+	if (!rel || !*rel)
+		return strdup(h->paths[r]);
+	return agsbx_path_join(h->paths[r], rel);
+}
+
+json_t *agsbx_handle_meta(const struct agsbx_handle *h)
+{
+	return json_pack("{s:s, s:s, s:o, s:O}", "provider", h->ops->id,
+			 "mechanism", h->caps.mechanism ? h->caps.mechanism : "none",
+			 "capabilities", agsbx_caps_to_json(&h->caps), "versions", h->versions);
+}
+
+int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
+				struct agsbx_failure *fail)
+{
+	if (!config)
+		return 0;
+	if (!json_is_object(config)) {
+		agsbx_fail(fail, "config_invalid", "%s: config must be an object", ops->id);
+		return -EINVAL;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)config, key, v) {
+		bool known = false;
+		for (const char *const *k = ops->config_keys; k && *k; k++)
+			if (strcmp(*k, key) == 0)
+				known = true;
+		if (!known) {
+			agsbx_fail(fail, "config_invalid", "%s: unknown config key '%s'", ops->id, key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void agsbx_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+static int strv_push(char ***v, size_t *n, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+static char *kv(const char *k, const char *v)
+{
+	char *s = NULL;
+	return asprintf(&s, "%s=%s", k, v) < 0 ? NULL : s;
+}
+
+char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_step *step)
+{
+	/* Only what a program needs: no host variable crosses unless named
+	 * here (env.scrubbed checks it). */
+	const char *build = h->paths[AGSBX_ROOT_BUILD];
+	char **v = NULL;
+	size_t n = 0;
+	int r = 0;
+	r |= strv_push(&v, &n, kv("PATH", "/usr/local/bin:/usr/bin:/bin"));
+	r |= strv_push(&v, &n, kv("LANG", "C.UTF-8"));
+	r |= strv_push(&v, &n, kv("HOME", build));
+	r |= strv_push(&v, &n, kv("TMPDIR", build));
+	r |= strv_push(&v, &n, kv("TMP", build));
+	r |= strv_push(&v, &n, kv("TEMP", build));
+	for (const char *const *e = step && step->env ? step->env : NULL; e && *e; e++)
+		r |= strv_push(&v, &n, strdup(*e));
+	if (r) {
+		agsbx_strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
+			     struct agsbx_run_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->max_output_bytes = limits->max_output_bytes;
+	o->timeout_ms = limits->timeout_ms;
+	o->cancel_fd = limits->cancel_fd;
+	o->drop_privileges = h->ctx->run_as;
+	o->run_uid = h->ctx->run_uid;
+	o->run_gid = h->ctx->run_gid;
+	o->use_cgroup = true;
+}
+
+char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *const *argv)
+{
+	char **v = NULL;
+	size_t n = 0;
+	int r = 0;
+	const char *sim = ctx->simulate;
+	bool seccomp_sim = sim && (strcmp(sim, AGSBX_SIM_BLOCKED_USERNS) == 0 ||
+				   strcmp(sim, AGSBX_SIM_NO_LANDLOCK) == 0);
+	if (seccomp_sim) {
+		char *flag = NULL;
+		if (asprintf(&flag, "--%s", sim) < 0)
+			return NULL;
+		r |= strv_push(&v, &n, agsbx_path_join(ctx->tool_dir, "agsbx-simulate"));
+		r |= strv_push(&v, &n, flag);
+		r |= strv_push(&v, &n, strdup("--"));
+	}
+	for (const char *const *a = argv; *a; a++)
+		r |= strv_push(&v, &n, strdup(*a));
+	if (r) {
+		agsbx_strv_free(v);
+		return NULL;
+	}
+	return v;
+}

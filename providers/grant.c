@@ -1,0 +1,252 @@
+/* The grant: a per-run execution area with four roots, and the immutable
+ * bundle materialised into `source` with its sha256 re-checked right before
+ * every execution (the TOCTOU guard). */
+#include "providers/provider.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+static const char *const role_names[AGSBX_ROOT_COUNT] = { "source", "build", "output", "logs" };
+
+const char *agsbx_root_role_name(enum agsbx_root_role r)
+{
+	return r < AGSBX_ROOT_COUNT ? role_names[r] : "unknown";
+}
+
+int agsbx_path_check_no_symlink(const char *path)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	/* lstat every prefix: a symlink anywhere could redirect a bind or a
+	 * Landlock rule outside what the grant names. */
+	for (char *s = p + 1;; s++) {
+		char c = *s;
+		if (c == '/' || c == '\0') {
+			*s = '\0';
+			struct stat st;
+			if (lstat(p, &st) < 0)
+				return -errno;
+			if (S_ISLNK(st.st_mode))
+				return -ELOOP;
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+int agsbx_grant_create(const char *parent, const char *prefix, uid_t owner_uid, gid_t owner_gid,
+		       struct agsbx_grant **out)
+{
+	int r = agsbx_path_check_no_symlink(parent);
+	if (r < 0)
+		return r;
+	struct agsbx_grant *g = calloc(1, sizeof *g);
+	if (!g)
+		return -ENOMEM;
+	char hex[25];
+	agsbx_random_hex(hex, 12);
+	snprintf(g->id, sizeof g->id, "grant-%s", hex);
+	if (asprintf(&g->area, "%s/%s-%s", parent, prefix, hex) < 0) {
+		g->area = NULL;
+		free(g);
+		return -ENOMEM;
+	}
+	if (mkdir(g->area, 0755) < 0) {
+		r = -errno;
+		free(g->area);
+		free(g);
+		return r;
+	}
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++) {
+		g->roots[i].path = agsbx_path_join(g->area, role_names[i]);
+		g->roots[i].writable = i != AGSBX_ROOT_SOURCE;
+		if (!g->roots[i].path || mkdir(g->roots[i].path, 0755) < 0) {
+			r = g->roots[i].path ? -errno : -ENOMEM;
+			agsbx_grant_destroy(g);
+			return r;
+		}
+		if (owner_uid != (uid_t)-1 && g->roots[i].writable &&
+		    chown(g->roots[i].path, owner_uid, owner_gid) < 0) {
+			r = -errno;
+			agsbx_grant_destroy(g);
+			return r;
+		}
+	}
+	*out = g;
+	return 0;
+}
+
+static int copy_fd(int in, int out)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			off += w;
+		}
+	}
+}
+
+int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *src, bool executable)
+{
+	if (g->sealed)
+		return -EPERM;
+	if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	_cleanup_free_ char *dst = agsbx_path_join(g->roots[AGSBX_ROOT_SOURCE].path, name);
+	if (!dst)
+		return -ENOMEM;
+	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	/* Exclusive create, no following: nothing pre-placed can be reused. */
+	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0)
+		return -errno;
+	int r = copy_fd(in, out);
+	if (r < 0)
+		return r;
+	if (fchmod(out, executable ? 0555 : 0444) < 0)
+		return -errno;
+	struct agsbx_bundle_file *nf = realloc(g->files, (g->nfiles + 1) * sizeof *nf);
+	if (!nf)
+		return -ENOMEM;
+	g->files = nf;
+	struct agsbx_bundle_file *f = &g->files[g->nfiles];
+	memset(f, 0, sizeof *f);
+	struct stat st;
+	if (fstat(out, &st) < 0)
+		return -errno;
+	r = agsbx_sha256_file(dst, f->sha256);
+	if (r < 0)
+		return r;
+	f->name = strdup(name);
+	f->path = TAKE_PTR(dst);
+	f->bytes = (uint64_t)st.st_size;
+	f->executable = executable;
+	if (!f->name) {
+		free(f->path);
+		return -ENOMEM;
+	}
+	g->nfiles++;
+	return 0;
+}
+
+int agsbx_grant_seal(struct agsbx_grant *g)
+{
+	g->sealed = true;
+	/* The source root is read-only by mode too; the sandbox must not be
+	 * the only thing keeping it intact. */
+	if (chmod(g->roots[AGSBX_ROOT_SOURCE].path, 0555) < 0)
+		return -errno;
+	return 0;
+}
+
+int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size)
+{
+	for (size_t i = 0; i < g->nfiles; i++) {
+		const struct agsbx_bundle_file *f = &g->files[i];
+		struct stat st;
+		if (lstat(f->path, &st) < 0) {
+			snprintf(why, why_size, "%s: %s", f->name, strerror(errno));
+			return -ENOENT;
+		}
+		if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+			snprintf(why, why_size, "%s is no longer a regular file", f->name);
+			return -ELOOP;
+		}
+		char hex[65];
+		int r = agsbx_sha256_file(f->path, hex);
+		if (r < 0) {
+			snprintf(why, why_size, "%s: %s", f->name, strerror(-r));
+			return r;
+		}
+		if (strcmp(hex, f->sha256) != 0) {
+			snprintf(why, why_size, "digest of %s changed before execution (sha256 %s, recorded %s)",
+				 f->name, hex, f->sha256);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	(void)st;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0; /* best effort: keep removing the rest */
+}
+
+static int unlock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	if ((flag == FTW_D || flag == FTW_DP) && !S_ISLNK(st->st_mode))
+		chmod(path, 0700);
+	return 0;
+}
+
+void agsbx_grant_destroy(struct agsbx_grant *g)
+{
+	if (!g)
+		return;
+	if (g->area) {
+		/* FTW_PHYS: never follow a symlink a sandbox left behind. */
+		nftw(g->area, unlock_entry, 32, FTW_PHYS);
+		nftw(g->area, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+	}
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		free(g->roots[i].path);
+	for (size_t i = 0; i < g->nfiles; i++) {
+		free(g->files[i].name);
+		free(g->files[i].path);
+	}
+	free(g->files);
+	free(g->area);
+	free(g);
+}
+
+json_t *agsbx_grant_to_json(const struct agsbx_grant *g)
+{
+	json_t *roots = json_array();
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		json_array_append_new(roots, json_pack("{s:s, s:s, s:s}", "role", role_names[i], "path",
+						       g->roots[i].path, "access",
+						       g->roots[i].writable ? "read_write" : "read_only"));
+	json_t *files = json_array();
+	for (size_t i = 0; i < g->nfiles; i++)
+		json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", g->files[i].name, "sha256",
+						       g->files[i].sha256, "bytes", (json_int_t)g->files[i].bytes));
+	return json_pack("{s:s, s:s, s:o, s:o}", "id", g->id, "area", g->area, "roots", roots, "files", files);
+}

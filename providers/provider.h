@@ -1,0 +1,247 @@
+/* The provider contract (mirrors upstream's ExecutionResourceProvider).
+ *
+ * Checklist for adding a provider
+ *  1. One file (or folder) under providers/ defining one
+ *     `const struct agsbx_provider_ops agsbx_provider_<id>`; add it to the
+ *     sorted table in providers/registry.c. Nothing else in the tree changes.
+ *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
+ *     containing "ready". probe.truthful fails on any reason outside it.
+ *  3. `config_keys`: every accepted config key; any other key is an error
+ *     (agsbx_provider_check_config does it for you).
+ *  4. probe(): observed facts only. `available` <=> reason == "ready".
+ *     Capabilities claim an axis only when the mechanism enforces it;
+ *     capabilities.truthful marks an overclaim as a defect.
+ *  5. ensure(): validate config, run the real mechanism probe again,
+ *     refuse (fail closed, documented reason) rather than fall back.
+ *     Mounts and policies come from the grant only; never from the caller.
+ *  6. execute(): re-verify the materialised bundle (agsbx_grant_verify) just
+ *     before running (the TOCTOU guard); run through base/runner (bounded
+ *     output, timeout, cancel, whole-tree cleanup); refuse after release;
+ *     fill meta with the same id/mechanism/capabilities/versions as probe.
+ *     Must be safe to call from several threads on one handle.
+ *  7. release(): idempotent; removes every temporary resource it created.
+ *  8. A doc in docs/providers/<id>.md: what it isolates, what it does not,
+ *     every reason.
+ *  9. Tests: the real mechanism in tests/, plus the provider in the matrix. */
+#ifndef AGSBX_PROVIDERS_PROVIDER_H
+#define AGSBX_PROVIDERS_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "base/runner.h"
+
+/* Network claims, the upstream vocabulary. */
+#define AGSBX_NET_ISOLATED "isolated"
+#define AGSBX_NET_TCP_RESTRICTED "tcp_restricted"
+#define AGSBX_NET_INHERITED "inherited"
+#define AGSBX_NET_CONFIGURABLE "configurable"
+
+struct agsbx_caps {
+	bool process_contained;
+	bool host_filesystem_restricted;
+	bool privilege_escalation_blocked;
+	bool syscalls_restricted;
+	const char *network;          /* AGSBX_NET_* (static string) */
+	bool environment_scrubbed;
+	const char *mechanism;        /* static string, e.g. "landlock" */
+	const char *safety_class;     /* static string, e.g. "filesystem_only" */
+};
+
+/* Simulations a harness may ask for; each is labelled in the bundle and
+ * makes the run non-representative. Providers that cannot honour the
+ * requested one must ignore it (the harness records what was requested). */
+#define AGSBX_SIM_BLOCKED_USERNS "blocked-userns"   /* seccomp: CLONE_NEWUSER -> EPERM */
+#define AGSBX_SIM_NO_LANDLOCK "no-landlock"         /* seccomp: landlock_* -> ENOSYS */
+#define AGSBX_SIM_DOCKER_UNREACHABLE "docker-unreachable"
+
+/* Per-run harness context, shared read-only by all providers. */
+struct agsbx_ctx {
+	const char *tool_dir;         /* directory of agsbx-evidence and its helpers */
+	const char *payload_path;     /* host path of the static payload */
+	bool run_as;                  /* harness is root and drops to run_uid/gid */
+	uid_t run_uid;
+	gid_t run_gid;
+	const char *run_as_name;
+	const char *simulate;         /* NULL or AGSBX_SIM_* */
+	const json_t *host;           /* host probe object (borrowed), may be NULL */
+	int64_t probe_timeout_ms;     /* for mechanism probes (default 5000) */
+	const json_t *config;         /* provider config object (borrowed), may be NULL */
+};
+
+struct agsbx_probe {
+	bool available;
+	const char *reason;           /* static string from ops->reasons */
+	struct agsbx_caps caps;
+	json_t *facts;                /* new reference: object, mechanism facts */
+	char *detail;                 /* malloc'd human message, may be NULL */
+	char *hint;                   /* malloc'd remedy, may be NULL */
+};
+void agsbx_probe_clear(struct agsbx_probe *p);
+/* {available, reason, capabilities, facts, detail?, hint?} (new ref). */
+json_t *agsbx_probe_to_json(const struct agsbx_probe *p);
+json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
+
+/* Why ensure (or execute) refused; first error wins. */
+struct agsbx_failure {
+	const char *reason;           /* static string from ops->reasons, or a generic one */
+	char message[512];
+	char hint[512];
+};
+void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- grant model ------------------------------------------------------ */
+
+enum agsbx_root_role {
+	AGSBX_ROOT_SOURCE,            /* read-only: the immutable bundle */
+	AGSBX_ROOT_BUILD,             /* read-write; TMPDIR points here */
+	AGSBX_ROOT_OUTPUT,            /* read-write */
+	AGSBX_ROOT_LOGS,              /* read-write */
+	AGSBX_ROOT_COUNT
+};
+const char *agsbx_root_role_name(enum agsbx_root_role r);
+
+struct agsbx_grant_root {
+	char *path;                   /* canonical host path, no symlink component */
+	bool writable;
+};
+
+struct agsbx_bundle_file {
+	char *name;                   /* relative to the source root */
+	char *path;                   /* host path */
+	char sha256[65];
+	uint64_t bytes;
+	bool executable;
+};
+
+struct agsbx_grant {
+	char id[64];                  /* "grant-<hex>" */
+	char *area;                   /* execution area (parent of the roots) */
+	struct agsbx_grant_root roots[AGSBX_ROOT_COUNT];
+	struct agsbx_bundle_file *files;
+	size_t nfiles;
+	bool sealed;                  /* materialised; no more files */
+};
+
+/* Creates <parent>/<prefix>-<hex>/{source,build,output,logs}. When owner_uid
+ * is not (uid_t)-1, the read-write roots are chowned to it and the area made
+ * traversable, so a dropped-privilege sandbox can use them. parent must
+ * exist and contain no symlink component (-ELOOP otherwise). */
+int agsbx_grant_create(const char *parent, const char *prefix, uid_t owner_uid, gid_t owner_gid,
+		       struct agsbx_grant **out);
+/* Copies src into source/<name> with exclusive create, records sha256. */
+int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *src, bool executable);
+/* Seals the source root (read-only modes) after the last file. */
+int agsbx_grant_seal(struct agsbx_grant *g);
+/* The TOCTOU guard: every file still a regular non-symlink file with the
+ * recorded sha256. -EBADMSG on a digest change, -ELOOP on a symlink. */
+int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size);
+/* Refuses a path that is, or has a component that is, a symlink. */
+int agsbx_path_check_no_symlink(const char *path);
+/* Removes the area recursively (never following symlinks) and frees g. */
+void agsbx_grant_destroy(struct agsbx_grant *g);
+json_t *agsbx_grant_to_json(const struct agsbx_grant *g);
+
+/* ---- execution -------------------------------------------------------- */
+
+struct agsbx_step {
+	/* argv[0] is a path as seen inside the sandbox (agsbx_handle_path). */
+	const char *const *argv;
+	/* Extra "KEY=VALUE" entries on top of the provider's own environment;
+	 * NULL-terminated, may be NULL. */
+	const char *const *env;
+	enum agsbx_root_role cwd;
+};
+
+struct agsbx_limits {
+	size_t max_output_bytes;      /* per stream */
+	int64_t timeout_ms;
+	int cancel_fd;                /* -1 or readable => cancel */
+};
+
+struct agsbx_exec_result {
+	struct agsbx_run_result run;
+	json_t *meta;                 /* new ref: {provider, mechanism, capabilities, versions} */
+};
+void agsbx_exec_result_clear(struct agsbx_exec_result *r);
+
+struct agsbx_handle {
+	const struct agsbx_provider_ops *ops;
+	const struct agsbx_ctx *ctx;
+	const struct agsbx_grant *grant;
+	struct agsbx_caps caps;       /* as claimed by the probe ensure verified */
+	char *paths[AGSBX_ROOT_COUNT];/* grant roots as seen inside the sandbox */
+	json_t *versions;             /* mechanism versions for result meta (owned) */
+	bool released;
+	void *priv;
+};
+/* Allocates a handle with paths = the host paths (providers that mount the
+ * roots elsewhere overwrite them). */
+struct agsbx_handle *agsbx_handle_new(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
+				      const struct agsbx_grant *g, const struct agsbx_caps *caps);
+void agsbx_handle_free(struct agsbx_handle *h);
+/* Sandbox-side path of root r joined with rel (rel may be NULL); malloc'd. */
+char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, const char *rel);
+/* meta for a result: {provider, mechanism, capabilities, versions} (new ref). */
+json_t *agsbx_handle_meta(const struct agsbx_handle *h);
+
+struct agsbx_provider_ops {
+	const char *id;
+	const char *summary;
+	const char *const *reasons;       /* closed set, NULL-terminated, includes "ready" */
+	const char *const *config_keys;   /* accepted config keys, NULL-terminated */
+	/* A simulation the harness may request to make this provider
+	 * unavailable for fail.closed (AGSBX_SIM_*), or NULL. */
+	const char *fail_closed_simulation;
+	bool (*applies)(void);            /* this platform? NULL = always */
+	int (*probe)(const struct agsbx_ctx *ctx, struct agsbx_probe *out);
+	int (*ensure)(const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		      struct agsbx_handle **out, struct agsbx_failure *fail);
+	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy */
+	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
+		       const struct agsbx_limits *limits, struct agsbx_exec_result *out,
+		       struct agsbx_failure *fail);
+	void (*release)(struct agsbx_handle *h);
+	/* Optional: temporary resources of this handle still present after an
+	 * execution with `marker` ended (containers, policy files...). Returns
+	 * a count (>= 0) and, in *found, a new JSON array describing them. */
+	int (*leftovers)(struct agsbx_handle *h, const char *marker, json_t **found);
+};
+
+/* The built-in providers (registry.c lists them, sorted by id). */
+extern const struct agsbx_provider_ops agsbx_provider_bubblewrap;
+extern const struct agsbx_provider_ops agsbx_provider_gvisor;
+extern const struct agsbx_provider_ops agsbx_provider_landlock;
+extern const struct agsbx_provider_ops agsbx_provider_seatbelt;
+extern const struct agsbx_provider_ops agsbx_provider_trusted_local;
+
+/* Registry (sorted by id). */
+size_t agsbx_provider_count(void);
+const struct agsbx_provider_ops *agsbx_provider_at(size_t i);
+const struct agsbx_provider_ops *agsbx_provider_find(const char *id);
+/* Tests add negative-control providers here; never the shipped binary. */
+void agsbx_provider_register_extra(const struct agsbx_provider_ops *ops);
+
+bool agsbx_reason_in_set(const struct agsbx_provider_ops *ops, const char *reason);
+/* -EINVAL with a message naming the first unknown key. */
+int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
+				struct agsbx_failure *fail);
+
+/* Common helpers for host-process providers. */
+/* Minimal environment for the sandboxed program: PATH, LANG=C.UTF-8,
+ * TMPDIR=TMP=TEMP=<build root as seen inside>, HOME=<build root>, then
+ * step->env. NULL-terminated, malloc'd (free with agsbx_strv_free). */
+char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_step *step);
+void agsbx_strv_free(char **v);
+/* Fills runner options from ctx (run_as) and limits. */
+void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
+			     struct agsbx_run_opts *o);
+/* When ctx->simulate names a seccomp simulation, returns a new argv with
+ * "<tool_dir>/agsbx-simulate --<sim> --" prepended; otherwise a copy. */
+char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *const *argv);
+
+#endif

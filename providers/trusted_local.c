@@ -1,0 +1,85 @@
+/* trusted_local: the bounded runner and nothing else. It claims no
+ * isolation axis; it is the control that proves the checks can fail. */
+#include "providers/provider.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+static const char *const reasons[] = { "ready", NULL };
+static const char *const config_keys[] = { NULL };
+
+static const struct agsbx_caps caps = {
+	.network = AGSBX_NET_INHERITED,
+	.mechanism = "trusted_local",
+	.safety_class = "trusted_local",
+};
+
+static int tl_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	out->available = true;
+	out->reason = "ready";
+	out->caps = caps;
+	out->facts = json_pack("{s:b, s:b}", "unsafe", 1, "run_as", ctx->run_as);
+	return 0;
+}
+
+static int tl_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
+		     struct agsbx_failure *fail)
+{
+	if (agsbx_provider_check_config(&agsbx_provider_trusted_local, ctx->config, fail) < 0)
+		return -EINVAL;
+	*out = agsbx_handle_new(&agsbx_provider_trusted_local, ctx, g, &caps);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int tl_health(struct agsbx_handle *h)
+{
+	return h->released ? -ESTALE : 0;
+}
+
+static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	memset(out, 0, sizeof *out);
+	if (h->released) {
+		agsbx_fail(fail, "released", "trusted_local: execute after release");
+		return -ESTALE;
+	}
+	char why[512];
+	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
+		agsbx_fail(fail, "bundle_changed", "%s", why);
+		return -EBADMSG;
+	}
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = step->argv;
+	o.cwd = h->paths[step->cwd];
+	/* The host environment on purpose: trusted_local hides nothing, and
+	 * env.scrubbed records that. */
+	o.envp = NULL;
+	int r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
+	return r;
+}
+
+static void tl_release(struct agsbx_handle *h)
+{
+	h->released = true;
+}
+
+const struct agsbx_provider_ops agsbx_provider_trusted_local = {
+	.id = "trusted_local",
+	.summary = "no isolation: the bounded runner only (the control)",
+	.reasons = reasons,
+	.config_keys = config_keys,
+	.fail_closed_simulation = NULL,
+	.probe = tl_probe,
+	.ensure = tl_ensure,
+	.health = tl_health,
+	.execute = tl_execute,
+	.release = tl_release,
+};

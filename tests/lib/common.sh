@@ -1,0 +1,94 @@
+# Shared helpers for tests/cli/*.sh (sourced). Tests exit 77 to skip with a
+# printed reason; with AGSBX_REQUIRE_MECHANISMS=1 a skip of something the CI
+# host has is a failure instead.
+set -euo pipefail
+
+AGSBX_BIN=${AGSBX_BIN:-$PWD/build/agsbx-evidence}
+AGSBX_BUILD_DIR=${AGSBX_BUILD_DIR:-$(dirname "$AGSBX_BIN")}
+AGSBX_SOURCE_DIR=${AGSBX_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+AGSBX_TEST_USER=${AGSBX_TEST_USER:-agsbx-test}
+# jsonschema and friends come from Debian's python3, not a pyenv shim.
+PY=/usr/bin/python3
+
+_t_cleanups=()
+t_on_exit() { _t_cleanups+=("$*"); }
+_t_run_cleanups() {
+  local rc=$?
+  local i
+  for ((i=${#_t_cleanups[@]}-1; i>=0; i--)); do eval "${_t_cleanups[i]}" || true; done
+  exit $rc
+}
+trap _t_run_cleanups EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+
+# skip WHAT CI_HAS_IT(0/1) REASON
+skip() {
+  if [[ "$2" == 1 && "${AGSBX_REQUIRE_MECHANISMS:-0}" == 1 ]]; then
+    fail "$1 unavailable but AGSBX_REQUIRE_MECHANISMS=1: $3"
+  fi
+  echo "SKIP: $1: $3" >&2
+  exit 77
+}
+
+t_tmpdir() {
+  local d
+  d=$(mktemp -d "/tmp/agsbx-t-${1:-x}-XXXXXX")
+  chmod 0755 "$d"
+  t_on_exit "chmod -R u+rwX '$d' 2>/dev/null; rm -rf '$d'"
+  echo "$d"
+}
+
+# expect_rc WANT CMD... : runs CMD, fails unless its status is WANT.
+expect_rc() {
+  local want=$1; shift
+  set +e; "$@"; local got=$?; set -e
+  [[ $got == "$want" ]] || fail "expected exit $want, got $got: $*"
+}
+
+have_test_user() { [[ $(id -u) == 0 ]] && id -u "$AGSBX_TEST_USER" >/dev/null 2>&1; }
+
+# Copies the built programs into a world-readable dir so the unprivileged
+# test user can run them even when the clone lives under a private home.
+t_stage_for_user() {
+  local d
+  d=$(t_tmpdir stage)
+  local f
+  for f in agsbx-evidence agsbx-payload agsbx-landlock-exec agsbx-simulate agsbx-evidence-negctl; do
+    [[ -e "$AGSBX_BUILD_DIR/$f" ]] && install -m 0755 "$AGSBX_BUILD_DIR/$f" "$d/$f"
+  done
+  echo "$d"
+}
+
+# as_user CMD...: runs CMD as the unprivileged test user (setpriv, no sudo).
+as_user() {
+  local uid gid
+  uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
+  setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
+    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "$@"
+}
+
+# Processes of a user (for the no-leftover checks); prints "pid cmdline".
+user_processes() {
+  local uid
+  uid=$(id -u "$1")
+  local p
+  for p in /proc/[0-9]*; do
+    [[ -r $p/status ]] || continue
+    if awk -v u="$uid" '/^Uid:/ { exit !($2 == u) }' "$p/status" 2>/dev/null; then
+      printf '%s %s\n' "${p#/proc/}" "$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)"
+    fi
+  done
+}
+
+# Processes whose cmdline contains a marker.
+marker_processes() {
+  local p
+  for p in /proc/[0-9]*; do
+    [[ $p == /proc/$$ ]] && continue
+    if tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "$1"; then
+      echo "${p#/proc/}"
+    fi
+  done
+}

@@ -1,0 +1,79 @@
+# A self-contained dockerd for tests (sourced after common.sh).
+#   dockerd_start NAME [with-runsc|no-runsc|broken-runsc]
+# Own config file, data root, exec root, pidfile and socket in a temp dir;
+# iptables/ip6tables off, no bridge: the daemon never touches host
+# networking. Exports DOCKER_HOST. Stopped by PID at exit, also on failure.
+# Containers must always use NetworkMode none; runsc always --network=none.
+
+dockerd_available() {
+  command -v dockerd >/dev/null 2>&1 && [[ $(id -u) == 0 ]]
+}
+
+dockerd_start() {
+  local name=$1 mode=${2:-with-runsc}
+  dockerd_available || skip "dockerd" 1 "dockerd missing or not root"
+  # Short paths: the unix socket path must stay under 108 bytes.
+  DOCKERD_DIR=$(mktemp -d "/tmp/agsbx-dk-XXXXXX")
+  local runtimes
+  case $mode in
+    with-runsc) runtimes='"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}' ;;
+    no-runsc) runtimes='' ;;
+    # A runsc runtime whose default network mode cannot start containers on
+    # this host (see ci-host-mechanisms.md §5): start fails, and leaks shim
+    # processes unless the provider cleans up what belongs to the run.
+    broken-runsc) runtimes='"runsc": {"path": "/usr/bin/runsc"}' ;;
+    *) fail "dockerd_start: unknown mode $mode" ;;
+  esac
+  cat > "$DOCKERD_DIR/daemon.json" <<JSON
+{
+  "iptables": false,
+  "ip6tables": false,
+  "bridge": "none",
+  "runtimes": { $runtimes },
+  "data-root": "$DOCKERD_DIR/data",
+  "exec-root": "$DOCKERD_DIR/exec",
+  "pidfile": "$DOCKERD_DIR/dockerd.pid",
+  "hosts": ["unix://$DOCKERD_DIR/docker.sock"]
+}
+JSON
+  dockerd --config-file "$DOCKERD_DIR/daemon.json" \
+    --containerd-namespace "agsbx-$name" --containerd-plugins-namespace "agsbx-$name-p" \
+    >"$DOCKERD_DIR/dockerd.log" 2>&1 &
+  DOCKERD_PID=$!
+  t_on_exit "dockerd_stop"
+  export DOCKER_HOST="unix://$DOCKERD_DIR/docker.sock"
+  local i
+  for i in $(seq 1 150); do
+    if curl -sf --max-time 2 --unix-socket "$DOCKERD_DIR/docker.sock" http://localhost/version >/dev/null 2>&1; then
+      return 0
+    fi
+    kill -0 "$DOCKERD_PID" 2>/dev/null || { tail -n 30 "$DOCKERD_DIR/dockerd.log" >&2; fail "dockerd exited"; }
+    sleep 0.2
+  done
+  tail -n 30 "$DOCKERD_DIR/dockerd.log" >&2
+  fail "dockerd did not answer /version"
+}
+
+dockerd_api() { # dockerd_api PATH [curl args...]
+  local p=$1; shift
+  curl -sf --max-time 10 --unix-socket "$DOCKERD_DIR/docker.sock" "$@" "http://localhost$p"
+}
+
+dockerd_stop() {
+  [[ -n "${DOCKERD_PID:-}" ]] || return 0
+  if kill -0 "$DOCKERD_PID" 2>/dev/null; then
+    kill -TERM "$DOCKERD_PID" 2>/dev/null || true
+    local i
+    for i in $(seq 1 100); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$DOCKERD_PID" 2>/dev/null || true
+    wait "$DOCKERD_PID" 2>/dev/null || true
+  fi
+  DOCKERD_PID=
+  # dockerd's containerd child and any shim keep our exec root in their
+  # cmdline; stop exactly those, by PID.
+  local p
+  for p in $(marker_processes "$DOCKERD_DIR"); do kill -KILL "$p" 2>/dev/null || true; done
+  umount -R "$DOCKERD_DIR/data" 2>/dev/null || true
+  umount -R "$DOCKERD_DIR/exec" 2>/dev/null || true
+  rm -rf "$DOCKERD_DIR" 2>/dev/null || true
+}

@@ -1,0 +1,33 @@
+/* Shared test helpers for the Check suites. */
+#ifndef AGSBX_TESTS_TESTLIB_H
+#define AGSBX_TESTS_TESTLIB_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <check.h>
+
+#define AGSBX_SKIP 77
+
+/* A test's prerequisite is missing: prints the reason and exits 77 (skip),
+ * unless AGSBX_REQUIRE_MECHANISMS=1 and `ci_has_it`, in which case it is a
+ * failure (CI must not hide a mechanism it is supposed to have). Call from
+ * main() before running suites. */
+void agsbx_test_skip(const char *what, bool ci_has_it, const char *reason);
+bool agsbx_test_require_mechanisms(void);
+
+/* The unprivileged test user (AGSBX_TEST_USER, default "agsbx-test").
+ * Returns false if it does not exist or we are not root. */
+bool agsbx_test_user(uid_t *uid, gid_t *gid, const char **name);
+
+/* A fresh world-traversable temp dir (mode 0755) under /tmp; removed by
+ * agsbx_test_rmtree. */
+char *agsbx_test_tmpdir(const char *prefix);
+void agsbx_test_rmtree(const char *path);
+
+/* Path of a build artefact: $AGSBX_BUILD_DIR/name. */
+char *agsbx_test_build_path(const char *name);
+
+/* Runs a Suite, returns EXIT_SUCCESS/EXIT_FAILURE for main(). */
+int agsbx_test_run_suite(Suite *s);
+
+#endif

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian packages agsbx-evidence needs, and only those missing.
+#   install-deps.sh            build dependencies
+#   install-deps.sh --test     build + test dependencies (mechanisms, checkers)
+# apt-get as root, through sudo otherwise; other distributions get a clear
+# message with the package list. Never changes host security settings.
+set -euo pipefail
+
+build_pkgs=(cmake make gcc libc6-dev pkg-config check libjansson-dev libcurl4-openssl-dev
+            libsodium-dev gcovr git)
+test_pkgs=(bubblewrap runsc docker.io jq openssh-client python3 python3-jsonschema util-linux
+           curl hyperfine clang libclang-rt-14-dev procps)
+
+want=("${build_pkgs[@]}")
+[[ "${1:-}" == "--test" ]] && want+=("${test_pkgs[@]}")
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  echo "agsbx-evidence: error: this script installs Debian/Ubuntu packages; apt-get not found" >&2
+  echo "hint: install the equivalents of: ${want[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "agsbx-evidence: all ${#want[@]} packages present" >&2
+  exit 0
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "agsbx-evidence: error: missing packages and not root (no sudo): ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "agsbx-evidence: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q >&2
+# docker.io's postinst cannot start a daemon without an init system; that is
+# expected (the tests start their own dockerd) and harmless.
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
