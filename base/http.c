@@ -1,0 +1,122 @@
+#include "base/http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX (8u << 20)
+
+struct sink {
+	char *buf;
+	size_t len, cap, max;
+	bool overflow;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+	if (s->len + n > s->max) {
+		s->overflow = true;
+		return 0; /* aborts the transfer: never buffer past the cap */
+	}
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 4096;
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		char *nb = realloc(s->buf, cap);
+		if (!nb)
+			return 0;
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, ptr, n);
+	s->len += n;
+	s->buf[s->len] = '\0';
+	return n;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response *resp)
+{
+	memset(resp, 0, sizeof *resp);
+	pthread_once(&curl_once, curl_init_once);
+	CURL *c = curl_easy_init();
+	if (!c)
+		return -ENOMEM;
+	struct sink s = { .max = req->max_response ? req->max_response : DEFAULT_MAX };
+	struct curl_slist *hdrs = NULL;
+	if (req->unix_socket)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : 10000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms > 0 ? req->connect_timeout_ms : 2000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req->unix_socket ? 0L : 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	const char *method = req->method ? req->method : "GET";
+	if (req->content_type) {
+		char h[256];
+		snprintf(h, sizeof h, "Content-Type: %s", req->content_type);
+		hdrs = curl_slist_append(hdrs, h);
+	}
+	if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		if (req->body) {
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+		} else if (req->read_cb) {
+			curl_easy_setopt(c, CURLOPT_READFUNCTION, req->read_cb);
+			curl_easy_setopt(c, CURLOPT_READDATA, req->read_userdata);
+			hdrs = curl_slist_append(hdrs, "Transfer-Encoding: chunked");
+		} else {
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+		}
+	} else if (strcmp(method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	}
+	/* Docker answers 100-continue slowly for streamed bodies; skip it. */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+
+	CURLcode rc = curl_easy_perform(c);
+	int r = 0;
+	if (rc != CURLE_OK) {
+		snprintf(resp->error, sizeof resp->error, "%s", curl_easy_strerror(rc));
+		if (s.overflow)
+			r = -EFBIG;
+		else if (rc == CURLE_COULDNT_CONNECT)
+			r = -ECONNREFUSED;
+		else if (rc == CURLE_OPERATION_TIMEDOUT)
+			r = -ETIMEDOUT;
+		else
+			r = -EPROTO;
+		free(s.buf);
+		s.buf = NULL;
+	} else {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+		resp->body = s.buf ? s.buf : strdup("");
+		resp->len = s.len;
+		if (!resp->body)
+			r = -ENOMEM;
+	}
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(c);
+	return r;
+}
+
+void agsbx_http_response_free(struct agsbx_http_response *resp)
+{
+	free(resp->body);
+	resp->body = NULL;
+}
