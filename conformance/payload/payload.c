@@ -1,0 +1,999 @@
+/* agsbx-payload: the observer that runs inside every sandbox.
+ *
+ * One op per invocation, one JSON object on stdout (protocol:
+ * docs/payload.md). Statically linked against libc only, so the binary alone
+ * is a sufficient root filesystem (gVisor scratch image). It never allocates:
+ * output goes through a static buffer, everything else lives on the stack.
+ *
+ * Exit status: 0 when the observation was made (permitted or denied), 2 on a
+ * usage error (a JSON object with "error" is still printed). Library-style
+ * "return -errno" is kept for helpers; only main() decides the status.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define READ_MAX 4096
+#define CONTENT_MAX 256
+#define FLOOD_CHUNK (64 * 1024)
+
+extern char **environ;
+
+/* ---------- output: a tiny streaming JSON emitter ---------- */
+
+static struct {
+	char buf[4096];
+	size_t len;
+	int depth;
+	bool need_comma[8];
+} out;
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* nobody is listening; nothing sensible left to do */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void out_flush(void)
+{
+	write_all(STDOUT_FILENO, out.buf, out.len);
+	out.len = 0;
+}
+
+static void out_raw(const char *s, size_t n)
+{
+	while (n > 0) {
+		size_t room = sizeof(out.buf) - out.len;
+		size_t k = n < room ? n : room;
+		memcpy(out.buf + out.len, s, k);
+		out.len += k;
+		s += k;
+		n -= k;
+		if (out.len == sizeof(out.buf))
+			out_flush();
+	}
+}
+
+static void out_str(const char *s) { out_raw(s, strlen(s)); }
+
+/* Quotes and escapes N bytes. Control characters, DEL and every byte >= 0x80
+ * become \u00XX, so the result is ASCII JSON whatever the input was. */
+static void out_quoted(const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	out_raw("\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			out_raw(e, 2);
+		} else if (c < 0x20 || c >= 0x7f) {
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			out_raw(e, 6);
+		} else {
+			out_raw((const char *)&c, 1);
+		}
+	}
+	out_raw("\"", 1);
+}
+
+static void out_ll(long long v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		tmp[--i] = '-';
+	out_raw(tmp + i, sizeof(tmp) - i);
+}
+
+static void out_ull(unsigned long long u)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	out_raw(tmp + i, sizeof(tmp) - i);
+}
+
+static void key(const char *k)
+{
+	if (out.need_comma[out.depth])
+		out_raw(",", 1);
+	out.need_comma[out.depth] = true;
+	out_quoted(k, strlen(k));
+	out_raw(":", 1);
+}
+
+static void obj_open(const char *k)
+{
+	if (k)
+		key(k);
+	out_raw("{", 1);
+	out.depth++;
+	out.need_comma[out.depth] = false;
+}
+
+static void obj_close(void)
+{
+	out.depth--;
+	out_raw("}", 1);
+}
+
+static void f_null(const char *k)
+{
+	key(k);
+	out_str("null");
+}
+
+static void f_bool(const char *k, bool v)
+{
+	key(k);
+	out_str(v ? "true" : "false");
+}
+
+static void f_int(const char *k, long long v)
+{
+	key(k);
+	out_ll(v);
+}
+
+static void f_uint(const char *k, unsigned long long v)
+{
+	key(k);
+	out_ull(v);
+}
+
+static void f_strn(const char *k, const char *v, size_t n)
+{
+	key(k);
+	out_quoted(v, n);
+}
+
+static void f_str(const char *k, const char *v)
+{
+	if (!v) {
+		f_null(k);
+		return;
+	}
+	f_strn(k, v, strlen(v));
+}
+
+/* ---------- errno names ---------- */
+
+/* Linux aliases (EWOULDBLOCK, ENOTSUP, EDEADLOCK) share values with the
+ * first spelling here, which wins: a table, not a switch, for that reason. */
+#define E(x) { x, #x }
+static const struct {
+	int num;
+	const char *name;
+} errno_names[] = {
+	E(EPERM), E(ENOENT), E(ESRCH), E(EINTR), E(EIO), E(ENXIO), E(E2BIG),
+	E(ENOEXEC), E(EBADF), E(ECHILD), E(EAGAIN), E(ENOMEM), E(EACCES),
+	E(EFAULT), E(ENOTBLK), E(EBUSY), E(EEXIST), E(EXDEV), E(ENODEV),
+	E(ENOTDIR), E(EISDIR), E(EINVAL), E(ENFILE), E(EMFILE), E(ENOTTY),
+	E(ETXTBSY), E(EFBIG), E(ENOSPC), E(ESPIPE), E(EROFS), E(EMLINK),
+	E(EPIPE), E(EDOM), E(ERANGE), E(EDEADLK), E(ENAMETOOLONG), E(ENOLCK),
+	E(ENOSYS), E(ENOTEMPTY), E(ELOOP), E(ENOMSG), E(EIDRM), E(ENOSTR),
+	E(ENODATA), E(ETIME), E(ENOSR), E(ENOLINK), E(EPROTO), E(EBADMSG),
+	E(EOVERFLOW), E(EILSEQ), E(EUSERS), E(ENOTSOCK), E(EDESTADDRREQ),
+	E(EMSGSIZE), E(EPROTOTYPE), E(ENOPROTOOPT), E(EPROTONOSUPPORT),
+	E(ESOCKTNOSUPPORT), E(EOPNOTSUPP), E(EPFNOSUPPORT), E(EAFNOSUPPORT),
+	E(EADDRINUSE), E(EADDRNOTAVAIL), E(ENETDOWN), E(ENETUNREACH),
+	E(ENETRESET), E(ECONNABORTED), E(ECONNRESET), E(ENOBUFS), E(EISCONN),
+	E(ENOTCONN), E(ESHUTDOWN), E(ETIMEDOUT), E(ECONNREFUSED), E(EHOSTDOWN),
+	E(EHOSTUNREACH), E(EALREADY), E(EINPROGRESS), E(ESTALE), E(EDQUOT),
+	E(ECANCELED), E(ENOKEY), E(EKEYEXPIRED), E(EKEYREVOKED),
+	E(EKEYREJECTED), E(EOWNERDEAD), E(ENOTRECOVERABLE), E(ERFKILL),
+	E(EHWPOISON), E(ENOMEDIUM), E(EMEDIUMTYPE),
+};
+#undef E
+
+/* "errno" as a symbolic name (E<number> when unknown) plus "errno_num";
+ * both null when err is 0. */
+static void f_errno_pair(const char *k, const char *knum, int err)
+{
+	if (err == 0) {
+		f_null(k);
+		if (knum)
+			f_null(knum);
+		return;
+	}
+	const char *name = NULL;
+	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++) {
+		if (errno_names[i].num == err) {
+			name = errno_names[i].name;
+			break;
+		}
+	}
+	key(k);
+	if (name) {
+		out_quoted(name, strlen(name));
+	} else {
+		out_raw("\"E", 2);
+		out_ll(err);
+		out_raw("\"", 1);
+	}
+	if (knum)
+		f_int(knum, err);
+}
+
+/* The common "ok", "errno", "errno_num" triple. */
+static void f_result(int err)
+{
+	f_bool("ok", err == 0);
+	f_errno_pair("errno", "errno_num", err);
+}
+
+/* ---------- small helpers ---------- */
+
+static int parse_ll(const char *s, long long min, long long max, long long *ret)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Reads up to CAP bytes of PATH into BUF; returns the count or -errno. */
+static ssize_t read_path(const char *path, char *buf, size_t cap, const char **stage)
+{
+	*stage = "open";
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	*stage = "read";
+	size_t got = 0;
+	while (got < cap) {
+		ssize_t r = read(fd, buf + got, cap - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = errno;
+			close(fd);
+			return -err;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (ssize_t)got;
+}
+
+static int stat_inode(const char *path, unsigned long long *ino)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	*ino = (unsigned long long)st.st_ino;
+	return 0;
+}
+
+static void f_inode_or_null(const char *k, const char *path)
+{
+	unsigned long long ino = 0;
+	if (stat_inode(path, &ino) == 0)
+		f_uint(k, ino);
+	else
+		f_null(k);
+}
+
+/* The read result shared by read and symlink-read. */
+static void emit_read(const char *path)
+{
+	static char buf[READ_MAX];
+	const char *stage;
+	ssize_t n = read_path(path, buf, sizeof(buf), &stage);
+	if (n < 0) {
+		f_result((int)-n);
+		f_str("stage", stage);
+		f_null("bytes");
+		f_null("content");
+		return;
+	}
+	f_result(0);
+	f_int("bytes", n);
+	f_strn("content", buf, (size_t)n < CONTENT_MAX ? (size_t)n : CONTENT_MAX);
+}
+
+/* ---------- ops ---------- */
+
+struct op {
+	const char *name;
+	int min_args, max_args;
+	const char *usage;
+	int (*run)(char **argv, int argc, const char *self);
+};
+
+static int op_true(char **argv, int argc, const char *self)
+{
+	f_result(0);
+	return 0;
+}
+
+static int op_read(char **argv, int argc, const char *self)
+{
+	f_str("path", argv[0]);
+	emit_read(argv[0]);
+	return 0;
+}
+
+static int op_write(char **argv, int argc, const char *self)
+{
+	const char *text = argv[1];
+	size_t len = strlen(text), done = 0;
+	f_str("path", argv[0]);
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0) {
+		f_result(errno);
+		f_str("stage", "open");
+		f_int("bytes", 0);
+		return 0;
+	}
+	int err = 0;
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			err = errno;
+			break;
+		}
+		done += (size_t)w;
+	}
+	if (close(fd) < 0 && err == 0 && errno != EINTR)
+		err = errno; /* e.g. EDQUOT/EIO surfaced on close by NFS-like filesystems */
+	f_result(err);
+	if (err)
+		f_str("stage", "write");
+	f_int("bytes", (long long)done);
+	return 0;
+}
+
+static int op_symlink_read(char **argv, int argc, const char *self)
+{
+	int serr = symlink(argv[1], argv[0]) < 0 ? errno : 0;
+	f_str("link", argv[0]);
+	f_str("target", argv[1]);
+	f_bool("symlink_ok", serr == 0);
+	f_errno_pair("symlink_errno", NULL, serr);
+	/* Read even when symlink() failed: a link left by an earlier run still
+	 * tells whether following it escapes. */
+	emit_read(argv[0]);
+	return 0;
+}
+
+static int op_remount(char **argv, int argc, const char *self)
+{
+	const char *path = argv[0];
+	/* No MS_RDONLY: this asks to drop read-only on an existing bind. */
+	int rerr = mount(NULL, path, NULL, MS_REMOUNT | MS_BIND, NULL) < 0 ? errno : 0;
+	int terr = mount("tmpfs", path, "tmpfs", 0, NULL) < 0 ? errno : 0;
+	int uerr = 0;
+	if (terr == 0 && umount2(path, MNT_DETACH) < 0)
+		uerr = errno;
+	f_str("path", path);
+	f_bool("ok", rerr == 0 || terr == 0);
+	f_errno_pair("errno", "errno_num", (rerr == 0 || terr == 0) ? 0 : rerr);
+	obj_open("remount");
+	f_result(rerr);
+	obj_close();
+	obj_open("tmpfs");
+	f_result(terr);
+	if (terr == 0) {
+		f_bool("unmounted", uerr == 0);
+		f_errno_pair("umount_errno", NULL, uerr);
+	}
+	obj_close();
+	return 0;
+}
+
+static const char *const ns_names[] = { "net", "pid", "mnt", "user", "uts", "ipc", "cgroup" };
+
+static int op_ns(char **argv, int argc, const char *self)
+{
+	unsigned long long ino[sizeof(ns_names) / sizeof(ns_names[0])] = { 0 };
+	int errs[sizeof(ns_names) / sizeof(ns_names[0])];
+	int first_err = 0;
+	bool any = false;
+	for (size_t i = 0; i < sizeof(ns_names) / sizeof(ns_names[0]); i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
+		errs[i] = -stat_inode(path, &ino[i]);
+		if (errs[i] == 0)
+			any = true;
+		else if (first_err == 0)
+			first_err = errs[i];
+	}
+	/* ok: at least one namespace was observable (no /proc → all null). */
+	f_result(any ? 0 : first_err);
+	obj_open("ns");
+	for (size_t i = 0; i < sizeof(ns_names) / sizeof(ns_names[0]); i++) {
+		if (errs[i] == 0)
+			f_uint(ns_names[i], ino[i]);
+		else
+			f_null(ns_names[i]);
+	}
+	obj_close();
+	return 0;
+}
+
+/* Value of "Name:\t..." in a /proc status-style buffer (NUL-terminated),
+ * copied up to the end of line. */
+static bool status_field(const char *buf, const char *name, char *val, size_t cap)
+{
+	size_t nl = strlen(name);
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, name, nl) != 0 || p[nl] != ':')
+			continue;
+		p += nl + 1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t n = strcspn(p, "\n");
+		if (n >= cap)
+			n = cap - 1;
+		memcpy(val, p, n);
+		val[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+static bool hex_all_zero(const char *s)
+{
+	for (; *s; s++)
+		if (*s != '0')
+			return false;
+	return true;
+}
+
+/* Effective capabilities through capget(2) when /proc is not mounted. */
+static int capeff_capget(char *val, size_t cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	unsigned long long eff = ((unsigned long long)data[1].effective << 32) | data[0].effective;
+	snprintf(val, cap, "%016llx", eff);
+	return 0;
+}
+
+static void emit_label(void)
+{
+	static const char *const paths[] = { "/proc/self/attr/apparmor/current",
+					     "/proc/self/attr/current" };
+	char buf[512];
+	const char *stage;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		ssize_t n = read_path(paths[i], buf, sizeof(buf), &stage);
+		if (n <= 0)
+			continue;
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+			n--;
+		f_strn("apparmor_label", buf, (size_t)n);
+		return;
+	}
+	f_null("apparmor_label");
+}
+
+static int op_status(char **argv, int argc, const char *self)
+{
+	static char st[16384];
+	const char *stage;
+	ssize_t n = read_path("/proc/self/status", st, sizeof(st) - 1, &stage);
+	st[n > 0 ? n : 0] = '\0';
+
+	f_result(0);
+	f_int("uid", getuid());
+	f_int("euid", geteuid());
+	f_int("gid", getgid());
+	f_int("pid", getpid());
+	f_int("ppid", getppid());
+	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	if (nnp < 0)
+		f_null("no_new_privs");
+	else
+		f_int("no_new_privs", nnp);
+
+	char val[64];
+	long long seccomp = -1;
+	if (status_field(st, "Seccomp", val, sizeof(val)) && parse_ll(val, 0, 16, &seccomp) < 0)
+		seccomp = -1;
+	f_int("seccomp", seccomp);
+
+	const char *source = "proc";
+	if (!status_field(st, "CapEff", val, sizeof(val))) {
+		source = capeff_capget(val, sizeof(val)) == 0 ? "capget" : NULL;
+	}
+	if (source) {
+		f_str("cap_eff", val);
+		f_bool("cap_eff_zero", hex_all_zero(val));
+	} else {
+		f_null("cap_eff");
+		f_null("cap_eff_zero");
+	}
+	f_str("cap_eff_source", source);
+
+	struct utsname u;
+	f_str("kernel_release", uname(&u) == 0 ? u.release : NULL);
+	emit_label();
+	return 0;
+}
+
+/* Counts numeric entries of /proc with getdents64 (no opendir: no malloc). */
+static long long count_proc_pids(void)
+{
+	int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	static char buf[16384];
+	long long count = 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				count = -1;
+			break;
+		}
+		for (long off = 0; off < n;) {
+			/* struct linux_dirent64: ino(8) off(8) reclen(2) type(1) name */
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			const char *name = buf + off + 19;
+			if (name[0] >= '1' && name[0] <= '9' && name[strspn(name, "0123456789")] == '\0')
+				count++;
+			off += reclen;
+		}
+	}
+	close(fd);
+	return count;
+}
+
+static int op_pid_visible(char **argv, int argc, const char *self)
+{
+	long long pid = (long long)strtol(argv[0], NULL, 10);
+	char path[32];
+	snprintf(path, sizeof(path), "/proc/%lld", pid);
+	int kerr = kill((pid_t)pid, 0) < 0 ? errno : 0;
+	struct stat sb;
+	int perr = stat(path, &sb) < 0 ? errno : 0;
+	/* EPERM from kill() still proves the pid exists in our pid namespace. */
+	bool visible = kerr == 0 || kerr == EPERM || perr == 0;
+	f_int("pid", pid);
+	f_bool("ok", visible);
+	f_errno_pair("errno", "errno_num", visible ? 0 : kerr);
+	f_bool("kill_ok", kerr == 0);
+	f_errno_pair("kill_errno", NULL, kerr);
+	f_bool("proc_exists", perr == 0);
+	long long count = count_proc_pids();
+	if (count < 0)
+		f_null("visible_pids");
+	else
+		f_int("visible_pids", count);
+	f_inode_or_null("pid_ns", "/proc/self/ns/pid");
+	return 0;
+}
+
+static int op_env(char **argv, int argc, const char *self)
+{
+	const char *v = getenv(argv[0]);
+	long long count = 0;
+	for (char **e = environ; e && *e; e++)
+		count++;
+	f_result(0);
+	f_str("name", argv[0]);
+	f_bool("present", v != NULL);
+	f_str("value", v);
+	f_int("count", count);
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Non-blocking connect bounded by timeout_ms; returns 0 or an errno value
+ * and names the failing stage. */
+static int tcp_connect(const struct sockaddr_in *sa, long long timeout_ms, const char **stage)
+{
+	*stage = "socket";
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	*stage = "connect";
+	int err = 0;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		err = errno;
+	if (err == EINPROGRESS || err == EINTR) {
+		long long deadline = now_ms() + timeout_ms;
+		*stage = "poll";
+		for (;;) {
+			long long left = deadline - now_ms();
+			if (left <= 0) {
+				err = ETIMEDOUT;
+				break;
+			}
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			int r = poll(&p, 1, (int)left);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				err = errno;
+				break;
+			}
+			if (r == 0)
+				continue; /* re-check the deadline */
+			socklen_t len = sizeof(err);
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+				err = errno;
+			*stage = "connect";
+			break;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+static int op_connect(char **argv, int argc, const char *self)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	long long port, timeout_ms = 2000;
+	if (inet_pton(AF_INET, argv[0], &sa.sin_addr) != 1 ||
+	    parse_ll(argv[1], 1, 65535, &port) < 0 ||
+	    (argc > 2 && parse_ll(argv[2], 1, 600000, &timeout_ms) < 0))
+		return -EINVAL;
+	sa.sin_port = htons((uint16_t)port);
+	const char *stage;
+	int err = tcp_connect(&sa, timeout_ms, &stage);
+	f_result(err);
+	if (err)
+		f_str("stage", stage);
+	f_str("host", argv[0]);
+	f_int("port", port);
+	f_int("timeout_ms", timeout_ms);
+	return 0;
+}
+
+static void ignore_signals(bool all)
+{
+	signal(SIGTERM, SIG_IGN);
+	if (all) {
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+	}
+}
+
+static void hang_forever(void)
+{
+	for (;;)
+		pause();
+}
+
+/* Publishes "<pid>\n" atomically (temp name + rename) so a reader never sees
+ * a half-written file. */
+static int write_readyfile(const char *path)
+{
+	char tmp[PATH_MAX], line[24];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0)
+		return -errno;
+	write_all(fd, line, (size_t)n);
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		int err = errno;
+		unlink(tmp);
+		return -err;
+	}
+	return 0;
+}
+
+static int op_linger(char **argv, int argc, const char *self)
+{
+	ignore_signals(true);
+	if (argc > 1) {
+		int r = write_readyfile(argv[1]);
+		if (r < 0)
+			fprintf(stderr, "agsbx-payload: linger: cannot write %s: %s\n", argv[1],
+				strerror(-r));
+	}
+	hang_forever();
+	return 0;
+}
+
+/* Messages on the status pipe from the intermediate child and grandchild;
+ * 8 bytes < PIPE_BUF, so each write is atomic. */
+enum { MSG_PID = 1, MSG_FORK_ERR, MSG_EXEC_ERR };
+struct msg {
+	int kind, val;
+};
+
+static void send_msg(int fd, int kind, int val)
+{
+	struct msg m = { kind, val };
+	write_all(fd, (const char *)&m, sizeof(m));
+}
+
+/* The grandchild: new session, deaf to TERM/HUP/INT (SIG_IGN survives
+ * exec), then becomes "agsbx-payload linger MARKER READYFILE". */
+static void grandchild(int fd, const char *self, const char *marker, const char *readyfile)
+{
+	/* Cannot fail: a fresh fork child is never a process group leader. */
+	(void)setsid();
+	ignore_signals(true);
+	char *args[] = { (char *)self, (char *)"linger", (char *)marker, (char *)readyfile, NULL };
+	/* /proc/self/exe is missing in sandboxes without /proc, so argv[0]
+	 * comes first; a bare name is looked up in PATH. */
+	if (strchr(self, '/'))
+		execv(self, args);
+	else
+		execvp(self, args);
+	int err = errno;
+	execv("/proc/self/exe", args);
+	if (errno != ENOENT)
+		err = errno;
+	send_msg(fd, MSG_EXEC_ERR, err);
+	_exit(127);
+}
+
+static int op_spawn_detached(char **argv, int argc, const char *self)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		f_result(errno);
+		f_str("stage", "pipe");
+		return 0;
+	}
+	fflush(NULL);
+	pid_t mid = fork();
+	if (mid < 0) {
+		int err = errno;
+		close(p[0]);
+		close(p[1]);
+		f_result(err);
+		f_str("stage", "fork");
+		return 0;
+	}
+	if (mid == 0) {
+		close(p[0]);
+		pid_t g = fork();
+		if (g < 0) {
+			send_msg(p[1], MSG_FORK_ERR, errno);
+			_exit(1);
+		}
+		if (g == 0)
+			grandchild(p[1], self, argv[0], argv[1]);
+		send_msg(p[1], MSG_PID, (int)g);
+		_exit(0); /* orphan the grandchild */
+	}
+	close(p[1]);
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	/* EOF arrives when the intermediate has exited and the grandchild's
+	 * exec closed its CLOEXEC copy of the write end. */
+	int gpid = 0, err = 0;
+	const char *stage = NULL;
+	struct msg m;
+	for (;;) {
+		ssize_t r = read(p[0], &m, sizeof(m));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof(m))
+			break;
+		if (m.kind == MSG_PID) {
+			gpid = m.val;
+		} else if (err == 0) {
+			err = m.val;
+			stage = m.kind == MSG_FORK_ERR ? "fork" : "exec";
+		}
+	}
+	close(p[0]);
+	if (err == 0 && gpid == 0) {
+		err = ECHILD; /* the intermediate child died before reporting */
+		stage = "fork";
+	}
+	f_result(err);
+	if (stage)
+		f_str("stage", stage);
+	if (gpid > 0)
+		f_int("grandchild_pid", gpid);
+	else
+		f_null("grandchild_pid");
+	f_str("marker", argv[0]);
+	if (err != 0)
+		return 0; /* nothing is running: report and exit */
+	out_str("}\n");
+	out_flush();
+	ignore_signals(false);
+	hang_forever();
+	return 0;
+}
+
+/* Writes N bytes of P's chunk pattern to FD; returns 0 or an errno value. */
+static int write_chunk(int fd, const char *p, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(fd, p + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+static int op_flood(char **argv, int argc, const char *self)
+{
+	static char xs[FLOOD_CHUNK], ys[FLOOD_CHUNK];
+	long long total;
+	if (parse_ll(argv[0], 0, LLONG_MAX, &total) < 0)
+		return -EINVAL;
+	/* The object's opening ('{"op":"flood"') is still buffered: set it
+	 * aside so the JSON follows the flood instead of preceding it. */
+	char head[64];
+	size_t head_len = out.len < sizeof(head) ? out.len : sizeof(head);
+	memcpy(head, out.buf, head_len);
+	out.len = 0;
+
+	memset(xs, 'x', sizeof(xs));
+	memset(ys, 'y', sizeof(ys));
+	int err_out = 0, err_err = 0;
+	long long sent = 0;
+	for (long long left = total; left > 0;) {
+		size_t n = left < FLOOD_CHUNK ? (size_t)left : FLOOD_CHUNK;
+		/* Plain blocking writes, alternating, so a harness that drains
+		 * only one of the pipes stalls us instead of being spared. */
+		if (err_out == 0 && (err_out = write_chunk(STDOUT_FILENO, xs, n)) == 0)
+			sent += (long long)n;
+		if (err_err == 0)
+			err_err = write_chunk(STDERR_FILENO, ys, n);
+		left -= (long long)n;
+	}
+	/* The JSON line goes on its own line after the flood. */
+	if (total > 0)
+		out_raw("\n", 1);
+	out_raw(head, head_len);
+	f_result(err_out ? err_out : err_err);
+	f_int("bytes", total);
+	if (err_out || err_err) {
+		f_int("stdout_bytes", sent);
+		f_errno_pair("stderr_errno", NULL, err_err);
+	}
+	return 0;
+}
+
+static int op_uname(char **argv, int argc, const char *self)
+{
+	struct utsname u;
+	if (uname(&u) < 0) {
+		f_result(errno);
+		return 0;
+	}
+	f_result(0);
+	f_str("sysname", u.sysname);
+	f_str("release", u.release);
+	f_str("version", u.version);
+	f_str("machine", u.machine);
+	return 0;
+}
+
+static const struct op ops[] = {
+	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect },
+	{ "env", 1, 1, "env NAME", op_env },
+	{ "flood", 1, 1, "flood BYTES", op_flood },
+	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger },
+	{ "ns", 0, 0, "ns", op_ns },
+	{ "pid-visible", 1, 1, "pid-visible PID", op_pid_visible },
+	{ "read", 1, 1, "read PATH", op_read },
+	{ "remount", 1, 1, "remount PATH", op_remount },
+	{ "spawn-detached", 2, 2, "spawn-detached MARKER READYFILE", op_spawn_detached },
+	{ "status", 0, 0, "status", op_status },
+	{ "symlink-read", 2, 2, "symlink-read LINK TARGET", op_symlink_read },
+	{ "true", 0, 0, "true", op_true },
+	{ "uname", 0, 0, "uname", op_uname },
+	{ "write", 2, 2, "write PATH TEXT", op_write },
+};
+
+static int usage_error(const char *msg, const char *detail)
+{
+	char text[256];
+	if (detail)
+		snprintf(text, sizeof(text), "%s: %s", msg, detail);
+	else
+		snprintf(text, sizeof(text), "%s", msg);
+	f_str("error", text);
+	out_str("}\n");
+	out_flush();
+	fprintf(stderr, "agsbx-payload: %s\n", text);
+	return EXIT_USAGE;
+}
+
+/* Arguments checked before the op runs, so a bad PID or number is a usage
+ * error (exit 2) rather than an observation. */
+static bool args_valid(const struct op *o, char **args, int nargs)
+{
+	long long v;
+	if (o->run == op_pid_visible)
+		return parse_ll(args[0], 1, INT_MAX, &v) == 0;
+	if (o->run == op_flood)
+		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
+	if (o->run == op_connect) {
+		struct in_addr a;
+		return inet_pton(AF_INET, args[0], &a) == 1 && parse_ll(args[1], 1, 65535, &v) == 0 &&
+		       (nargs < 3 || parse_ll(args[2], 1, 600000, &v) == 0);
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	const char *self = argc > 0 && argv[0] ? argv[0] : "/proc/self/exe";
+	obj_open(NULL);
+	if (argc < 2) {
+		f_null("op");
+		return usage_error("usage: agsbx-payload OP [ARG...]", NULL);
+	}
+	const char *name = argv[1];
+	f_str("op", name);
+	const struct op *o = NULL;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(ops[i].name, name) == 0)
+			o = &ops[i];
+	if (!o)
+		return usage_error("unknown op", NULL);
+	int nargs = argc - 2;
+	if (nargs < o->min_args || nargs > o->max_args || !args_valid(o, argv + 2, nargs))
+		return usage_error("usage", o->usage);
+
+	o->run(argv + 2, nargs, self);
+	out_str("}\n");
+	out_flush();
+	return 0;
+}
