@@ -592,7 +592,9 @@ static long long count_proc_pids(void)
 
 static int op_pid_visible(char **argv, int argc, const char *self)
 {
-	long long pid = (long long)strtol(argv[0], NULL, 10);
+	long long pid;
+	if (parse_ll(argv[0], 1, INT_MAX, &pid) < 0)
+		return -EINVAL; /* args_valid() already refused it */
 	char path[32];
 	snprintf(path, sizeof(path), "/proc/%lld", pid);
 	int kerr = kill((pid_t)pid, 0) < 0 ? errno : 0;

@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# agsbx-payload (docs/payload.md): every op prints one ASCII JSON object with
+# the documented fields; denials carry the right errno name; usage errors exit
+# 2 with an "error" member; spawn-detached leaves a detached, SIGTERM-deaf
+# tree that this test kills by pid; the static binary runs in an empty root.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+P=$AGSBX_BUILD_DIR/agsbx-payload
+[[ -x $P ]] || fail "payload not built: $P"
+command -v jq >/dev/null || skip jq 1 "jq is not installed"
+have_test_user || skip "test user" 1 "needs root and the user $AGSBX_TEST_USER (useradd -m $AGSBX_TEST_USER)"
+
+# t_tmpdir registers its cleanup inside the $(...) subshell, where it is
+# lost; register the removal again in this shell.
+keep_tmp() { t_on_exit "rm -rf '$1'"; }
+T=$(t_tmpdir payload); keep_tmp "$T"
+ALL=$T/all-json # every object printed, for the ASCII check at the end
+S=$(t_stage_for_user); keep_tmp "$S"
+PU=$S/agsbx-payload
+UID_T=$(id -u "$AGSBX_TEST_USER")
+MARK=agsbx-t-payload-$$-$RANDOM$RANDOM
+
+kill_marker() {
+  local p
+  for p in $(marker_processes "$1"); do kill -KILL "$p" 2>/dev/null || true; done
+}
+t_on_exit "kill_marker $MARK"
+
+# check_json FILE: exactly one line holding one JSON object with "op".
+check_json() {
+  [[ $(wc -l <"$1") == 1 ]] || fail "$1: not exactly one line: $(head -c 300 "$1")"
+  jq -e 'type == "object" and has("op")' "$1" >/dev/null ||
+    fail "$1: not a JSON object with op: $(head -c 300 "$1")"
+  cat "$1" >>"$ALL"
+}
+
+# run_ok OUT CMD...: CMD must exit 0 and print one JSON object.
+run_ok() {
+  local out=$1; shift
+  set +e; "$@" >"$out" 2>"$out.err"; local rc=$?; set -e
+  [[ $rc == 0 ]] || fail "exit $rc (want 0): $* -- $(head -c 300 "$out.err")"
+  check_json "$out"
+}
+
+# jqe FILE EXPR [JQ ARGS...]: EXPR must hold for the object in FILE.
+jqe() {
+  local f=$1 e=$2; shift 2
+  jq -e "$@" "$e" "$f" >/dev/null || fail "$f: want $e, got $(head -c 600 "$f")"
+}
+
+ns_inode() { readlink "/proc/$1/ns/$2" | sed 's/.*\[\([0-9]*\)\]/\1/'; }
+
+# content decoded as Latin-1 must give back the first 256 bytes of FILE:
+# the escaping is lossless even for control characters and invalid UTF-8.
+content_roundtrips() {
+  "$PY" - "$1" "$2" <<'EOF' || fail "content of $1 does not round-trip $2"
+import json, sys
+obj = json.loads(open(sys.argv[1], "rb").read())
+want = open(sys.argv[2], "rb").read()[:256]
+sys.exit(0 if obj["content"].encode("latin-1") == want else 1)
+EOF
+}
+
+# ---- true, uname
+run_ok "$T/true" "$P" true
+jqe "$T/true" '.op == "true" and .ok == true and .errno == null'
+run_ok "$T/uname" "$P" uname
+jqe "$T/uname" '.ok and .sysname == "Linux" and .release == $r and .machine == $m and (.version | type) == "string"' \
+  --arg r "$(uname -r)" --arg m "$(uname -m)"
+pass "true, uname"
+
+# ---- read
+printf 'hello "payload"\n' >"$T/file"
+run_ok "$T/r1" "$P" read "$T/file"
+jqe "$T/r1" '.ok and .errno == null and .bytes == 16 and .content == $c and .path == $p' \
+  --rawfile c "$T/file" --arg p "$T/file"
+run_ok "$T/r2" "$P" read "$T/missing"
+jqe "$T/r2" '.ok == false and .errno == "ENOENT" and .errno_num == 2 and .bytes == null and .content == null'
+run_ok "$T/r3" "$P" read "$T"
+jqe "$T/r3" '.ok == false and .errno == "EISDIR" and .stage == "read"'
+head -c 10000 /dev/zero | tr '\0' 'a' >"$T/big"
+run_ok "$T/r4" "$P" read "$T/big"
+jqe "$T/r4" '.ok and .bytes == 4096 and (.content | length) == 256'
+pass "read: content, ENOENT, EISDIR, 4096-byte cap, 256-byte excerpt"
+
+# ---- hostile bytes: control characters, quotes, backslashes, NUL,
+# invalid UTF-8; in file content, env values, paths and the op name.
+printf 'a"b\\c\x00\x01\x1b[31m\x7f\n\t\xff\xfe\xc3\x28\xe2\x82\xed\xa0\x80 end' >"$T/hostile"
+run_ok "$T/h1" "$P" read "$T/hostile"
+jqe "$T/h1" '.ok and .bytes == ($n | tonumber)' --arg n "$(stat -c %s "$T/hostile")"
+content_roundtrips "$T/h1" "$T/hostile"
+run_ok "$T/h2" "$P" read "$T/"$'bad\n\x01\xff"\\name'
+jqe "$T/h2" '.errno == "ENOENT" and (.path | endswith("bad\n\u0001\u00ff\"\\name"))'
+run_ok "$T/h3" env "AGSBX_T_HOSTILE=$(printf 'x\x02\xff"\\\xc3')" "$P" env AGSBX_T_HOSTILE
+jqe "$T/h3" '.present and .value == "x\u0002\u00ff\"\\\u00c3"'
+set +e; "$P" $'op\x01\xff"\\' >"$T/h4" 2>/dev/null; rc=$?; set -e
+[[ $rc == 2 ]] || fail "hostile op name: exit $rc, want 2"
+check_json "$T/h4"
+jqe "$T/h4" '.op == "op\u0001\u00ff\"\\" and (.error | type) == "string"'
+pass "hostile bytes stay valid JSON and round-trip"
+
+# ---- write
+run_ok "$T/w1" "$P" write "$T/written" "nonce-$$"
+jqe "$T/w1" '.ok and .bytes == ($n | length)' --arg n "nonce-$$"
+[[ $(cat "$T/written") == "nonce-$$" ]] || fail "written file holds $(cat "$T/written")"
+RO=$(t_tmpdir ro); keep_tmp "$RO" # root-owned 0755: read-only for the test user
+run_ok "$T/w2" as_user "$PU" write "$RO/x" text
+jqe "$T/w2" '.ok == false and .errno == "EACCES" and .stage == "open" and .bytes == 0'
+[[ ! -e $RO/x ]] || fail "denied write left $RO/x on the host"
+pass "write: succeeds in a writable dir, EACCES for the unprivileged user in a read-only dir"
+
+# ---- symlink-read
+run_ok "$T/s1" "$P" symlink-read "$T/lnk" "$T/file"
+jqe "$T/s1" '.symlink_ok and .symlink_errno == null and .ok and .content == $c' --rawfile c "$T/file"
+[[ $(readlink "$T/lnk") == "$T/file" ]] || fail "symlink not created"
+run_ok "$T/s2" "$P" symlink-read "$T/lnk" "$T/file"
+jqe "$T/s2" '.symlink_ok == false and .symlink_errno == "EEXIST" and .ok'
+run_ok "$T/s3" "$P" symlink-read "$T/dangling" "$T/nowhere"
+jqe "$T/s3" '.symlink_ok and .ok == false and .errno == "ENOENT"'
+UW=$(t_tmpdir uw); keep_tmp "$UW"; chown "$AGSBX_TEST_USER" "$UW"
+run_ok "$T/s4" as_user "$PU" symlink-read "$UW/esc" /etc/shadow
+jqe "$T/s4" '.symlink_ok and .ok == false and .errno == "EACCES" and .content == null'
+pass "symlink-read: created and read, EEXIST, dangling, EACCES through the link"
+
+# ---- ns: the payload runs in this shell's namespaces
+run_ok "$T/n1" "$P" ns
+for n in net pid mnt user uts ipc cgroup; do
+  jqe "$T/n1" '.ns[$n] == ($i | tonumber)' --arg n "$n" --arg i "$(ns_inode $$ "$n")"
+done
+jqe "$T/n1" '.ok and .ns.net == ($i | tonumber)' --arg i "$(stat -L -c %i /proc/self/ns/net)"
+run_ok "$T/n2" unshare -n "$P" ns
+jqe "$T/n2" '.ns.net != ($i | tonumber) and .ns.pid == ($p | tonumber)' \
+  --arg i "$(ns_inode $$ net)" --arg p "$(ns_inode $$ pid)"
+pass "ns: inodes equal /proc/\$\$/ns/*, a new netns differs"
+
+# ---- status
+"$P" status >"$T/st1" 2>/dev/null &
+spid=$!
+wait "$spid" || fail "status exited $?"
+check_json "$T/st1"
+self_status() { awk -v k="$1:" '$1 == k { print $2 }' /proc/$$/status; }
+jqe "$T/st1" '.ok and .pid == ($p | tonumber) and .ppid == ($pp | tonumber) and .uid == 0 and .euid == 0 and .gid == 0' \
+  --arg p "$spid" --arg pp "$$"
+jqe "$T/st1" '.no_new_privs == ($nnp | tonumber) and .seccomp == ($sc | tonumber) and .kernel_release == $r' \
+  --arg nnp "$(self_status NoNewPrivs)" --arg sc "$(self_status Seccomp)" --arg r "$(uname -r)"
+jqe "$T/st1" '.cap_eff == $c and .cap_eff_source == "proc" and .cap_eff_zero == ($c | test("^0+$"))' \
+  --arg c "$(self_status CapEff)"
+jqe "$T/st1" '(.apparmor_label | type) == "null" or (.apparmor_label | type) == "string"'
+run_ok "$T/st2" as_user "$PU" status
+jqe "$T/st2" '.uid == ($u | tonumber) and .euid == ($u | tonumber) and .cap_eff_zero and .cap_eff == "0000000000000000" and .no_new_privs == 0' \
+  --arg u "$UID_T"
+run_ok "$T/st3" setpriv --no-new-privs "$P" status
+jqe "$T/st3" '.no_new_privs == 1'
+pass "status: ids, NoNewPrivs, Seccomp, CapEff match /proc; unprivileged user has no caps"
+
+# ---- pid-visible
+run_ok "$T/p1" "$P" pid-visible $$
+jqe "$T/p1" '.ok and .kill_ok and .kill_errno == null and .proc_exists and .visible_pids > 1 and .pid_ns == ($i | tonumber)' \
+  --arg i "$(ns_inode $$ pid)"
+sleep 0 & dead=$!; wait "$dead"
+run_ok "$T/p2" "$P" pid-visible "$dead"
+jqe "$T/p2" '.ok == false and .errno == "ESRCH" and .kill_errno == "ESRCH" and .proc_exists == false'
+run_ok "$T/p3" as_user "$PU" pid-visible 1
+jqe "$T/p3" '.ok and .kill_ok == false and .kill_errno == "EPERM" and .proc_exists'
+run_ok "$T/p4" unshare -p -f --mount-proc "$P" pid-visible $$
+jqe "$T/p4" '.ok == false and .proc_exists == false and .visible_pids <= 3 and .pid_ns != ($i | tonumber)' \
+  --arg i "$(ns_inode $$ pid)"
+pass "pid-visible: own shell visible, reaped pid ESRCH, EPERM still visible, hidden in a new pid ns"
+
+# ---- env
+canary=canary-$$-$RANDOM
+run_ok "$T/e1" env "AGSBX_T_CANARY=$canary" "$P" env AGSBX_T_CANARY
+jqe "$T/e1" '.ok and .present and .value == $v and .name == "AGSBX_T_CANARY"' --arg v "$canary"
+run_ok "$T/e2" env -u AGSBX_T_CANARY "$P" env AGSBX_T_CANARY
+jqe "$T/e2" '.present == false and .value == null'
+run_ok "$T/e3" env -i A=1 B=2 "$P" env A
+jqe "$T/e3" '.present and .value == "1" and .count == 2'
+pass "env: present, absent, environ count"
+
+# ---- connect (loopback only)
+"$PY" -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True); time.sleep(300)' >"$T/port" &
+lpid=$!
+t_on_exit "kill $lpid 2>/dev/null"
+# A listener whose accept queue is full (backlog 0, filled, never accepting):
+# the kernel drops further SYNs, so a connect can only time out.
+"$PY" -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)
+port = s.getsockname()[1]
+fill = []
+for _ in range(3):
+    c = socket.socket(); c.setblocking(False); c.connect_ex(("127.0.0.1", port)); fill.append(c)
+time.sleep(0.2)
+print(port, flush=True); time.sleep(300)' >"$T/fullport" &
+fpid=$!
+t_on_exit "kill $fpid 2>/dev/null"
+for _ in $(seq 100); do [[ -s $T/port && -s $T/fullport ]] && break; sleep 0.1; done
+port=$(cat "$T/port"); fullport=$(cat "$T/fullport")
+[[ -n $port && -n $fullport ]] || fail "loopback listeners did not start"
+closed=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+run_ok "$T/c1" "$P" connect 127.0.0.1 "$port"
+jqe "$T/c1" '.ok and .errno == null and .port == ($p | tonumber) and .host == "127.0.0.1" and .timeout_ms == 2000' --arg p "$port"
+run_ok "$T/c2" "$P" connect 127.0.0.1 "$closed" 1000
+jqe "$T/c2" '.ok == false and .errno == "ECONNREFUSED" and .errno_num == 111'
+run_ok "$T/c3" "$P" connect 127.0.0.1 "$fullport" 300
+jqe "$T/c3" '.ok == false and .errno == "ETIMEDOUT" and .timeout_ms == 300'
+run_ok "$T/c4" unshare -n "$P" connect 127.0.0.1 "$port" 1000
+jqe "$T/c4" '.ok == false and .errno == "ENETUNREACH"'
+pass "connect: loopback listener ok, closed port ECONNREFUSED, full backlog ETIMEDOUT, empty netns ENETUNREACH"
+
+# ---- flood
+N=1048576
+set +e; "$P" flood $N >"$T/f.out" 2>"$T/f.err"; rc=$?; set -e
+[[ $rc == 0 ]] || fail "flood exited $rc"
+tail -n 1 "$T/f.out" >"$T/f.json"
+check_json "$T/f.json"
+jqe "$T/f.json" '.op == "flood" and .ok and .bytes == ($n | tonumber)' --arg n "$N"
+out_size=$(stat -c %s "$T/f.out"); json_size=$(stat -c %s "$T/f.json")
+[[ $out_size == $((N + 1 + json_size)) ]] || fail "flood stdout is $out_size bytes, want $N + newline + $json_size"
+[[ $(head -c $N "$T/f.out" | tr -d x | wc -c) == 0 ]] || fail "flood stdout is not all x"
+[[ $(stat -c %s "$T/f.err") == "$N" ]] || fail "flood stderr is $(stat -c %s "$T/f.err") bytes, want $N"
+[[ $(tr -d y <"$T/f.err" | wc -c) == 0 ]] || fail "flood stderr is not all y"
+run_ok "$T/f0" "$P" flood 0
+jqe "$T/f0" '.ok and .bytes == 0'
+pass "flood: 1 MiB of x on stdout then the JSON line, 1 MiB of y on stderr"
+
+# ---- remount
+run_ok "$T/m1" as_user "$PU" remount "$RO"
+jqe "$T/m1" '.ok == false and .errno == "EPERM" and .remount.ok == false and .remount.errno == "EPERM" and .tmpfs.ok == false and .tmpfs.errno == "EPERM"'
+MNT=$(t_tmpdir mnt); keep_tmp "$MNT"
+# As root in a private mount namespace (the host's mounts are untouched):
+# a read-only bind is made writable and a tmpfs is mounted then unmounted.
+run_ok "$T/m2" unshare -m --propagation private sh -c \
+  'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && "$0" remount "$1"' "$P" "$MNT"
+jqe "$T/m2" '.ok and .remount.ok and .tmpfs.ok and .tmpfs.unmounted'
+! findmnt "$MNT" >/dev/null || fail "a mount at $MNT leaked to the host"
+pass "remount: EPERM twice for the unprivileged user; both succeed for root in a private mount ns"
+
+# ---- usage errors: exit 2 and an object with "error"
+usage_case() {
+  set +e; "$P" "$@" >"$T/u" 2>/dev/null; local rc=$?; set -e
+  [[ $rc == 2 ]] || fail "usage error exited $rc (want 2): $*"
+  check_json "$T/u"
+  jqe "$T/u" '(.error | type) == "string" and (.error | length) > 0'
+}
+usage_case
+jqe "$T/u" '.op == null'
+usage_case bogus
+jqe "$T/u" '.op == "bogus"'
+usage_case read
+usage_case read a b
+usage_case true extra
+usage_case write only-path
+usage_case pid-visible abc
+usage_case pid-visible 0
+usage_case connect localhost 80
+usage_case connect 127.0.0.1 0
+usage_case connect 127.0.0.1 80 -5
+usage_case flood -1
+usage_case flood 1x
+usage_case spawn-detached only-marker
+usage_case linger
+jqe "$T/u" '.op == "linger"'
+pass "usage errors exit 2 with an error member"
+
+# ---- spawn-detached: a setsid grandchild deaf to SIGTERM, a hanging parent
+wait_file() { # wait_file FILE: until FILE is non-empty (bounded, not a timing assertion)
+  local i
+  for i in $(seq 200); do [[ -s $1 ]] && return 0; sleep 0.05; done
+  fail "$1 never appeared"
+}
+alive() { [[ -e /proc/$1 ]] && ! awk '$1 == "State:" { exit !($2 == "Z") }' "/proc/$1/status" 2>/dev/null; }
+wait_gone() {
+  local i
+  for i in $(seq 200); do alive "$1" || return 0; sleep 0.05; done
+  fail "pid $1 survived SIGKILL"
+}
+"$P" spawn-detached "$MARK" "$T/ready" >"$T/sd.out" 2>"$T/sd.err" &
+orig=$!
+wait_file "$T/ready"
+wait_file "$T/sd.out"
+check_json "$T/sd.out"
+g=$(cat "$T/ready")
+[[ $g =~ ^[0-9]+$ ]] || fail "ready file holds '$g'"
+jqe "$T/sd.out" '.ok and .grandchild_pid == ($g | tonumber) and .marker == $m' --arg g "$g" --arg m "$MARK"
+marker_processes "$MARK" >"$T/sd.pids"
+grep -qx "$g" "$T/sd.pids" || fail "grandchild $g does not carry the marker"
+grep -qx "$orig" "$T/sd.pids" || fail "the original $orig is not running"
+tr '\0' ' ' <"/proc/$g/cmdline" | grep -q " linger $MARK " || fail "grandchild is not 'linger MARKER': $(tr '\0' ' ' <"/proc/$g/cmdline")"
+gsid=$(ps -o sid= -p "$g" | tr -d ' '); osid=$(ps -o sid= -p "$orig" | tr -d ' ')
+gppid=$(ps -o ppid= -p "$g" | tr -d ' ')
+[[ $gsid == "$g" && $gsid != "$osid" ]] || fail "grandchild session $gsid, original session $osid"
+[[ $gppid != "$orig" ]] || fail "grandchild is still the original's child"
+kill -TERM "$orig" "$g"
+sleep 0.3
+alive "$orig" || fail "the original died of SIGTERM"
+alive "$g" || fail "the grandchild died of SIGTERM"
+kill -KILL "$orig" "$g"
+set +e; wait "$orig"; rc=$?; set -e
+[[ $rc == 137 ]] || fail "original ended with $rc, want 137 (SIGKILL)"
+wait_gone "$g"
+[[ -z $(marker_processes "$MARK") ]] || fail "marker processes remain: $(marker_processes "$MARK")"
+pass "spawn-detached: setsid grandchild with the marker ignores SIGTERM, so does the parent; killed by pid"
+
+# ---- the static binary is a whole root filesystem: bwrap with an empty
+# tmpfs root, no /proc (so no /proc/self/exe), as the unprivileged user.
+if command -v bwrap >/dev/null; then
+  OUTD=$(t_tmpdir out); keep_tmp "$OUTD"; chown "$AGSBX_TEST_USER" "$OUTD"
+  M2=$MARK-bwrap
+  BW=(bwrap --unshare-all --die-with-parent --new-session --tmpfs / --ro-bind "$PU" /agsbx-payload
+      --dev /dev --bind "$OUTD" /out)
+  run_ok "$T/b1" as_user "${BW[@]}" /agsbx-payload uname
+  jqe "$T/b1" '.ok and .sysname == "Linux"'
+  run_ok "$T/b2" as_user "${BW[@]}" /agsbx-payload status
+  jqe "$T/b2" '.seccomp == -1 and .cap_eff_source == "capget" and .cap_eff_zero and .apparmor_label == null'
+  run_ok "$T/b3" as_user "${BW[@]}" /agsbx-payload ns
+  jqe "$T/b3" '.ok == false and .errno == "ENOENT" and .ns.net == null'
+  as_user "${BW[@]}" /agsbx-payload spawn-detached "$M2" /out/ready >"$T/b4" 2>"$T/b4.err" &
+  bgjob=$!
+  wait_file "$OUTD/ready"
+  wait_file "$T/b4"
+  check_json "$T/b4"
+  jqe "$T/b4" '.ok and .grandchild_pid == ($g | tonumber)' --arg g "$(cat "$OUTD/ready")"
+  marker_processes "$M2" >"$T/b4.pids"
+  found=0
+  while read -r p; do
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^/agsbx-payload linger $M2 " && found=1
+  done <"$T/b4.pids"
+  [[ $found == 1 ]] || fail "no 'linger $M2' process on the host"
+  kill_marker "$M2"
+  wait "$bgjob" 2>/dev/null || true
+  for p in $(cat "$T/b4.pids"); do wait_gone "$p"; done
+  [[ -z $(marker_processes "$M2") ]] || fail "bwrap marker processes remain"
+  pass "runs in an empty bwrap root without /proc, including spawn-detached (argv[0] re-exec)"
+else
+  skip bubblewrap 1 "bwrap is not installed"
+fi
+
+# ---- every object printed was ASCII with no raw control characters
+if LC_ALL=C grep -n $'[\x01-\x1f\x7f-\xff]' "$ALL" >/dev/null; then
+  fail "non-ASCII or control bytes in payload JSON"
+fi
+[[ -z $(marker_processes "$MARK") ]] || fail "marker processes remain at the end"
+pass "all output ASCII; no marker process left"
