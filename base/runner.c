@@ -1,9 +1,710 @@
-/* placeholder until the runner lands */
+/* The bounded process runner (contract in runner.h).
+ *
+ * Shape of one run:
+ *   spawn   fork + exec; everything the child needs (argv, envp, PATH
+ *           candidates) is prepared before fork, because a child of a
+ *           multithreaded parent may only make async-signal-safe calls.
+ *   drain   poll() over stdout, stderr, the child's pidfd and cancel_fd;
+ *           every ~25 ms the child's process tree is walked and recorded
+ *           (runner-procscan.c).
+ *   cleanup when the child has exited (left as a zombie so its pid and
+ *           process group id cannot be reused yet), timed out or was
+ *           cancelled: stop and kill the whole tree, including detached
+ *           members re-parented to us, reap those, drain the pipes to EOF,
+ *           then reap the child. */
 #include "base/runner.h"
+#include "base/runner-internal.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-int agsbx_runner_init(void) { return 0; }
-int agsbx_run(const struct agsbx_run_opts *o, struct agsbx_run_result *r) { (void)o; memset(r, 0, sizeof *r); return -ENOSYS; }
-void agsbx_run_result_free(struct agsbx_run_result *r) { free(r->out); free(r->err); r->out = r->err = NULL; }
-int agsbx_find_processes_with_marker(const char *m, pid_t **p) { (void)m; if (p) *p = NULL; return 0; }
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#endif
+
+#define SCAN_INTERVAL_US 25000       /* tree walk while the child runs */
+#define NO_PIDFD_TICK_MS 10          /* exit polling when pidfds are missing */
+#define DRAIN_GRACE_US 2000000       /* pipes after the tree was killed */
+#define DISCARD_CHUNK 65536
+#define PIPE_SIZE (256 * 1024)
+
+/* ---- time ---- */
+
+uint64_t agsbx_runner_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---- init ---- */
+
+static _Atomic pid_t initialised_pid;
+
+int agsbx_runner_init(void)
+{
+	/* Per process, not per program: the subreaper flag is not inherited
+	 * over fork (Check runs each test in a forked child). */
+	pid_t self = getpid();
+	if (atomic_load(&initialised_pid) == self)
+		return 0;
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPIPE, &sa, NULL) < 0)
+		return -errno;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return -errno;
+	atomic_store(&initialised_pid, self);
+	return 0;
+}
+
+/* ---- output streams ---- */
+
+struct stream {
+	int fd;                   /* -1 once at EOF */
+	char *buf;
+	size_t len, alloc, cap;
+	uint64_t total;
+	bool truncated;
+};
+
+static int stream_grow(struct stream *s)
+{
+	size_t want = s->alloc ? s->alloc * 2 : 4096;
+	if (want > s->cap + 1 || want < s->alloc)
+		want = s->cap + 1;
+	char *nb = realloc(s->buf, want);
+	if (!nb)
+		return -ENOMEM;
+	s->buf = nb;
+	s->alloc = want;
+	return 0;
+}
+
+/* Past the cap: move the bytes to /dev/null in the kernel when splice
+ * can, so a flood costs no copies; read into a scratch buffer otherwise. */
+static ssize_t stream_discard(struct stream *s, int devnull)
+{
+	static _Atomic bool no_splice;
+	if (devnull >= 0 && !atomic_load(&no_splice)) {
+		ssize_t n = splice(s->fd, NULL, devnull, NULL, 1 << 20, SPLICE_F_NONBLOCK);
+		if (n >= 0 || errno == EAGAIN || errno == EINTR)
+			return n;
+		if (errno != EINVAL && errno != ENOSYS)
+			return n;
+		atomic_store(&no_splice, true);
+	}
+	char scratch[DISCARD_CHUNK];
+	return read(s->fd, scratch, sizeof scratch);
+}
+
+/* Reads what is available now. Returns 1 at EOF (fd closed), 0 when the
+ * pipe is empty, -errno on failure (the stream is then closed too). */
+static int stream_pump(struct stream *s, int devnull)
+{
+	for (int i = 0; i < 64 && s->fd >= 0; i++) {
+		ssize_t n;
+		if (s->len < s->cap) {
+			if (s->len + 1 >= s->alloc) {
+				int r = stream_grow(s);
+				if (r < 0)
+					return r;
+			}
+			size_t room = s->alloc - 1 - s->len;
+			if (room > s->cap - s->len)
+				room = s->cap - s->len;
+			n = read(s->fd, s->buf + s->len, room);
+			if (n > 0)
+				s->len += (size_t)n;
+		} else {
+			n = stream_discard(s, devnull);
+			if (n > 0)
+				s->truncated = true;
+		}
+		if (n > 0) {
+			s->total += (uint64_t)n;
+			continue;
+		}
+		if (n == 0) {
+			close(s->fd);
+			s->fd = -1;
+			return 1;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return 0;
+		int r = -errno;
+		close(s->fd);
+		s->fd = -1;
+		return r;
+	}
+	return 0;
+}
+
+static int stream_finish(struct stream *s, char **data, size_t *len)
+{
+	if (!s->buf) {
+		s->buf = malloc(1);
+		if (!s->buf)
+			return -ENOMEM;
+	}
+	s->buf[s->len] = '\0';
+	*data = s->buf;
+	*len = s->len;
+	s->buf = NULL;
+	return 0;
+}
+
+/* ---- spawn ---- */
+
+struct spawn_plan {
+	const char *const *argv;
+	char *const *envp;
+	char **candidates;        /* exec paths, in PATH order */
+	const char *cwd;
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	pid_t parent;
+	int devnull, out_w, err_w, report_w, go_r;
+	int max_fd;               /* close_range fallback bound */
+};
+
+enum child_stage { STAGE_SETUP = 1, STAGE_CWD, STAGE_PRIVS, STAGE_EXEC };
+
+struct child_report {
+	int stage;
+	int err;
+};
+
+static const char *env_path(const char *const *envp)
+{
+	if (envp) {
+		for (size_t i = 0; envp[i]; i++)
+			if (strncmp(envp[i], "PATH=", 5) == 0)
+				return envp[i] + 5;
+	}
+	const char *p = getenv("PATH");
+	return p ? p : "/usr/local/bin:/usr/bin:/bin";
+}
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* execvp's search, done before fork: absolute/relative paths are used as
+ * given; a bare name becomes one candidate per non-empty PATH entry (an
+ * empty entry would mean the current directory, which we never search). */
+static int build_candidates(const char *name, const char *path, char ***out)
+{
+	if (!*name)
+		return -ENOENT;
+	if (strchr(name, '/')) {
+		char **v = calloc(2, sizeof *v);
+		if (!v || !(v[0] = strdup(name))) {
+			free(v);
+			return -ENOMEM;
+		}
+		*out = v;
+		return 0;
+	}
+	size_t n = 1;
+	for (const char *p = path; *p; p++)
+		n += *p == ':';
+	char **v = calloc(n + 1, sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	size_t k = 0;
+	for (const char *p = path; ; ) {
+		size_t len = strcspn(p, ":");
+		if (len > 0 && asprintf(&v[k], "%.*s/%s", (int)len, p, name) >= 0)
+			k++;
+		else if (len > 0) {
+			strv_free(v);
+			return -ENOMEM;
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (k == 0) {
+		free(v);
+		return -ENOENT;
+	}
+	*out = v;
+	return 0;
+}
+
+static _Noreturn void child_fail(const struct spawn_plan *p, int stage, int err)
+{
+	struct child_report rep = { stage, err };
+	ssize_t n = write(p->report_w, &rep, sizeof rep);
+	(void)n;
+	_exit(127);
+}
+
+/* Runs in the child: async-signal-safe calls only (raw syscalls for the
+ * credential changes, which then affect just this one thread). */
+static _Noreturn void child_exec(const struct spawn_plan *p)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigemptyset(&dfl.sa_mask);
+	/* Ignored signals survive exec (the harness ignores SIGPIPE) and a
+	 * handler must not run here before exec: reset all of them. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	if (setsid() < 0)
+		child_fail(p, STAGE_SETUP, errno);
+	if (p->go_r >= 0) {
+		char c;
+		while (read(p->go_r, &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	if (dup2(p->devnull, 0) < 0 || dup2(p->out_w, 1) < 0 || dup2(p->err_w, 2) < 0)
+		child_fail(p, STAGE_SETUP, errno);
+	/* Everything else closes at exec; the report pipe is already
+	 * close-on-exec and must stay open until then. */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		for (int fd = 3; fd < p->max_fd; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	if (p->cwd && chdir(p->cwd) < 0)
+		child_fail(p, STAGE_CWD, errno);
+	if (p->drop) {
+		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+		    syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
+		    syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
+			child_fail(p, STAGE_PRIVS, errno);
+	}
+	/* After the credential change, which clears the parent-death signal. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(p, STAGE_SETUP, errno);
+	if (getppid() != p->parent)
+		_exit(127);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int err = ENOENT;
+	bool saw_eacces = false;
+	for (size_t i = 0; p->candidates[i]; i++) {
+		execve(p->candidates[i], (char *const *)p->argv, p->envp);
+		err = errno;
+		if (err == EACCES)
+			saw_eacces = true;
+		else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ELOOP &&
+			 err != ENAMETOOLONG && err != ENODEV && err != ETIMEDOUT)
+			break;
+	}
+	if (saw_eacces && (err == ENOENT || err == ENOTDIR))
+		err = EACCES;
+	child_fail(p, STAGE_EXEC, err);
+}
+
+/* Keeps pipe ends off 0-2 so the child's dup2 calls cannot clobber them
+ * (a harness started with closed std fds). */
+static int fd_above_stdio(int fd)
+{
+	if (fd < 0 || fd > 2)
+		return fd;
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return nfd;
+}
+
+static int pipe_above_stdio(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	p[0] = fd_above_stdio(p[0]);
+	p[1] = fd_above_stdio(p[1]);
+	if (p[0] < 0 || p[1] < 0) {
+		int r = -errno;
+		if (p[0] >= 0)
+			close(p[0]);
+		if (p[1] >= 0)
+			close(p[1]);
+		p[0] = p[1] = -1;
+		return r;
+	}
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+struct run {
+	struct agsbx_run_tree tree;   /* the tracking state (runner-procscan.c) */
+	struct stream out, err;
+	int devnull;
+	int pidfd;
+	int cancel_fd;
+	pid_t pid;
+	bool exited_seen;             /* the child is a zombie, not yet reaped */
+};
+
+/* Forks and execs; on return the child is registered, or nothing ran. */
+static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
+		       struct agsbx_run_result *res)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, rep[2] = { -1, -1 }, go[2] = { -1, -1 };
+	char **cands = NULL;
+	int r = build_candidates(opts->argv[0], env_path(opts->envp), &cands);
+	if (r < 0) {
+		res->spawn_errno = -r;
+		return r;
+	}
+	if ((r = pipe_above_stdio(outp)) < 0 || (r = pipe_above_stdio(errp)) < 0 ||
+	    (r = pipe_above_stdio(rep)) < 0)
+		goto out;
+	fcntl(outp[0], F_SETPIPE_SZ, PIPE_SIZE);
+	fcntl(errp[0], F_SETPIPE_SZ, PIPE_SIZE);
+	if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
+		r = -errno;
+		goto out;
+	}
+	agsbx_runner_cgroup_prepare(&run->tree, opts->use_cgroup);
+	if (run->tree.cgroup_procs_fd >= 0 && (r = pipe_above_stdio(go)) < 0)
+		goto out;
+
+	struct rlimit rl = { 0 };
+	getrlimit(RLIMIT_NOFILE, &rl);
+	struct spawn_plan plan = {
+		.argv = opts->argv,
+		.envp = opts->envp ? (char *const *)opts->envp : environ,
+		.candidates = cands,
+		.cwd = opts->cwd,
+		.drop = opts->drop_privileges,
+		.uid = opts->run_uid,
+		.gid = opts->run_gid,
+		.parent = getpid(),
+		.devnull = run->devnull,
+		.out_w = outp[1],
+		.err_w = errp[1],
+		.report_w = rep[1],
+		.go_r = go[0],
+		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
+	};
+
+	/* No handler may run in the child before exec; the child resets
+	 * dispositions and then unblocks. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	run->tree.start_us = agsbx_runner_now_us();
+	pid_t pid = agsbx_runner_fork_registered();
+	if (pid == 0)
+		child_exec(&plan);
+	int fork_errno = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		r = -fork_errno;
+		goto out;
+	}
+	run->pid = pid;
+	close_fd(&outp[1]);
+	close_fd(&errp[1]);
+	close_fd(&rep[1]);
+	close_fd(&go[0]);
+	run->pidfd = agsbx_runner_pidfd_open(pid);
+	agsbx_runner_tree_begin(&run->tree, pid);
+	if (go[1] >= 0) {
+		agsbx_runner_cgroup_attach(&run->tree, pid);
+		char c = 1;
+		ssize_t n = write(go[1], &c, 1);
+		(void)n;
+		close_fd(&go[1]);
+	}
+
+	struct child_report cr = { 0, 0 };
+	ssize_t got = 0;
+	for (;;) {
+		ssize_t n = read(rep[0], (char *)&cr + got, sizeof cr - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+		if ((size_t)got == sizeof cr)
+			break;
+	}
+	if ((size_t)got == sizeof cr) {
+		/* Nothing ran: reap the failed child and report why. */
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		agsbx_runner_unregister_child(pid);
+		run->pid = 0;
+		close_fd(&run->pidfd);
+		res->spawn_errno = cr.err ? cr.err : EIO;
+		r = -res->spawn_errno;
+		goto out;
+	}
+	run->out.fd = TAKE_FD_INT(outp[0]);
+	run->err.fd = TAKE_FD_INT(errp[0]);
+	r = 0;
+out:
+	close_fd(&outp[0]);
+	close_fd(&outp[1]);
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	close_fd(&rep[0]);
+	close_fd(&rep[1]);
+	close_fd(&go[0]);
+	close_fd(&go[1]);
+	strv_free(cands);
+	return r;
+}
+
+/* ---- the drain loop ---- */
+
+/* True once the child has exited; it is left a zombie (WNOWAIT) so its pid
+ * and process group id stay ours until cleanup is done. */
+static bool child_exited(struct run *run)
+{
+	if (run->exited_seen)
+		return true;
+	siginfo_t si = { 0 };
+	if (waitid(P_PID, (id_t)run->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == run->pid)
+		run->exited_seen = true;
+	return run->exited_seen;
+}
+
+enum run_end { END_EXITED, END_TIMEOUT, END_CANCEL };
+
+static int pump_ready(struct run *run, struct pollfd *pf, int idx_out, int idx_err)
+{
+	int r;
+	if (idx_out >= 0 && pf[idx_out].revents && (r = stream_pump(&run->out, run->devnull)) < 0)
+		return r;
+	if (idx_err >= 0 && pf[idx_err].revents && (r = stream_pump(&run->err, run->devnull)) < 0)
+		return r;
+	return 0;
+}
+
+static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
+{
+	uint64_t start = run->tree.start_us;
+	uint64_t deadline = timeout_ms > 0 ? start + (uint64_t)timeout_ms * 1000u : 0;
+	uint64_t next_scan = start + SCAN_INTERVAL_US;
+	for (;;) {
+		uint64_t now = agsbx_runner_now_us();
+		if (deadline && now >= deadline)
+			return child_exited(run) ? END_EXITED : END_TIMEOUT;
+		if (now >= next_scan) {
+			agsbx_runner_tree_record(&run->tree);
+			next_scan = now + SCAN_INTERVAL_US;
+		}
+		uint64_t wake = next_scan;
+		if (deadline && deadline < wake)
+			wake = deadline;
+		int ms = (int)((wake - now + 999) / 1000);
+		if (run->pidfd < 0 && ms > NO_PIDFD_TICK_MS)
+			ms = NO_PIDFD_TICK_MS;
+
+		struct pollfd pf[4];
+		int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_cancel = -1;
+		if (run->out.fd >= 0)
+			pf[i_out = n++] = (struct pollfd){ .fd = run->out.fd, .events = POLLIN };
+		if (run->err.fd >= 0)
+			pf[i_err = n++] = (struct pollfd){ .fd = run->err.fd, .events = POLLIN };
+		if (run->pidfd >= 0)
+			pf[i_pid = n++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };
+		if (run->cancel_fd >= 0)
+			pf[i_cancel = n++] = (struct pollfd){ .fd = run->cancel_fd, .events = POLLIN };
+		int pr = poll(pf, (nfds_t)n, ms);
+		if (pr < 0) {
+			if (errno == EINTR)
+				continue;
+			/* poll itself failing leaves no way to wait: end the run. */
+			return child_exited(run) ? END_EXITED : END_CANCEL;
+		}
+		if (pump_ready(run, pf, i_out, i_err) < 0) {
+			/* A read error on a pipe is not the child's fault; keep
+			 * waiting for it with that stream closed. */
+		}
+		if (i_pid >= 0 && pf[i_pid].revents) {
+			run->exited_seen = true;
+			return END_EXITED;
+		}
+		if (i_cancel >= 0 && pf[i_cancel].revents) {
+			if (pf[i_cancel].revents & POLLNVAL)
+				run->cancel_fd = -1;   /* not a usable fd: no cancellation */
+			else
+				return child_exited(run) ? END_EXITED : END_CANCEL;
+		}
+		if (run->pidfd < 0 && child_exited(run))
+			return END_EXITED;
+	}
+}
+
+/* After the tree is gone the pipes normally hit EOF at once; a member we
+ * could not kill (EPERM) may hold them, hence the grace bound. */
+static void drain_rest(struct run *run)
+{
+	uint64_t until = agsbx_runner_now_us() + DRAIN_GRACE_US;
+	while (run->out.fd >= 0 || run->err.fd >= 0) {
+		uint64_t now = agsbx_runner_now_us();
+		if (now >= until)
+			break;
+		struct pollfd pf[2];
+		int n = 0, i_out = -1, i_err = -1;
+		if (run->out.fd >= 0)
+			pf[i_out = n++] = (struct pollfd){ .fd = run->out.fd, .events = POLLIN };
+		if (run->err.fd >= 0)
+			pf[i_err = n++] = (struct pollfd){ .fd = run->err.fd, .events = POLLIN };
+		int pr = poll(pf, (nfds_t)n, (int)((until - now + 999) / 1000));
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0)
+			pump_ready(run, pf, i_out, i_err);
+	}
+	close_fd(&run->out.fd);
+	close_fd(&run->err.fd);
+}
+
+static void fill_status(struct agsbx_run_result *res, int st, enum run_end end)
+{
+	if (WIFEXITED(st)) {
+		res->exited = true;
+		res->exit_code = WEXITSTATUS(st);
+		res->status = res->exit_code;
+	} else if (WIFSIGNALED(st)) {
+		res->term_signal = WTERMSIG(st);
+		res->status = 128 + res->term_signal;
+	}
+	if (end == END_TIMEOUT) {
+		res->timed_out = true;
+		res->status = AGSBX_RUN_STATUS_TIMEOUT;
+	} else if (end == END_CANCEL) {
+		res->cancelled = true;
+		res->status = AGSBX_RUN_STATUS_CANCELLED;
+	}
+}
+
+static void run_release(struct run *run)
+{
+	close_fd(&run->out.fd);
+	close_fd(&run->err.fd);
+	close_fd(&run->pidfd);
+	close_fd(&run->devnull);
+	free(run->out.buf);
+	free(run->err.buf);
+	agsbx_runner_tree_end(&run->tree);
+}
+
+int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
+{
+	if (!res)
+		return -EINVAL;
+	memset(res, 0, sizeof *res);
+	if (!opts || !opts->argv || !opts->argv[0])
+		return -EINVAL;
+	/* Lazily, for callers (and forked test children) that did not. */
+	agsbx_runner_init();
+
+	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
+	if (cap > SIZE_MAX / 2)
+		cap = SIZE_MAX / 2;
+	struct run run = {
+		.out = { .fd = -1, .cap = cap },
+		.err = { .fd = -1, .cap = cap },
+		.pidfd = -1,
+		.cancel_fd = opts->cancel_fd,
+	};
+	agsbx_runner_tree_init(&run.tree);
+	/* opts zero-initialised by a caller means cancel_fd 0 (stdin), which
+	 * is never what they meant: only fds > 2 cancel. */
+	if (run.cancel_fd <= 2)
+		run.cancel_fd = -1;
+	run.devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (run.devnull < 0) {
+		int r = -errno;
+		run_release(&run);
+		return r;
+	}
+	run.devnull = fd_above_stdio(run.devnull);
+	if (run.devnull < 0) {
+		int r = -errno;
+		run_release(&run);
+		return r;
+	}
+
+	int r = spawn_child(&run, opts, res);
+	if (r < 0) {
+		res->status = 127;
+		stream_finish(&run.out, &res->out, &res->out_len);
+		stream_finish(&run.err, &res->err, &res->err_len);
+		run_release(&run);
+		return r;
+	}
+
+	enum run_end end = drain_loop(&run, opts->timeout_ms);
+	res->duration_us = agsbx_runner_now_us() - run.tree.start_us;
+	if (res->duration_us == 0)
+		res->duration_us = 1;
+
+	/* Kill the child itself only when it is still running (timeout or
+	 * cancel); the rest of the tree goes in any case. */
+	res->killed = agsbx_runner_tree_kill(&run.tree, end != END_EXITED);
+	drain_rest(&run);
+	int st = 0;
+	while (waitpid(run.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	agsbx_runner_unregister_child(run.pid);
+	res->used_cgroup = run.tree.used_cgroup;
+	fill_status(res, st, end);
+
+	res->out_total = run.out.total;
+	res->out_truncated = run.out.truncated;
+	res->err_total = run.err.total;
+	res->err_truncated = run.err.truncated;
+	r = stream_finish(&run.out, &res->out, &res->out_len);
+	if (r == 0)
+		r = stream_finish(&run.err, &res->err, &res->err_len);
+	run_release(&run);
+	return r;
+}
+
+void agsbx_run_result_free(struct agsbx_run_result *res)
+{
+	if (!res)
+		return;
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+	res->out_len = res->err_len = 0;
+}

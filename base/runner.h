@@ -77,6 +77,15 @@ int agsbx_runner_init(void);
 int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *result);
 void agsbx_run_result_free(struct agsbx_run_result *result);
 
+/* Children this process forks outside the runner (fork/posix_spawn
+ * elsewhere) look, to a run's cleanup, like detached descendants that were
+ * re-parented to the subreaper, unless they share our session or started
+ * before that run. Code that forks such a child into a new session while
+ * runs may be in progress registers it here (and unregisters it once
+ * reaped) so no cleanup ever kills it. */
+void agsbx_runner_register_child(pid_t pid);
+void agsbx_runner_unregister_child(pid_t pid);
+
 /* PIDs of live processes whose /proc/PID/cmdline contains marker
  * (excluding the caller); used by leftover-process checks. Returns count
  * (>= 0) or -errno; *pids (may be NULL) is malloc'd. */

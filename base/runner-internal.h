@@ -1,0 +1,67 @@
+/* Internals shared by runner.c (spawn + drain) and runner-procscan.c
+ * (process-tree tracking, kill, reap, cgroup). Not an API: only the
+ * runner's own files include this. */
+#ifndef AGSBX_BASE_RUNNER_INTERNAL_H
+#define AGSBX_BASE_RUNNER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One process as /proc/PID/stat shows it; (pid, start) is its identity,
+ * start being the boot-relative start time in clock ticks. */
+struct agsbx_proc {
+	pid_t pid, ppid, sid;
+	char state;
+	unsigned long long start;
+};
+
+struct agsbx_procset {
+	struct agsbx_proc *v;
+	size_t n, cap;
+};
+
+struct agsbx_run_tree {
+	pid_t child;
+	unsigned long long child_start;
+	uint64_t start_us;                /* monotonic, just before fork */
+	struct agsbx_procset seen;        /* recorded members; registry lock */
+	struct agsbx_run_tree *next;      /* active runs; registry lock */
+	bool active;
+	char *cgroup_dir;
+	int cgroup_procs_fd;
+	bool used_cgroup;
+};
+
+#define TAKE_FD_INT(fd) ({ int _t = (fd); (fd) = -1; _t; })
+
+uint64_t agsbx_runner_now_us(void);
+
+int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p);
+int agsbx_runner_pidfd_open(pid_t pid);
+
+/* fork() with the new pid entered in the registry of runner children
+ * before any other run can look at our children (the lock is held over
+ * the fork). Returns what fork returns. */
+pid_t agsbx_runner_fork_registered(void);
+
+void agsbx_runner_tree_init(struct agsbx_run_tree *t);
+/* The child exists: remember its identity and join the active runs. */
+void agsbx_runner_tree_begin(struct agsbx_run_tree *t, pid_t child);
+/* Walks the tree now and records every member (the claims other runs'
+ * orphan sweeps respect). */
+void agsbx_runner_tree_record(struct agsbx_run_tree *t);
+/* Stops, then SIGKILLs every member (the child itself only when
+ * kill_child), reaps members re-parented to us, removes the cgroup.
+ * Returns how many processes were SIGKILLed. The child is not reaped. */
+unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child);
+/* Leaves the active runs and frees everything. Idempotent. */
+void agsbx_runner_tree_end(struct agsbx_run_tree *t);
+
+/* cgroup v2 leaf: prepare opens a fresh leaf (silently nothing when not
+ * wanted or not permitted); attach moves pid into it (before it execs). */
+void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want);
+void agsbx_runner_cgroup_attach(struct agsbx_run_tree *t, pid_t pid);
+
+#endif

@@ -1,0 +1,855 @@
+/* Process-tree tracking for the runner: who belongs to a run, and how the
+ * whole tree is stopped, killed and reaped.
+ *
+ * Membership of a run, walked from /proc/PID/task/TID/children (or a full
+ * /proc scan where that file is missing):
+ *  - the child and everything below it;
+ *  - orphans re-parented to us (we are a child subreaper) and everything
+ *    below them, when they cannot be anyone else's: not a registered child
+ *    (spawned by the runner or registered by other code), not in our own
+ *    session (the run's child called setsid, so none of its descendants can
+ *    be), started no earlier than the run's child, and not recorded by
+ *    another active run;
+ *  - members recorded by earlier walks that are still alive (identity
+ *    checked with the start time, so a reused pid is never hit);
+ *  - the run's cgroup members, when it has a cgroup.
+ *
+ * Waiting is only ever for specific pids: waitpid(-1) would steal children
+ * of other threads and other runs. */
+#include "base/runner.h"
+#include "base/runner-internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+#define STOP_ROUNDS 64          /* stop-walk until nothing new appears */
+#define STRAGGLER_ROUNDS 4
+#define REAP_DEADLINE_US 2000000
+#define CGROUP_DEADLINE_US 1000000
+
+/* ---- small file helpers ---- */
+
+/* Reads a whole (small, /proc or cgroupfs) file; *buf malloc'd and
+ * NUL-terminated. */
+static int read_all(const char *path, size_t max, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 512, n = 0;
+	char *b = malloc(cap);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			if (cap >= max)
+				break;
+			char *nb = realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			free(b);
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, s, strlen(s));
+	int r = n < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- /proc/PID/stat ---- */
+
+int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n;
+	do
+		n = read(fd, buf, sizeof buf - 1);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -e : -ESRCH;
+	buf[n] = '\0';
+	/* comm may contain spaces and parentheses: fields start after the
+	 * last ')'. Field 3 is the state, 22 the start time. */
+	char *s = strrchr(buf, ')');
+	if (!s)
+		return -EIO;
+	s++;
+	unsigned long long f[23] = { 0 };
+	char state = 0;
+	for (int field = 3; field <= 22; field++) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			return -EIO;
+		char *end;
+		if (field == 3) {
+			state = *s;
+			end = s + 1;
+		} else {
+			/* Some fields are signed (-1 tty): strtoll keeps them. */
+			f[field] = (unsigned long long)strtoll(s, &end, 10);
+			if (end == s)
+				return -EIO;
+		}
+		s = end;
+	}
+	p->pid = pid;
+	p->state = state;
+	p->ppid = (pid_t)f[4];
+	p->sid = (pid_t)f[6];
+	p->start = f[22];
+	return 0;
+}
+
+/* ---- pidfds ---- */
+
+static _Atomic bool no_pidfd;
+
+int agsbx_runner_pidfd_open(pid_t pid)
+{
+	if (atomic_load(&no_pidfd))
+		return -1;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		atomic_store(&no_pidfd, true);   /* old kernel or seccomp'd away */
+	if (fd >= 0 && fd <= 2) {
+		int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+}
+
+/* Signals p if it is still the same, live (non-zombie) process. Through a
+ * pidfd the identity check and the signal cannot race with pid reuse. */
+static bool signal_proc(const struct agsbx_proc *p, int sig)
+{
+	struct agsbx_proc now;
+	int fd = agsbx_runner_pidfd_open(p->pid);
+	bool ok = false;
+	if (agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z') {
+		if (fd >= 0)
+			ok = syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0;
+		else if (atomic_load(&no_pidfd))
+			ok = kill(p->pid, sig) == 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* ---- sets ---- */
+
+static int procset_add(struct agsbx_procset *s, const struct agsbx_proc *p)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct agsbx_proc *nv = realloc(s->v, cap * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *p;
+	return 0;
+}
+
+static struct agsbx_proc *procset_find_pid(const struct agsbx_procset *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid)
+			return &s->v[i];
+	return NULL;
+}
+
+static bool procset_has(const struct agsbx_procset *s, pid_t pid, unsigned long long start)
+{
+	const struct agsbx_proc *p = procset_find_pid(s, pid);
+	return p && p->start == start;
+}
+
+static void procset_free(struct agsbx_procset *s)
+{
+	free(s->v);
+	*s = (struct agsbx_procset){ 0 };
+}
+
+struct pidvec {
+	pid_t *v;
+	size_t n, cap;
+};
+
+static int pidvec_add(struct pidvec *pv, pid_t pid)
+{
+	if (pv->n == pv->cap) {
+		size_t cap = pv->cap ? pv->cap * 2 : 16;
+		pid_t *nv = realloc(pv->v, cap * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		pv->v = nv;
+		pv->cap = cap;
+	}
+	pv->v[pv->n++] = pid;
+	return 0;
+}
+
+static void parse_pids(const char *s, struct pidvec *out)
+{
+	while (*s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s) {
+			s++;
+			continue;
+		}
+		if (v > 0)
+			pidvec_add(out, (pid_t)v);
+		s = end;
+	}
+}
+
+/* ---- the registry: runner children and active runs ---- */
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pidvec registered;                 /* reg_lock */
+static struct agsbx_run_tree *active_runs;       /* reg_lock */
+
+static bool registered_locked(pid_t pid)
+{
+	for (size_t i = 0; i < registered.n; i++)
+		if (registered.v[i] == pid)
+			return true;
+	return false;
+}
+
+static void unregister_locked(pid_t pid)
+{
+	for (size_t i = 0; i < registered.n; i++) {
+		if (registered.v[i] == pid) {
+			registered.v[i] = registered.v[--registered.n];
+			return;
+		}
+	}
+}
+
+void agsbx_runner_register_child(pid_t pid)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (!registered_locked(pid))
+		pidvec_add(&registered, pid);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void agsbx_runner_unregister_child(pid_t pid)
+{
+	pthread_mutex_lock(&reg_lock);
+	unregister_locked(pid);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+pid_t agsbx_runner_fork_registered(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	/* Reserve the slot first: the child must not find the lock's owner
+	 * half-way through a realloc, and the parent must not fail after. */
+	if (pidvec_add(&registered, 0) < 0) {
+		pthread_mutex_unlock(&reg_lock);
+		errno = ENOMEM;
+		return -1;
+	}
+	registered.n--;
+	pid_t pid = fork();
+	if (pid == 0)
+		return 0;   /* the child never touches the lock again */
+	int e = errno;
+	if (pid > 0)
+		registered.v[registered.n++] = pid;
+	pthread_mutex_unlock(&reg_lock);
+	errno = e;
+	return pid;
+}
+
+static bool claimed_by_other_locked(const struct agsbx_run_tree *self, pid_t pid,
+				    unsigned long long start)
+{
+	for (const struct agsbx_run_tree *t = active_runs; t; t = t->next)
+		if (t != self && procset_has(&t->seen, pid, start))
+			return true;
+	return false;
+}
+
+/* ---- walking children ---- */
+
+static _Atomic int children_files = -1;   /* -1 unknown, 0 missing, 1 present */
+
+static bool have_children_files(void)
+{
+	int v = atomic_load(&children_files);
+	if (v < 0) {
+		char path[80];
+		snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)gettid());
+		v = access(path, R_OK) == 0;
+		atomic_store(&children_files, v);
+	}
+	return v == 1;
+}
+
+/* A full /proc scan, used when the kernel lacks the children files. */
+struct snapshot {
+	bool taken;
+	struct agsbx_procset all;
+};
+
+static void snapshot_take(struct snapshot *s)
+{
+	DIR *d = opendir("/proc");
+	s->taken = true;
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct agsbx_proc p;
+		if (*end || pid <= 0)
+			continue;
+		if (agsbx_runner_read_proc((pid_t)pid, &p) == 0)
+			procset_add(&s->all, &p);
+	}
+	closedir(d);
+}
+
+static void children_of(pid_t pid, struct snapshot *snap, struct pidvec *out)
+{
+	out->n = 0;
+	if (!have_children_files()) {
+		if (!snap->taken)
+			snapshot_take(snap);
+		for (size_t i = 0; i < snap->all.n; i++)
+			if (snap->all.v[i].ppid == pid)
+				pidvec_add(out, snap->all.v[i].pid);
+		return;
+	}
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *buf = NULL;
+		snprintf(path, sizeof path, "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
+		if (read_all(path, 1 << 22, &buf, NULL) == 0)
+			parse_pids(buf, out);
+		free(buf);
+	}
+	closedir(d);
+}
+
+static void add_cgroup_members(struct agsbx_run_tree *t, struct agsbx_procset *set)
+{
+	if (!t->used_cgroup)
+		return;
+	char path[4096];
+	char *buf = NULL;
+	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
+	if (read_all(path, 1 << 22, &buf, NULL) < 0)
+		return;
+	struct pidvec pv = { 0 };
+	parse_pids(buf, &pv);
+	free(buf);
+	for (size_t i = 0; i < pv.n; i++) {
+		struct agsbx_proc p;
+		if (!procset_find_pid(set, pv.v[i]) && agsbx_runner_read_proc(pv.v[i], &p) == 0)
+			procset_add(set, &p);
+	}
+	free(pv.v);
+}
+
+/* Every current member of the run (see the top of the file). Zombies are
+ * included (they need reaping); the caller holds reg_lock. */
+static void gather_locked(struct agsbx_run_tree *t, bool include_child, struct agsbx_procset *set)
+{
+	struct snapshot snap = { 0 };
+	struct pidvec kids = { 0 };
+	struct agsbx_proc p;
+	pid_t self = getpid();
+	pid_t our_sid = getsid(0);
+	set->n = 0;
+
+	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
+		procset_add(set, &p);
+	else {
+		/* Not a member, but still the root to walk from. */
+		children_of(t->child, &snap, &kids);
+		for (size_t i = 0; i < kids.n; i++)
+			if (!procset_find_pid(set, kids.v[i]) && agsbx_runner_read_proc(kids.v[i], &p) == 0)
+				procset_add(set, &p);
+	}
+
+	children_of(self, &snap, &kids);
+	for (size_t i = 0; i < kids.n; i++) {
+		pid_t pid = kids.v[i];
+		if (registered_locked(pid) || procset_find_pid(set, pid))
+			continue;
+		if (agsbx_runner_read_proc(pid, &p) < 0)
+			continue;
+		if (p.sid == our_sid || p.start < t->child_start ||
+		    claimed_by_other_locked(t, pid, p.start))
+			continue;
+		procset_add(set, &p);
+	}
+
+	for (size_t i = 0; i < t->seen.n; i++) {
+		const struct agsbx_proc *s = &t->seen.v[i];
+		if (s->pid == t->child || procset_find_pid(set, s->pid))
+			continue;
+		if (agsbx_runner_read_proc(s->pid, &p) == 0 && p.start == s->start)
+			procset_add(set, &p);
+	}
+
+	add_cgroup_members(t, set);
+
+	for (size_t i = 0; i < set->n; i++) {
+		children_of(set->v[i].pid, &snap, &kids);
+		for (size_t k = 0; k < kids.n; k++)
+			if (!procset_find_pid(set, kids.v[k]) && agsbx_runner_read_proc(kids.v[k], &p) == 0)
+				procset_add(set, &p);
+	}
+	free(kids.v);
+	procset_free(&snap.all);
+}
+
+/* ---- run lifecycle ---- */
+
+void agsbx_runner_tree_init(struct agsbx_run_tree *t)
+{
+	*t = (struct agsbx_run_tree){ .cgroup_procs_fd = -1 };
+}
+
+void agsbx_runner_tree_begin(struct agsbx_run_tree *t, pid_t child)
+{
+	struct agsbx_proc p;
+	t->child = child;
+	/* The child is unreaped, so this cannot be somebody else's entry. */
+	if (agsbx_runner_read_proc(child, &p) == 0)
+		t->child_start = p.start;
+	pthread_mutex_lock(&reg_lock);
+	t->next = active_runs;
+	active_runs = t;
+	t->active = true;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void agsbx_runner_tree_record(struct agsbx_run_tree *t)
+{
+	struct agsbx_procset now = { 0 };
+	pthread_mutex_lock(&reg_lock);
+	gather_locked(t, true, &now);
+	/* now already holds every earlier record that is still alive. */
+	procset_free(&t->seen);
+	t->seen = now;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void cgroup_remove(struct agsbx_run_tree *t);
+
+void agsbx_runner_tree_end(struct agsbx_run_tree *t)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (t->active) {
+		for (struct agsbx_run_tree **pp = &active_runs; *pp; pp = &(*pp)->next) {
+			if (*pp == t) {
+				*pp = t->next;
+				break;
+			}
+		}
+		t->active = false;
+	}
+	procset_free(&t->seen);
+	pthread_mutex_unlock(&reg_lock);
+	cgroup_remove(t);
+}
+
+/* Stop-walk: SIGSTOP every member not yet stopped and walk again, until a
+ * walk finds nobody new. A stopped process cannot fork, so the set
+ * converges even for a fork loop; members are recorded as targets. */
+static void stop_tree(struct agsbx_run_tree *t, bool kill_child, struct agsbx_procset *targets)
+{
+	struct agsbx_procset now = { 0 };
+	for (int round = 0; round < STOP_ROUNDS; round++) {
+		pthread_mutex_lock(&reg_lock);
+		gather_locked(t, kill_child, &now);
+		/* Recording the members keeps other runs' sweeps off them. */
+		for (size_t i = 0; i < now.n; i++)
+			if (!procset_has(&t->seen, now.v[i].pid, now.v[i].start))
+				procset_add(&t->seen, &now.v[i]);
+		pthread_mutex_unlock(&reg_lock);
+		unsigned fresh = 0;
+		for (size_t i = 0; i < now.n; i++) {
+			const struct agsbx_proc *p = &now.v[i];
+			if (procset_has(targets, p->pid, p->start))
+				continue;
+			procset_add(targets, p);
+			if (p->state != 'Z') {
+				signal_proc(p, SIGSTOP);
+				fresh++;
+			}
+		}
+		if (!fresh)
+			break;
+	}
+	procset_free(&now);
+}
+
+static unsigned kill_targets(const struct agsbx_procset *targets)
+{
+	unsigned killed = 0;
+	for (size_t i = 0; i < targets->n; i++)
+		if (targets->v[i].state != 'Z' && signal_proc(&targets->v[i], SIGKILL))
+			killed++;
+	return killed;
+}
+
+/* Members still appearing after the kill (a fork that raced the stop):
+ * kill them directly, a few rounds. */
+static unsigned kill_stragglers(struct agsbx_run_tree *t, bool kill_child, struct agsbx_procset *targets)
+{
+	struct agsbx_procset now = { 0 };
+	unsigned killed = 0;
+	for (int round = 0; round < STRAGGLER_ROUNDS; round++) {
+		pthread_mutex_lock(&reg_lock);
+		gather_locked(t, kill_child, &now);
+		pthread_mutex_unlock(&reg_lock);
+		unsigned fresh = 0;
+		for (size_t i = 0; i < now.n; i++) {
+			const struct agsbx_proc *p = &now.v[i];
+			if (procset_has(targets, p->pid, p->start))
+				continue;
+			procset_add(targets, p);
+			if (p->state != 'Z' && signal_proc(p, SIGKILL)) {
+				killed++;
+				fresh++;
+			}
+		}
+		if (!fresh)
+			break;
+	}
+	procset_free(&now);
+	return killed;
+}
+
+/* Reaps the targets that end up as our (zombie) children, each by its own
+ * pid. Members whose parent was another member are re-parented to us when
+ * that parent dies, so this waits, boundedly, until all are gone. */
+static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets)
+{
+	pid_t self = getpid();
+	uint64_t until = agsbx_runner_now_us() + REAP_DEADLINE_US;
+	long nap = 200;
+	for (;;) {
+		size_t left = 0;
+		for (size_t i = 0; i < targets->n; i++) {
+			struct agsbx_proc *p = &targets->v[i];
+			struct agsbx_proc now;
+			if (p->pid == 0 || p->pid == t->child)
+				continue;
+			if (agsbx_runner_read_proc(p->pid, &now) < 0 || now.start != p->start) {
+				p->pid = 0;   /* gone */
+				continue;
+			}
+			if (now.state == 'Z' && now.ppid == self) {
+				waitpid(p->pid, NULL, WNOHANG);
+				if (agsbx_runner_read_proc(p->pid, &now) < 0 || now.start != p->start) {
+					p->pid = 0;
+					continue;
+				}
+			}
+			left++;
+		}
+		if (!left || agsbx_runner_now_us() >= until)
+			return;
+		sleep_us(nap);
+		if (nap < 20000)
+			nap *= 2;
+	}
+}
+
+static void cgroup_kill(struct agsbx_run_tree *t);
+
+unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
+{
+	struct agsbx_procset targets = { 0 };
+	stop_tree(t, kill_child, &targets);
+	unsigned killed = kill_targets(&targets);
+	/* Belt and braces for the child's process group: safe while the
+	 * child is unreaped, since its pid (the pgid) cannot be reused. */
+	if (kill_child)
+		kill(-t->child, SIGKILL);
+	cgroup_kill(t);
+	killed += kill_stragglers(t, kill_child, &targets);
+	reap_targets(t, &targets);
+	procset_free(&targets);
+	return killed;
+}
+
+/* ---- cgroup v2 leaf ---- */
+
+static pthread_once_t cg_once = PTHREAD_ONCE_INIT;
+static char *cg_mount;
+static _Atomic unsigned cg_counter;
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; ) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+}
+
+static void find_cgroup2_mount(void)
+{
+	char *buf = NULL;
+	if (read_all("/proc/self/mountinfo", 1 << 22, &buf, NULL) < 0)
+		return;
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char *sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+			continue;
+		/* fields: id parent major:minor root mountpoint ... */
+		char *save = NULL, *f = strtok_r(line, " ", &save);
+		for (int i = 1; f && i < 5; i++)
+			f = strtok_r(NULL, " ", &save);
+		if (f) {
+			unescape_octal(f);
+			cg_mount = strdup(f);
+			break;
+		}
+	}
+	free(buf);
+}
+
+void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want)
+{
+	if (!want)
+		return;
+	pthread_once(&cg_once, find_cgroup2_mount);
+	if (!cg_mount)
+		return;
+	unsigned char rnd[6] = { 0 };
+	if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) < 0) { /* the counter still separates runs */ }
+	char *dir = NULL;
+	if (asprintf(&dir, "%s/agsbx-run-%d-%u-%02x%02x%02x%02x%02x%02x", cg_mount, (int)getpid(),
+		     atomic_fetch_add(&cg_counter, 1), rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]) < 0)
+		return;
+	if (mkdir(dir, 0755) < 0) {
+		free(dir);   /* not root, read-only, or no cgroup2: run without */
+		return;
+	}
+	char path[4200];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	t->cgroup_procs_fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (t->cgroup_procs_fd < 0) {
+		rmdir(dir);
+		free(dir);
+		return;
+	}
+	t->cgroup_dir = dir;
+}
+
+void agsbx_runner_cgroup_attach(struct agsbx_run_tree *t, pid_t pid)
+{
+	if (t->cgroup_procs_fd < 0)
+		return;
+	char buf[32];
+	int n = snprintf(buf, sizeof buf, "%d\n", (int)pid);
+	t->used_cgroup = write(t->cgroup_procs_fd, buf, (size_t)n) == n;
+	close(t->cgroup_procs_fd);
+	t->cgroup_procs_fd = -1;
+	if (!t->used_cgroup)
+		cgroup_remove(t);
+}
+
+static bool cgroup_populated(const struct agsbx_run_tree *t)
+{
+	char path[4200];
+	char *buf = NULL;
+	snprintf(path, sizeof path, "%s/cgroup.events", t->cgroup_dir);
+	if (read_all(path, 4096, &buf, NULL) < 0)
+		return false;
+	bool populated = strstr(buf, "populated 1") != NULL;
+	free(buf);
+	return populated;
+}
+
+static void cgroup_kill(struct agsbx_run_tree *t)
+{
+	if (!t->used_cgroup)
+		return;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/cgroup.kill", t->cgroup_dir);
+	if (write_str(path, "1") == 0)
+		return;
+	/* Kernels before 5.14: kill what the cgroup lists (each pid is a
+	 * current member, so it cannot be a reused pid of someone else). */
+	char *buf = NULL;
+	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
+	if (read_all(path, 1 << 22, &buf, NULL) < 0)
+		return;
+	struct pidvec pv = { 0 };
+	parse_pids(buf, &pv);
+	free(buf);
+	for (size_t i = 0; i < pv.n; i++)
+		if (pv.v[i] != t->child)
+			kill(pv.v[i], SIGKILL);
+	free(pv.v);
+}
+
+static void cgroup_remove(struct agsbx_run_tree *t)
+{
+	if (t->cgroup_procs_fd >= 0) {
+		close(t->cgroup_procs_fd);
+		t->cgroup_procs_fd = -1;
+	}
+	if (!t->cgroup_dir)
+		return;
+	uint64_t until = agsbx_runner_now_us() + CGROUP_DEADLINE_US;
+	long nap = 200;
+	/* A reaped tree leaves the cgroup empty; rmdir fails with EBUSY
+	 * until the last member is gone. */
+	while (t->used_cgroup && cgroup_populated(t) && agsbx_runner_now_us() < until) {
+		sleep_us(nap);
+		if (nap < 20000)
+			nap *= 2;
+	}
+	while (rmdir(t->cgroup_dir) < 0 && errno == EBUSY && agsbx_runner_now_us() < until) {
+		sleep_us(nap);
+		if (nap < 20000)
+			nap *= 2;
+	}
+	free(t->cgroup_dir);
+	t->cgroup_dir = NULL;
+}
+
+/* ---- leftover-process checks ---- */
+
+int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
+{
+	if (pids)
+		*pids = NULL;
+	if (!marker || !*marker)
+		return -EINVAL;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	size_t mlen = strlen(marker);
+	pid_t self = getpid();
+	struct pidvec found = { 0 };
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || (pid_t)pid == self)
+			continue;
+		char path[64];
+		char *buf = NULL;
+		size_t len = 0;
+		snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+		if (read_all(path, 1 << 20, &buf, &len) < 0)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		if (len >= mlen && memmem(buf, len, marker, mlen) && pidvec_add(&found, (pid_t)pid) < 0) {
+			free(buf);
+			closedir(d);
+			free(found.v);
+			return -ENOMEM;
+		}
+		free(buf);
+	}
+	closedir(d);
+	int n = (int)found.n;
+	if (pids)
+		*pids = found.v;
+	else
+		free(found.v);
+	return n;
+}
