@@ -32,11 +32,17 @@ skip() {
   exit 77
 }
 
+# One root per test script, registered for removal here in the main shell:
+# t_tmpdir is usually called as $(t_tmpdir x), a subshell whose cleanup
+# registrations would be lost.
+T_ROOT=$(mktemp -d /tmp/agsbx-t-XXXXXX)
+chmod 0755 "$T_ROOT"
+t_on_exit "chmod -R u+rwX '$T_ROOT' 2>/dev/null; rm -rf '$T_ROOT'"
+
 t_tmpdir() {
   local d
-  d=$(mktemp -d "/tmp/agsbx-t-${1:-x}-XXXXXX")
+  d=$(mktemp -d "$T_ROOT/${1:-x}-XXXXXX")
   chmod 0755 "$d"
-  t_on_exit "chmod -R u+rwX '$d' 2>/dev/null; rm -rf '$d'"
   echo "$d"
 }
 
