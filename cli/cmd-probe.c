@@ -1,9 +1,144 @@
+/* agsbx-evidence probe [--json]: read-only host facts, as an aligned table
+ * (family, fact, value, source) or as the JSON object that goes into every
+ * bundle's "host" (schemas/host-probe.schema.json). */
 #include "cli/commands.h"
-#include "base/log.h"
 
-/* placeholder until the command lands */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/log.h"
+#include "probes/probes.h"
+
+static const char help[] =
+	"usage: agsbx-evidence probe [--json]\n"
+	"\n"
+	"Reads host facts without changing anything: kernel, OS, privilege context,\n"
+	"container markers, user namespaces, AppArmor, Landlock, cgroups, bubblewrap,\n"
+	"runsc, the Docker Engine API ($DOCKER_HOST, unix:// only, or\n"
+	"/var/run/docker.sock) and macOS Seatbelt. Each fact names its source; an\n"
+	"unavailable fact is shown as absent with the reason.\n"
+	"\n"
+	"options:\n"
+	"  --json      print one JSON object (schema: agsbx-evidence schema host-probe)\n"
+	"  -h, --help  show this help\n"
+	"\n"
+	"exit status: 0 facts printed, 2 bad usage, 3 internal or output error.\n";
+
+/* Widest value column used for alignment; longer values just push the
+ * source column right on their own line. */
+#define VALUE_ALIGN_MAX 40
+
+/* One table cell for a fact's value: strings as-is, everything else as
+ * compact JSON, absent as "absent (reason)". Control characters are shown
+ * as '?' so a fact can never forge table lines. malloc'd. */
+static char *value_text(const json_t *fact)
+{
+	char *s = NULL;
+	if (json_is_true(json_object_get(fact, "absent"))) {
+		const char *reason = json_string_value(json_object_get(fact, "reason"));
+		if (asprintf(&s, "absent (%s)", reason ? reason : "?") < 0)
+			return NULL;
+	} else {
+		const json_t *v = json_object_get(fact, "value");
+		const char *reason = json_string_value(json_object_get(fact, "reason"));
+		_cleanup_free_ char *js = json_is_string(v) ? strdup(json_string_value(v))
+							    : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+		if (!js)
+			return NULL;
+		if (asprintf(&s, reason ? "%s (%s)" : "%s", js, reason) < 0)
+			return NULL;
+	}
+	for (char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return s;
+}
+
+static void column_widths(const json_t *host, int *wfam, int *wfact, int *wval)
+{
+	size_t nfam;
+	const struct agsbx_probe_family *fams = agsbx_probe_families(&nfam);
+	*wfam = (int)strlen("FAMILY");
+	*wfact = (int)strlen("FACT");
+	*wval = (int)strlen("VALUE");
+	for (size_t i = 0; i < nfam; i++) {
+		const char *name;
+		const json_t *fact;
+		json_object_foreach(json_object_get(host, fams[i].name), name, fact) {
+			_cleanup_free_ char *v = value_text(fact);
+			int lv = v ? (int)strlen(v) : 0;
+			if ((int)strlen(fams[i].name) > *wfam)
+				*wfam = (int)strlen(fams[i].name);
+			if ((int)strlen(name) > *wfact)
+				*wfact = (int)strlen(name);
+			if (lv > *wval && lv <= VALUE_ALIGN_MAX)
+				*wval = lv;
+		}
+	}
+}
+
+static int print_table(const json_t *host)
+{
+	int wfam, wfact, wval;
+	column_widths(host, &wfam, &wfact, &wval);
+	printf("%-*s  %-*s  %-*s  %s\n", wfam, "FAMILY", wfact, "FACT", wval, "VALUE", "SOURCE");
+	size_t nfam;
+	const struct agsbx_probe_family *fams = agsbx_probe_families(&nfam);
+	for (size_t i = 0; i < nfam; i++) {
+		const char *name;
+		const json_t *fact;
+		json_object_foreach(json_object_get(host, fams[i].name), name, fact) {
+			_cleanup_free_ char *v = value_text(fact);
+			if (!v)
+				return -ENOMEM;
+			const char *src = json_string_value(json_object_get(fact, "source"));
+			printf("%-*s  %-*s  %-*s  %s\n", wfam, fams[i].name, wfact, name, wval, v, src ? src : "");
+		}
+	}
+	return 0;
+}
+
+static int print_json(const json_t *host)
+{
+	_cleanup_free_ char *s = json_dumps(host, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!s)
+		return -ENOMEM;
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	return 0;
+}
+
 int agsbx_cmd_probe(int argc, char **argv)
 {
-	agsbx_error("'probe' is not implemented yet");
-	return AGSBX_EXIT_INTERNAL;
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	bool json = false, options_done = false;
+	for (int i = 1; i < argc; i++) {
+		if (!options_done && strcmp(argv[i], "--") == 0)
+			options_done = true;
+		else if (!options_done && strcmp(argv[i], "--json") == 0)
+			json = true;
+		else if (!options_done && argv[i][0] == '-')
+			return agsbx_usage_error("probe", "unknown option '%s'", argv[i]);
+		else
+			return agsbx_usage_error("probe", "unexpected argument '%s'", argv[i]);
+	}
+	_cleanup_json_ json_t *host = agsbx_probe_host(NULL);
+	if (!host) {
+		agsbx_error("probe: out of memory");
+		return AGSBX_EXIT_INTERNAL;
+	}
+	int r = json ? print_json(host) : print_table(host);
+	if (r < 0) {
+		agsbx_error_errno(r, "probe: cannot format the result");
+		return AGSBX_EXIT_INTERNAL;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		agsbx_error("probe: cannot write the result to stdout");
+		return AGSBX_EXIT_INTERNAL;
+	}
+	return AGSBX_EXIT_OK;
 }

@@ -9,7 +9,11 @@
 #ifndef AGSBX_PROBES_PROBES_H
 #define AGSBX_PROBES_PROBES_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <jansson.h>
+
+#define AGSBX_HOST_PROBE_SCHEMA "agsbx-evidence/host-probe/v1"
 
 struct agsbx_probe_opts {
 	const char *docker_host;      /* NULL: $DOCKER_HOST or unix:///var/run/docker.sock */
@@ -47,5 +51,21 @@ int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, si
 
 /* cgroup2 mount point from /proc/self/mountinfo (malloc'd) or NULL. */
 char *agsbx_cgroup2_mount(void);
+
+/* ---- additions (probes module) ---- */
+
+/* One family of the host object; the table in host.c, in output order.
+ * probe returns a new reference (NULL only on out-of-memory). */
+struct agsbx_probe_family {
+	const char *name;
+	json_t *(*probe)(const struct agsbx_probe_opts *opts);
+};
+const struct agsbx_probe_family *agsbx_probe_families(size_t *n);
+
+/* True when `bwrap --help` listed option (e.g. "--disable-userns"). The
+ * "bubblewrap"/"options" value is an object keyed by the option as written
+ * on the command line, each true or false; absent when bwrap could not be
+ * asked (reason says why). */
+bool agsbx_probe_bwrap_has_option(const json_t *host, const char *option);
 
 #endif

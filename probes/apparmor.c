@@ -1,0 +1,79 @@
+/* apparmor: is it on, does it restrict unprivileged user namespaces (the
+ * Ubuntu 23.10+ policy that breaks bwrap), what is our own label, and is
+ * a bwrap profile installed that would let bwrap through. */
+#include "probes/probes.h"
+#include "probes/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define PROFILE_DIR "/etc/apparmor.d"
+
+/* The LSM-specific file is right under stacking; attr/current is the
+ * pre-5.1 interface (and may belong to another LSM, hence second). */
+static json_t *label_fact(void)
+{
+	static const char *const paths[] = { "/proc/self/attr/apparmor/current", "/proc/self/attr/current" };
+	json_t *fact = NULL;
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		json_decref(fact);
+		fact = agsbx_fact_file_line(paths[i]);
+		json_t *reason = json_object_get(fact, "reason");
+		if (!reason || strcmp(json_string_value(reason), "ENOENT") != 0)
+			break;
+	}
+	return fact;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Profiles whose file name mentions bwrap, e.g. bwrap-userns-restrict
+ * (Ubuntu 24.04+). Top-level files only; sorted for stable output. */
+static json_t *bwrap_profile_fact(void)
+{
+	_cleanup_closedir_ DIR *d = opendir(PROFILE_DIR);
+	if (!d)
+		return agsbx_fact_errno(errno, PROFILE_DIR);
+	char *names[256];
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < sizeof names / sizeof names[0]) {
+		if (e->d_name[0] == '.' || !strstr(e->d_name, "bwrap"))
+			continue;
+		names[n] = agsbx_path_join(PROFILE_DIR, e->d_name);
+		if (names[n])
+			n++;
+	}
+	qsort(names, n, sizeof names[0], cmp_str);
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		if (a)
+			json_array_append_new(a, agsbx_json_string_sanitized(names[i], strlen(names[i])));
+		free(names[i]);
+	}
+	return agsbx_fact_value(a, PROFILE_DIR " (names containing bwrap)");
+}
+
+json_t *agsbx_probe_apparmor(void)
+{
+	json_t *f = json_object();
+	if (!f)
+		return NULL;
+	agsbx_fact_put(f, "enabled", agsbx_fact_file_bool("/sys/module/apparmor/parameters/enabled"));
+	agsbx_fact_put(f, "restrict_unprivileged_userns",
+		       agsbx_fact_file_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"));
+	agsbx_fact_put(f, "restrict_unprivileged_unconfined",
+		       agsbx_fact_file_int("/proc/sys/kernel/apparmor_restrict_unprivileged_unconfined"));
+	agsbx_fact_put(f, "label", label_fact());
+	agsbx_fact_put(f, "bwrap_profile", bwrap_profile_fact());
+	return f;
+}

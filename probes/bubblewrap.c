@@ -1,0 +1,85 @@
+/* bubblewrap: where bwrap is, its version, whether it is setuid (then it
+ * does not need unprivileged user namespaces, and is a bigger target),
+ * and which options this build knows (from --help: options arrived over
+ * releases, e.g. --disable-userns in 0.8, --size in 0.5). */
+#include "probes/probes.h"
+#include "probes/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/cleanup.h"
+
+#define TOOL_TIMEOUT_MS 5000
+
+static const char *const bwrap_options[] = {
+	"--add-seccomp-fd", "--assert-userns-disabled", "--bind-fd", "--cap-drop", "--chdir", "--chmod",
+	"--clearenv", "--die-with-parent", "--disable-userns", "--json-status-fd", "--new-session",
+	"--overlay", "--perms", "--ro-bind", "--seccomp", "--share-net", "--size", "--unshare-all",
+	"--unshare-net", "--unshare-pid", "--unshare-user",
+};
+
+/* "--opt" as a whole word in the --help text (so --bind is not found in
+ * --bind-try). */
+static bool help_has(const char *help, const char *opt)
+{
+	size_t len = strlen(opt);
+	for (const char *p = strstr(help, opt); p; p = strstr(p + 1, opt)) {
+		bool start = p == help || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n' || p[-1] == ',';
+		char after = p[len];
+		bool end = after == '\0' || after == ' ' || after == '\t' || after == '\n' || after == '=' ||
+			   after == ',';
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+static json_t *options_fact(const char *path)
+{
+	const char *argv[] = { path, "--help", NULL };
+	_cleanup_free_ char *src = NULL;
+	if (asprintf(&src, "%s --help", path) < 0)
+		src = NULL;
+	const char *source = src ? src : "bwrap --help";
+	_cleanup_free_ char *out = NULL, *detail = NULL;
+	const char *reason = NULL;
+	if (agsbx_probes_run_tool(argv, TOOL_TIMEOUT_MS, &out, &reason, &detail) < 0)
+		return agsbx_fact_detail(agsbx_fact_absent(reason, source), detail);
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < sizeof bwrap_options / sizeof bwrap_options[0]; i++)
+		json_object_set_new(o, bwrap_options[i], json_boolean(help_has(out, bwrap_options[i])));
+	return agsbx_fact_value(o, source);
+}
+
+json_t *agsbx_probe_bubblewrap(void)
+{
+	json_t *f = json_object();
+	if (!f)
+		return NULL;
+	_cleanup_free_ char *path = agsbx_probes_find_in_path("bwrap");
+	if (!path) {
+		const char *names[] = { "path", "setuid", "version", "version_line", "options" };
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+			agsbx_fact_put(f, names[i], agsbx_fact_absent("not_found_in_path", "$PATH"));
+		return f;
+	}
+	agsbx_fact_put(f, "path", agsbx_fact_string(path, "$PATH"));
+	struct stat st;
+	if (stat(path, &st) == 0)
+		agsbx_fact_put(f, "setuid", agsbx_fact_bool((st.st_mode & S_ISUID) != 0, path));
+	else
+		agsbx_fact_put(f, "setuid", agsbx_fact_errno(errno, path));
+	agsbx_probes_version_facts(f, path, "bubblewrap ", TOOL_TIMEOUT_MS);
+	agsbx_fact_put(f, "options", options_fact(path));
+	return f;
+}
+
+bool agsbx_probe_bwrap_has_option(const json_t *host, const char *option)
+{
+	const json_t *o = agsbx_probe_value(host, "bubblewrap", "options");
+	return json_is_true(json_object_get(o, option));
+}

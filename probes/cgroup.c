@@ -1,0 +1,117 @@
+/* cgroup: which hierarchy the host uses and where cgroup2 is mounted.
+ * Pure v2 hosts mount it at /sys/fs/cgroup; hybrid hosts (v1 controllers
+ * plus an empty v2, like the CI host) at /sys/fs/cgroup/unified. */
+#include "probes/probes.h"
+#include "probes/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define MOUNTINFO "/proc/self/mountinfo"
+
+static const struct agsbx_mount *find_cgroup2(const struct agsbx_mount *m, size_t n)
+{
+	const struct agsbx_mount *first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m[i].fstype, "cgroup2") != 0)
+			continue;
+		if (strcmp(m[i].mountpoint, "/sys/fs/cgroup") == 0)
+			return &m[i];
+		/* A bind of a sub-tree (root != "/") is a worse answer than the
+		 * whole hierarchy. */
+		if (!first || (strcmp(first->root, "/") != 0 && strcmp(m[i].root, "/") == 0))
+			first = &m[i];
+	}
+	return first;
+}
+
+char *agsbx_cgroup2_mount(void)
+{
+	struct agsbx_mount *m = NULL;
+	size_t n = 0;
+	if (agsbx_mountinfo_read(&m, &n) < 0)
+		return NULL;
+	const struct agsbx_mount *c = find_cgroup2(m, n);
+	char *p = c ? strdup(c->mountpoint) : NULL;
+	agsbx_mountinfo_free(m, n);
+	return p;
+}
+
+/* v1 hierarchies by their super options (the controller names). */
+static json_t *v1_controllers(const struct agsbx_mount *m, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < n; i++) {
+		if (strcmp(m[i].fstype, "cgroup") != 0)
+			continue;
+		_cleanup_free_ char *opts = strdup(m[i].super_options);
+		char *save = NULL;
+		for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
+			if (strcmp(o, "rw") == 0 || strcmp(o, "ro") == 0 || strchr(o, '='))
+				continue;
+			bool dup = false;
+			for (size_t k = 0; k < json_array_size(a); k++)
+				dup |= strcmp(json_string_value(json_array_get(a, k)), o) == 0;
+			if (!dup)
+				json_array_append_new(a, agsbx_json_string_sanitized(o, strlen(o)));
+		}
+	}
+	return a;
+}
+
+/* Our own cgroup2 path, the "0::/path" line. */
+static json_t *self_path_fact(void)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = agsbx_probes_read("/proc/self/cgroup", &text);
+	if (r < 0)
+		return agsbx_fact_errno(r, "/proc/self/cgroup");
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "0::", 3) == 0)
+			return agsbx_fact_string(line + 3, "/proc/self/cgroup");
+		line = nl ? nl + 1 : NULL;
+	}
+	return agsbx_fact_absent("no_cgroup2_entry", "/proc/self/cgroup");
+}
+
+json_t *agsbx_probe_cgroup(void)
+{
+	json_t *f = json_object();
+	if (!f)
+		return NULL;
+	struct agsbx_mount *m = NULL;
+	size_t n = 0;
+	int r = agsbx_mountinfo_read(&m, &n);
+	if (r < 0) {
+		const char *names[] = { "version", "hybrid", "cgroup2_mount", "v1_controllers" };
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+			agsbx_fact_put(f, names[i], agsbx_fact_errno(r, MOUNTINFO));
+	} else {
+		const struct agsbx_mount *c2 = find_cgroup2(m, n);
+		json_t *v1 = v1_controllers(m, n);
+		bool has_v1 = false;
+		for (size_t i = 0; i < n; i++)
+			has_v1 |= strcmp(m[i].fstype, "cgroup") == 0;
+		bool unified = c2 && strcmp(c2->mountpoint, "/sys/fs/cgroup") == 0;
+		if (unified || (c2 && !has_v1))
+			agsbx_fact_put(f, "version", agsbx_fact_int(2, MOUNTINFO));
+		else if (has_v1)
+			agsbx_fact_put(f, "version", agsbx_fact_int(1, MOUNTINFO));
+		else
+			agsbx_fact_put(f, "version", agsbx_fact_absent("no_cgroup_mount", MOUNTINFO));
+		agsbx_fact_put(f, "hybrid", agsbx_fact_bool(has_v1 && c2, MOUNTINFO));
+		agsbx_fact_put(f, "cgroup2_mount", c2 ? agsbx_fact_string(c2->mountpoint, MOUNTINFO)
+						      : agsbx_fact_absent("no_cgroup2_mount", MOUNTINFO));
+		agsbx_fact_put(f, "v1_controllers", agsbx_fact_value(v1, MOUNTINFO));
+		agsbx_mountinfo_free(m, n);
+	}
+	agsbx_fact_put(f, "self_cgroup2_path", self_path_fact());
+	return f;
+}

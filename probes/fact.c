@@ -1,0 +1,188 @@
+/* Fact objects and the small file readers every family uses. */
+#include "probes/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define SMALL_FILE_MAX (1u << 20)
+
+static json_t *sanitized(const char *s)
+{
+	return agsbx_json_string_sanitized(s, strlen(s));
+}
+
+json_t *agsbx_fact_absent(const char *reason, const char *source)
+{
+	json_t *f = json_object();
+	if (!f)
+		return NULL;
+	json_object_set_new(f, "absent", json_true());
+	json_object_set_new(f, "reason", sanitized(reason));
+	json_object_set_new(f, "source", sanitized(source));
+	return f;
+}
+
+json_t *agsbx_fact_value(json_t *value, const char *source)
+{
+	if (!value)
+		return agsbx_fact_absent("ENOMEM", source);
+	json_t *f = json_object();
+	if (!f) {
+		json_decref(value);
+		return NULL;
+	}
+	json_object_set_new(f, "value", value);
+	json_object_set_new(f, "source", sanitized(source));
+	return f;
+}
+
+json_t *agsbx_fact_errno(int err, const char *source)
+{
+	return agsbx_fact_absent(agsbx_errno_name(err), source);
+}
+
+json_t *agsbx_fact_string(const char *s, const char *source)
+{
+	return agsbx_fact_value(sanitized(s), source);
+}
+
+json_t *agsbx_fact_int(long long v, const char *source)
+{
+	return agsbx_fact_value(json_integer(v), source);
+}
+
+json_t *agsbx_fact_bool(bool v, const char *source)
+{
+	return agsbx_fact_value(json_boolean(v), source);
+}
+
+json_t *agsbx_fact_detail(json_t *fact, const char *detail)
+{
+	if (fact && detail && *detail)
+		json_object_set_new(fact, "detail", sanitized(detail));
+	return fact;
+}
+
+json_t *agsbx_fact_reason(json_t *fact, const char *reason)
+{
+	if (fact && reason)
+		json_object_set_new(fact, "reason", sanitized(reason));
+	return fact;
+}
+
+void agsbx_fact_put(json_t *family, const char *name, json_t *fact)
+{
+	json_object_set_new(family, name, fact);
+}
+
+const char *agsbx_errno_name(int err)
+{
+	static __thread char buf[32];
+	if (err < 0)
+		err = -err;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	const char *n = strerrorname_np(err);
+	if (n)
+		return n;
+#endif
+	snprintf(buf, sizeof buf, "errno_%d", err);
+	return buf;
+}
+
+int agsbx_probes_read(const char *path, char **data)
+{
+	return agsbx_read_file(path, SMALL_FILE_MAX, data, NULL);
+}
+
+char *agsbx_probes_status_field(const char *status, const char *key)
+{
+	size_t klen = strlen(key);
+	for (const char *line = status; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			const char *v = line + klen + 1;
+			while (v < line + len && (*v == ' ' || *v == '\t'))
+				v++;
+			return strndup(v, (size_t)(line + len - v));
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+static char *first_line(const char *path, int *err)
+{
+	char *data = NULL;
+	int r = agsbx_probes_read(path, &data);
+	if (r < 0) {
+		*err = r;
+		return NULL;
+	}
+	data[strcspn(data, "\n")] = '\0';
+	return data;
+}
+
+json_t *agsbx_fact_file_line(const char *path)
+{
+	int err = 0;
+	_cleanup_free_ char *line = first_line(path, &err);
+	if (!line)
+		return agsbx_fact_errno(err, path);
+	return agsbx_fact_string(line, path);
+}
+
+/* Strict decimal: optional sign, digits, surrounding blanks; no junk. */
+static int parse_ll(const char *s, long long *v)
+{
+	char *end = NULL;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+json_t *agsbx_fact_file_int(const char *path)
+{
+	int err = 0;
+	_cleanup_free_ char *line = first_line(path, &err);
+	if (!line)
+		return agsbx_fact_errno(err, path);
+	long long v;
+	if (parse_ll(line, &v) < 0)
+		return agsbx_fact_detail(agsbx_fact_absent("unparsable", path), line);
+	return agsbx_fact_int(v, path);
+}
+
+json_t *agsbx_fact_file_bool(const char *path)
+{
+	int err = 0;
+	_cleanup_free_ char *line = first_line(path, &err);
+	if (!line)
+		return agsbx_fact_errno(err, path);
+	const char *s = line;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (strcmp(s, "Y") == 0 || strcmp(s, "y") == 0 || strcmp(s, "1") == 0)
+		return agsbx_fact_bool(true, path);
+	if (strcmp(s, "N") == 0 || strcmp(s, "n") == 0 || strcmp(s, "0") == 0)
+		return agsbx_fact_bool(false, path);
+	return agsbx_fact_detail(agsbx_fact_absent("unparsable", path), line);
+}

@@ -1,0 +1,67 @@
+/* The host object: every family, listed once, in the order people read
+ * them. Adding a family is one row here, one file, and its facts in
+ * schemas/host-probe.schema.json. */
+#include "probes/probes.h"
+#include "probes/internal.h"
+
+#include <string.h>
+
+static json_t *kernel(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_kernel(); }
+static json_t *os(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_os(); }
+static json_t *privilege(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_privilege(); }
+static json_t *container(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_container(); }
+static json_t *userns(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_userns(); }
+static json_t *apparmor(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_apparmor(); }
+static json_t *landlock(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_landlock(); }
+static json_t *cgroup(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_cgroup(); }
+static json_t *bubblewrap(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_bubblewrap(); }
+static json_t *runsc(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_runsc(); }
+static json_t *macos(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_macos(); }
+
+static const struct agsbx_probe_family families[] = {
+	{ "kernel", kernel },
+	{ "os", os },
+	{ "privilege", privilege },
+	{ "container", container },
+	{ "userns", userns },
+	{ "apparmor", apparmor },
+	{ "landlock", landlock },
+	{ "cgroup", cgroup },
+	{ "bubblewrap", bubblewrap },
+	{ "runsc", runsc },
+	{ "docker", agsbx_probe_docker },
+	{ "macos", macos },
+};
+
+const struct agsbx_probe_family *agsbx_probe_families(size_t *n)
+{
+	*n = sizeof families / sizeof families[0];
+	return families;
+}
+
+json_t *agsbx_probe_host(const struct agsbx_probe_opts *opts)
+{
+	json_t *host = json_object();
+	if (!host || json_object_set_new(host, "schema", json_string(AGSBX_HOST_PROBE_SCHEMA)) < 0) {
+		json_decref(host);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+		json_t *fam = families[i].probe(opts);
+		if (!fam || json_object_set_new(host, families[i].name, fam) < 0) {
+			json_decref(host);
+			return NULL;
+		}
+	}
+	return host;
+}
+
+const json_t *agsbx_probe_value(const json_t *host, const char *family, const char *name)
+{
+	if (!host || !family || !name)
+		return NULL;
+	const json_t *fact = json_object_get(json_object_get(host, family), name);
+	if (!json_is_object(fact) || json_is_true(json_object_get(fact, "absent")))
+		return NULL;
+	return json_object_get(fact, "value");
+}

@@ -1,0 +1,91 @@
+/* Helpers shared by the probe families (fact.c, mountinfo.c, tool.c).
+ * Not part of the probes API: only the probes module (and its tests) include this.
+ *
+ * A fact is {"value": V, "source": S} or {"absent": true, "reason": R,
+ * "source": S}; either may carry "detail" (free text, e.g. curl's message)
+ * and a present fact may carry "reason" when its value is a negative
+ * finding (docker "reachable": false, "reason": "ENOENT"). Reasons are
+ * errno names ("ENOENT", "EACCES") for OS errors and snake_case words for
+ * everything else ("not_macos", "landlock_disabled"). */
+#ifndef AGSBX_PROBES_INTERNAL_H
+#define AGSBX_PROBES_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+/* ---- facts (fact.c) ---- */
+
+/* New fact objects. fact_value steals value; a NULL value (OOM) yields an
+ * absent fact with reason "ENOMEM" so a family never silently loses a name. */
+json_t *agsbx_fact_value(json_t *value, const char *source);
+json_t *agsbx_fact_absent(const char *reason, const char *source);
+/* Absent with the errno's name as reason; err may be negative or positive. */
+json_t *agsbx_fact_errno(int err, const char *source);
+/* A string value, sanitised to valid UTF-8 (any bytes are accepted). */
+json_t *agsbx_fact_string(const char *s, const char *source);
+json_t *agsbx_fact_int(long long v, const char *source);
+json_t *agsbx_fact_bool(bool v, const char *source);
+/* Adds "detail" (sanitised) / "reason" to a fact; returns the fact. */
+json_t *agsbx_fact_detail(json_t *fact, const char *detail);
+json_t *agsbx_fact_reason(json_t *fact, const char *reason);
+/* family[name] = fact (stolen). */
+void agsbx_fact_put(json_t *family, const char *name, json_t *fact);
+
+/* "ENOENT" etc. for errno values (sign ignored); never NULL. */
+const char *agsbx_errno_name(int err);
+
+/* Facts read from one small file: the first line as a string, as a
+ * decimal integer, or "Y"/"N"/"1"/"0" as a boolean. A missing or
+ * unreadable file is an absent fact with the errno name; unparsable
+ * content is absent with reason "unparsable" and the content as detail. */
+json_t *agsbx_fact_file_line(const char *path);
+json_t *agsbx_fact_file_int(const char *path);
+json_t *agsbx_fact_file_bool(const char *path);
+
+/* Whole small file (<= 1 MiB), NUL-terminated; 0 or -errno. */
+int agsbx_probes_read(const char *path, char **data);
+/* Value of "Key:\t..." in a /proc/PID/status-like text (malloc'd) or NULL. */
+char *agsbx_probes_status_field(const char *status, const char *key);
+
+/* ---- executables (tool.c) ---- */
+
+/* First executable regular file called name in $PATH (or a default PATH
+ * when unset); malloc'd absolute path or NULL (errno ENOENT). */
+char *agsbx_probes_find_in_path(const char *name);
+
+/* Runs argv (argv[0] absolute) through the bounded runner with timeout_ms
+ * and a minimal environment; on success *out is its stdout (malloc'd) and
+ * 0 is returned. On failure returns < 0 and *reason is a static reason
+ * ("runner_unavailable", "timeout", "exit_status_nonzero", an errno name)
+ * and *detail (malloc'd, may be NULL) holds stderr or the status. */
+int agsbx_probes_run_tool(const char *const *argv, long timeout_ms, char **out,
+			  const char **reason, char **detail);
+
+/* A --version fact pair from one run: "version" (the text after prefix on
+ * the first line, or the whole first line when prefix does not match) and
+ * "version_line" (the first line as printed). */
+void agsbx_probes_version_facts(json_t *family, const char *path, const char *prefix,
+				long timeout_ms);
+
+/* ---- /proc/self/mountinfo (mountinfo.c) ---- */
+
+struct agsbx_mount {
+	char *root;          /* root of the mount within its filesystem */
+	char *mountpoint;    /* unescaped */
+	char *fstype;
+	char *source;
+	char *super_options;
+};
+
+/* Parses mountinfo text (as in /proc/self/mountinfo); 0 or -errno
+ * (-EINVAL on a malformed line). */
+int agsbx_mountinfo_parse(const char *text, struct agsbx_mount **mounts, size_t *n);
+int agsbx_mountinfo_read(struct agsbx_mount **mounts, size_t *n);
+void agsbx_mountinfo_free(struct agsbx_mount *mounts, size_t n);
+/* The topmost mount at mountpoint (the last one listed), or NULL. */
+const struct agsbx_mount *agsbx_mountinfo_find(const struct agsbx_mount *mounts, size_t n,
+					       const char *mountpoint);
+
+#endif

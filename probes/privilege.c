@@ -1,0 +1,113 @@
+/* privilege: who we run as. ids from getres[ug]id(2); capabilities,
+ * NoNewPrivs and Seccomp from /proc/self/status; SUDO_* from environ. */
+#include "probes/probes.h"
+#include "probes/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define STATUS "/proc/self/status"
+
+static const char *const sudo_vars[] = { "SUDO_USER", "SUDO_UID", "SUDO_GID", "SUDO_COMMAND", "SUDO_HOME" };
+
+static void put_ids(json_t *f)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	if (getresuid(&ru, &eu, &su) == 0) {
+		agsbx_fact_put(f, "uid", agsbx_fact_int(ru, "getresuid(2)"));
+		agsbx_fact_put(f, "euid", agsbx_fact_int(eu, "getresuid(2)"));
+		agsbx_fact_put(f, "suid", agsbx_fact_int(su, "getresuid(2)"));
+	} else {
+		agsbx_fact_put(f, "uid", agsbx_fact_errno(errno, "getresuid(2)"));
+		agsbx_fact_put(f, "euid", agsbx_fact_errno(errno, "getresuid(2)"));
+		agsbx_fact_put(f, "suid", agsbx_fact_errno(errno, "getresuid(2)"));
+	}
+	if (getresgid(&rg, &eg, &sg) == 0) {
+		agsbx_fact_put(f, "gid", agsbx_fact_int(rg, "getresgid(2)"));
+		agsbx_fact_put(f, "egid", agsbx_fact_int(eg, "getresgid(2)"));
+	} else {
+		agsbx_fact_put(f, "gid", agsbx_fact_errno(errno, "getresgid(2)"));
+		agsbx_fact_put(f, "egid", agsbx_fact_errno(errno, "getresgid(2)"));
+	}
+}
+
+static json_t *groups_fact(void)
+{
+	int n = getgroups(0, NULL);
+	if (n < 0)
+		return agsbx_fact_errno(errno, "getgroups(2)");
+	_cleanup_free_ gid_t *g = calloc((size_t)n + 1, sizeof *g);
+	if (!g)
+		return agsbx_fact_errno(ENOMEM, "getgroups(2)");
+	n = getgroups(n, g);
+	if (n < 0)
+		return agsbx_fact_errno(errno, "getgroups(2)");
+	json_t *a = json_array();
+	for (int i = 0; a && i < n; i++)
+		json_array_append_new(a, json_integer(g[i]));
+	return agsbx_fact_value(a, "getgroups(2)");
+}
+
+static void put_sudo(json_t *f)
+{
+	json_t *o = json_object();
+	bool under = false;
+	for (size_t i = 0; o && i < sizeof sudo_vars / sizeof sudo_vars[0]; i++) {
+		const char *v = getenv(sudo_vars[i]);
+		if (!v)
+			continue;
+		json_object_set_new(o, sudo_vars[i], agsbx_json_string_sanitized(v, strlen(v)));
+		if (strcmp(sudo_vars[i], "SUDO_HOME") != 0)
+			under = true;
+	}
+	agsbx_fact_put(f, "sudo", agsbx_fact_value(o, "environ:SUDO_*"));
+	agsbx_fact_put(f, "under_sudo", agsbx_fact_bool(under, "environ:SUDO_USER,SUDO_UID,SUDO_GID,SUDO_COMMAND"));
+}
+
+/* One "Key:" of /proc/self/status as a string (hex masks) or integer. */
+static json_t *status_fact(const char *status, int err, const char *key, bool integer)
+{
+	char src[64];
+	snprintf(src, sizeof src, STATUS ":%s", key);
+	if (!status)
+		return agsbx_fact_errno(err, src);
+	_cleanup_free_ char *v = agsbx_probes_status_field(status, key);
+	if (!v)
+		return agsbx_fact_absent("not_reported", src);
+	if (!integer)
+		return agsbx_fact_string(v, src);
+	char *end = NULL;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || *end)
+		return agsbx_fact_detail(agsbx_fact_absent("unparsable", src), v);
+	return agsbx_fact_int(n, src);
+}
+
+json_t *agsbx_probe_privilege(void)
+{
+	json_t *f = json_object();
+	if (!f)
+		return NULL;
+	put_ids(f);
+	agsbx_fact_put(f, "groups", groups_fact());
+	put_sudo(f);
+	_cleanup_free_ char *status = NULL;
+	int r = agsbx_probes_read(STATUS, &status);
+	agsbx_fact_put(f, "cap_eff", status_fact(status, r, "CapEff", false));
+	agsbx_fact_put(f, "cap_prm", status_fact(status, r, "CapPrm", false));
+	agsbx_fact_put(f, "cap_bnd", status_fact(status, r, "CapBnd", false));
+	agsbx_fact_put(f, "cap_amb", status_fact(status, r, "CapAmb", false));
+	agsbx_fact_put(f, "no_new_privs", status_fact(status, r, "NoNewPrivs", true));
+	agsbx_fact_put(f, "seccomp", status_fact(status, r, "Seccomp", true));
+	agsbx_fact_put(f, "seccomp_filters", status_fact(status, r, "Seccomp_filters", true));
+	agsbx_fact_put(f, "cap_last_cap", agsbx_fact_file_int("/proc/sys/kernel/cap_last_cap"));
+	return f;
+}
