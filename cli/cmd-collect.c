@@ -1,9 +1,546 @@
-#include "cli/commands.h"
-#include "base/log.h"
+/* collect: host probes + the acceptance matrix for the selected providers,
+ * written as one evidence bundle (temp name, then rename). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
-/* placeholder until the command lands */
+#include "base/cleanup.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "cli/commands.h"
+#include "cli/harness.h"
+#include "conformance/conformance.h"
+#include "evidence/evidence.h"
+#include "probes/probes.h"
+
+static const char help[] =
+	"usage: agsbx-evidence collect [options]\n"
+	"\n"
+	"Runs the acceptance matrix against sandbox providers and writes an evidence bundle.\n"
+	"\n"
+	"  --provider ID          a provider to test (repeatable; default: every provider for this platform)\n"
+	"  --output FILE          bundle path (default: agsbx-evidence-<host>-<UTC time>.json)\n"
+	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
+	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
+	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
+	"  --timeout-ms N         per-execution timeout (default 20000)\n"
+	"  --max-output-bytes N   per-stream capture limit (default 20000)\n"
+	"  --jobs N               concurrent checks (default: online cores)\n"
+	"  --config ID.KEY=VALUE  provider config (repeatable), e.g. bubblewrap.network=true\n"
+	"  --simulate NAME        labelled simulation: blocked-userns (the run is marked non-representative)\n"
+	"  --work-dir DIR         parent of the execution areas (default: $TMPDIR or /tmp)\n"
+	"  --challenge NONCE      record a maintainer's nonce (checked by verify --expect-challenge)\n"
+	"  --subject-repo PATH    record branch, commit and dirty state of the code under test\n"
+	"  --attach-command CMD   run CMD (no shell) and attach its summary and output tails (repeatable)\n"
+	"  --json                 print a JSON summary on stdout\n"
+	"  -q, --quiet            no progress lines\n"
+	"\n"
+	"exit status: 0 no defect (blocked-by-host is not a defect), 1 a provider defect,\n"
+	"2 bad usage or input, 3 internal or I/O error\n";
+
+#define MAX_LIST 32
+
+struct collect_opts {
+	const char *providers[MAX_LIST];
+	int nproviders;
+	const char *configs[MAX_LIST];
+	int nconfigs;
+	const char *attach[MAX_LIST];
+	int nattach;
+	const char *output, *sign_key, *run_as, *simulate, *work_dir, *challenge, *subject_repo;
+	bool unsigned_, json, quiet;
+	long long timeout_ms, max_output, jobs;
+};
+
+static int parse_num(const char *cmd, const char *flag, const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return agsbx_usage_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", flag, min, max, s);
+	*out = v;
+	return 0;
+}
+
+static int push(const char **list, int *n, const char *v, const char *flag)
+{
+	if (*n >= MAX_LIST)
+		return agsbx_usage_error("collect", "%s given more than %d times", flag, MAX_LIST);
+	list[(*n)++] = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct collect_opts *o)
+{
+	enum { O_PROVIDER = 256, O_OUTPUT, O_UNSIGNED, O_SIGN, O_RUNAS, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG,
+	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON };
+	static const struct option lo[] = {
+		{ "provider", required_argument, 0, O_PROVIDER }, { "output", required_argument, 0, O_OUTPUT },
+		{ "unsigned", no_argument, 0, O_UNSIGNED }, { "sign-key", required_argument, 0, O_SIGN },
+		{ "run-as", required_argument, 0, O_RUNAS }, { "timeout-ms", required_argument, 0, O_TIMEOUT },
+		{ "max-output-bytes", required_argument, 0, O_MAXOUT }, { "jobs", required_argument, 0, O_JOBS },
+		{ "config", required_argument, 0, O_CONFIG }, { "simulate", required_argument, 0, O_SIM },
+		{ "work-dir", required_argument, 0, O_WORK }, { "challenge", required_argument, 0, O_CHALLENGE },
+		{ "subject-repo", required_argument, 0, O_SUBJECT }, { "attach-command", required_argument, 0, O_ATTACH },
+		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' }, { 0, 0, 0, 0 },
+	};
+	o->timeout_ms = 20000;
+	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
+	opterr = 0;
+	optind = 1;
+	int c, r = 0;
+	while ((c = getopt_long(argc, argv, ":q", lo, NULL)) != -1) {
+		switch (c) {
+		case O_PROVIDER: r = push(o->providers, &o->nproviders, optarg, "--provider"); break;
+		case O_OUTPUT: o->output = optarg; break;
+		case O_UNSIGNED: o->unsigned_ = true; break;
+		case O_SIGN: o->sign_key = optarg; break;
+		case O_RUNAS: o->run_as = optarg; break;
+		case O_TIMEOUT: r = parse_num("collect", "--timeout-ms", optarg, 100, 3600000, &o->timeout_ms); break;
+		case O_MAXOUT: r = parse_num("collect", "--max-output-bytes", optarg, 1, 64 << 20, &o->max_output); break;
+		case O_JOBS: r = parse_num("collect", "--jobs", optarg, 1, 64, &o->jobs); break;
+		case O_CONFIG: r = push(o->configs, &o->nconfigs, optarg, "--config"); break;
+		case O_SIM: o->simulate = optarg; break;
+		case O_WORK: o->work_dir = optarg; break;
+		case O_CHALLENGE: o->challenge = optarg; break;
+		case O_SUBJECT: o->subject_repo = optarg; break;
+		case O_ATTACH: r = push(o->attach, &o->nattach, optarg, "--attach-command"); break;
+		case O_JSON: o->json = true; break;
+		case 'q': o->quiet = true; break;
+		case ':': return agsbx_usage_error("collect", "option '%s' needs a value", argv[optind - 1]);
+		default: return agsbx_usage_error("collect", "unknown option '%s'", argv[optind - 1]);
+		}
+		if (r)
+			return r;
+	}
+	if (optind < argc)
+		return agsbx_usage_error("collect", "unexpected argument '%s'", argv[optind]);
+	if (o->unsigned_ && o->sign_key)
+		return agsbx_usage_error("collect", "--unsigned and --sign-key exclude each other");
+	if (o->simulate && strcmp(o->simulate, AGSBX_SIM_BLOCKED_USERNS) != 0)
+		return agsbx_usage_error("collect", "--simulate: unknown simulation '%s' (known: blocked-userns)", o->simulate);
+	if (o->challenge && (!*o->challenge || strlen(o->challenge) > 256))
+		return agsbx_usage_error("collect", "--challenge: expected 1 to 256 characters");
+	return 0;
+}
+
+/* ---- validation before anything runs (bad input → 2, nothing written) --- */
+
+static int select_providers(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int *n)
+{
+	*n = 0;
+	if (o->nproviders == 0) {
+		for (size_t i = 0; i < agsbx_provider_builtin_count(); i++) {
+			const struct agsbx_provider_ops *p = agsbx_provider_at(i);
+			if (!p->applies || p->applies())
+				sel[(*n)++] = p;
+		}
+		return 0;
+	}
+	for (int i = 0; i < o->nproviders; i++) {
+		const struct agsbx_provider_ops *p = agsbx_provider_find(o->providers[i]);
+		if (!p)
+			return agsbx_usage_error("collect", "unknown provider '%s' (see 'agsbx-evidence providers')",
+						 o->providers[i]);
+		for (int j = 0; j < *n; j++)
+			if (sel[j] == p)
+				return agsbx_usage_error("collect", "provider '%s' given twice", p->id);
+		sel[(*n)++] = p;
+	}
+	return 0;
+}
+
+static json_t *parse_configs(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int n, int *rc)
+{
+	json_t *all = json_object();
+	for (int i = 0; i < o->nconfigs; i++) {
+		const char *s = o->configs[i];
+		const char *dot = strchr(s, '.'), *eq = strchr(s, '=');
+		if (!dot || !eq || dot > eq || dot == s || eq == dot + 1) {
+			*rc = agsbx_usage_error("collect", "--config: expected ID.KEY=VALUE, got '%s'", s);
+			json_decref(all);
+			return NULL;
+		}
+		_cleanup_free_ char *id = strndup(s, (size_t)(dot - s));
+		_cleanup_free_ char *key = strndup(dot + 1, (size_t)(eq - dot - 1));
+		bool selected = false;
+		for (int j = 0; j < n; j++)
+			selected |= strcmp(sel[j]->id, id) == 0;
+		if (!selected) {
+			*rc = agsbx_usage_error("collect", "--config: provider '%s' is not selected", id);
+			json_decref(all);
+			return NULL;
+		}
+		json_error_t jerr;
+		json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, &jerr);
+		if (!v)
+			v = json_string(eq + 1);
+		json_t *pc = json_object_get(all, id);
+		if (!pc) {
+			pc = json_object();
+			json_object_set_new(all, id, pc);
+		}
+		json_object_set_new(pc, key, v);
+	}
+	/* Unknown keys are bad input: refuse before anything runs. */
+	for (int j = 0; j < n; j++) {
+		struct agsbx_failure f = { 0 };
+		if (agsbx_provider_check_config(sel[j], json_object_get(all, sel[j]->id), &f) < 0) {
+			*rc = agsbx_usage_error("collect", "--config: %s", f.message);
+			json_decref(all);
+			return NULL;
+		}
+	}
+	return all;
+}
+
+static char *default_output(void)
+{
+	char host[256] = "host", ts[32];
+	gethostname(host, sizeof host - 1);
+	for (char *p = host; *p; p++)
+		if (!(*p == '-' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			*p = '_';
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+	char *p = NULL;
+	return asprintf(&p, "agsbx-evidence-%s-%s.json", host, ts) < 0 ? NULL : p;
+}
+
+static int check_output_path(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return AGSBX_EXIT_INTERNAL;
+	char *slash = strrchr(copy, '/');
+	const char *dir = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return agsbx_usage_error("collect", "--output %s is a directory", path);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return agsbx_usage_error("collect", "--output: directory %s does not exist", dir);
+	if (access(dir, W_OK) < 0)
+		return agsbx_usage_error("collect", "--output: directory %s is not writable", dir);
+	return 0;
+}
+
+static int make_work_dir(const char *parent, char **out)
+{
+	const char *base = parent ? parent : getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	char real[PATH_MAX];
+	if (!realpath(base, real))
+		return agsbx_usage_error("collect", "--work-dir %s: %s", base, strerror(errno));
+	/* The path as given must not route through a symlink: grant paths are
+	 * derived from it, and a symlink could point them anywhere. */
+	if (base[0] == '/' && agsbx_path_check_no_symlink(base) == -ELOOP)
+		return agsbx_usage_error("collect", "--work-dir %s contains a symlink; give the real path (%s)", base, real);
+	char *d = NULL;
+	if (asprintf(&d, "%s/agsbx-run-XXXXXX", real) < 0 || !mkdtemp(d)) {
+		free(d);
+		return agsbx_usage_error("collect", "cannot create a work dir in %s: %s", real, strerror(errno));
+	}
+	/* Traversable by a --run-as user; the areas inside carry their own modes. */
+	chmod(d, 0755);
+	*out = d;
+	return 0;
+}
+
+/* ---- progress and summary -------------------------------------------- */
+
+struct progress {
+	bool quiet, color;
+};
+
+static const char *verdict_color(const char *v)
+{
+	if (!strcmp(v, "pass") || !strcmp(v, "conformant"))
+		return "\033[32m";
+	if (!strcmp(v, "fail") || !strcmp(v, "defective"))
+		return "\033[31m";
+	if (!strcmp(v, "blocked") || !strcmp(v, "skip") || !strcmp(v, "skipped"))
+		return "\033[33m";
+	return "";
+}
+
+static void on_check(void *ud, const char *provider, const json_t *check)
+{
+	struct progress *p = ud;
+	if (p->quiet)
+		return;
+	const char *v = json_string_value(json_object_get(check, "verdict"));
+	json_int_t us = json_integer_value(json_object_get(check, "duration_us"));
+	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", provider,
+		json_string_value(json_object_get(check, "id")), p->color ? verdict_color(v) : "", v,
+		p->color ? "\033[0m" : "", (long long)(us / 1000), json_string_value(json_object_get(check, "reason")));
+}
+
+static void print_summary(const json_t *providers, bool color)
+{
+	fprintf(stderr, "\n%-16s %-11s %s\n", "provider", "verdict", "reason");
+	size_t i;
+	json_t *p;
+	json_array_foreach(providers, i, p) {
+		const char *v = json_string_value(json_object_get(p, "verdict"));
+		fprintf(stderr, "%-16s %s%-11s%s %s\n", json_string_value(json_object_get(p, "id")),
+			color ? verdict_color(v) : "", v, color ? "\033[0m" : "",
+			json_string_value(json_object_get(p, "reason")));
+	}
+	json_array_foreach(providers, i, p) {
+		size_t j;
+		json_t *c;
+		json_array_foreach(json_object_get(p, "checks"), j, c) {
+			if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") == 0)
+				fprintf(stderr, "  FAIL %s %s: %s\n", json_string_value(json_object_get(p, "id")),
+					json_string_value(json_object_get(c, "id")),
+					json_string_value(json_object_get(c, "reason")));
+		}
+		const char *hint = json_string_value(json_object_get(json_object_get(p, "probe"), "hint"));
+		if (hint && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0)
+			fprintf(stderr, "hint: %s: %s\n", json_string_value(json_object_get(p, "id")), hint);
+	}
+}
+
+/* ---- the bundle ------------------------------------------------------- */
+
+static json_t *tool_json(const char *tool_dir)
+{
+	char hex[65] = "unknown";
+	_cleanup_free_ char *self = agsbx_path_join(tool_dir, "agsbx-evidence");
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		agsbx_sha256_file(exe, hex);
+	}
+	return json_pack("{s:s, s:s, s:s, s:s}", "name", AGSBX_TOOL_NAME, "version", agsbx_version(), "git_commit",
+			 agsbx_git_commit(), "binary_sha256", hex);
+}
+
+static json_t *context_json(const struct agsbx_harness *hs, const struct collect_opts *o, const json_t *host,
+			    const struct agsbx_provider_ops **sel, int n)
+{
+	const char *sudo_user = getenv("SUDO_USER");
+	bool sudo = sudo_user && *sudo_user;
+	const json_t *detected = agsbx_probe_value(host, "container", "detected");
+	bool container = json_is_true(detected);
+	json_t *reasons = json_array();
+	if (geteuid() == 0)
+		json_array_append_new(reasons, json_string("root"));
+	if (sudo)
+		json_array_append_new(reasons, json_string("sudo"));
+	if (container)
+		json_array_append_new(reasons, json_string("container"));
+	json_t *sims = json_array();
+	if (o->simulate) {
+		char r[128];
+		snprintf(r, sizeof r, "simulated:%s", o->simulate);
+		json_array_append_new(reasons, json_string(r));
+		json_t *ids = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append_new(ids, json_string(sel[i]->id));
+		json_array_append_new(sims, json_pack("{s:s, s:o, s:s, s:s}", "name", o->simulate, "providers", ids,
+						      "mechanism", "seccomp",
+						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
+	}
+	json_t *markers = json_object_get(json_object_get(host, "container"), "markers");
+	return json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
+			 "euid", (int)geteuid(), "gid", (int)getgid(), "sudo", sudo, "run_as",
+			 hs->run_as_name ? json_string(hs->run_as_name) : json_null(), "container", "detected", container,
+			 "markers", markers ? markers : json_null(), "representative", json_array_size(reasons) == 0,
+			 "representative_reasons", reasons, "simulations", sims);
+}
+
+static json_t *summary_json(const json_t *providers)
+{
+	int counts[4] = { 0 };
+	static const char *const names[] = { "conformant", "defective", "blocked", "skipped" };
+	json_t *defects = json_array();
+	size_t i;
+	json_t *p;
+	json_array_foreach(providers, i, p) {
+		const char *v = json_string_value(json_object_get(p, "verdict"));
+		for (int k = 0; k < 4; k++)
+			if (strcmp(v, names[k]) == 0)
+				counts[k]++;
+		size_t j;
+		json_t *c;
+		json_array_foreach(json_object_get(p, "failing_checks"), j, c) {
+			char d[256];
+			snprintf(d, sizeof d, "%s/%s", json_string_value(json_object_get(p, "id")), json_string_value(c));
+			json_array_append_new(defects, json_string(d));
+		}
+	}
+	return json_pack("{s:I, s:i, s:i, s:i, s:i, s:o, s:i}", "providers", (json_int_t)json_array_size(providers),
+			 "conformant", counts[0], "defective", counts[1], "blocked", counts[2], "skipped", counts[3],
+			 "defects", defects, "exit_status", counts[1] ? AGSBX_EXIT_DEFECT : AGSBX_EXIT_OK);
+}
+
+static int add_context_members(json_t *bundle, const struct collect_opts *o)
+{
+	if (o->challenge)
+		json_object_set_new(bundle, "challenge", json_string(o->challenge));
+	if (o->subject_repo) {
+		char err[512] = "";
+		json_t *s = agsbx_subject_from_repo(o->subject_repo, err, sizeof err);
+		if (!s)
+			return agsbx_usage_error("collect", "--subject-repo %s: %s", o->subject_repo, err);
+		json_object_set_new(bundle, "subject", s);
+	}
+	json_t *att = json_array();
+	json_object_set_new(bundle, "attachments", att);
+	for (int i = 0; i < o->nattach; i++) {
+		char err[512] = "";
+		if (!o->quiet)
+			agsbx_note("running attached command: %s", o->attach[i]);
+		json_t *a = agsbx_attachment_run(o->attach[i], 30 * 60 * 1000, 8192, err, sizeof err);
+		if (!a)
+			return agsbx_usage_error("collect", "--attach-command '%s': %s", o->attach[i], err);
+		json_array_append_new(att, a);
+	}
+	return 0;
+}
+
+static void append_step_summary(const json_t *bundle)
+{
+	const char *path = getenv("GITHUB_STEP_SUMMARY");
+	if (!path || !*path)
+		return;
+	_cleanup_fclose_ FILE *f = fopen(path, "ae");
+	if (!f || agsbx_report_render(bundle, "markdown", f) < 0)
+		agsbx_warn("cannot append the report to $GITHUB_STEP_SUMMARY (%s)", path);
+}
+
+static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o, const struct agsbx_provider_ops **sel,
+			 int n, const json_t *configs, const char *work_dir, json_t *providers)
+{
+	char name[64], value[65];
+	char hex[17];
+	agsbx_random_hex(hex, 8);
+	snprintf(name, sizeof name, "AGSBX_CANARY_%s", hex);
+	agsbx_random_hex(value, 32);
+	/* In our own environment, before any thread: a provider that passes the
+	 * host environment through shows it to the payload. */
+	setenv(name, value, 1);
+	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO) };
+	for (int i = 0; i < n; i++) {
+		struct agsbx_ctx ctx = hs->ctx;
+		ctx.simulate = o->simulate;
+		ctx.config = json_object_get(configs, sel[i]->id);
+		struct agsbx_matrix_opts mo = {
+			.ctx = &ctx, .work_dir = work_dir, .env_canary_name = name, .env_canary_value = value,
+			.max_output_bytes = (size_t)o->max_output, .timeout_ms = o->timeout_ms, .jobs = (int)o->jobs,
+			.progress = on_check, .progress_ud = &pr,
+		};
+		char err[512] = "";
+		json_t *pj = agsbx_matrix_run(sel[i], &mo, err, sizeof err);
+		if (!pj) {
+			agsbx_error("%s: %s", sel[i]->id, err);
+			unsetenv(name);
+			return AGSBX_EXIT_INTERNAL;
+		}
+		if (ctx.config)
+			json_object_set(pj, "config", (json_t *)ctx.config);
+		json_array_append_new(providers, pj);
+	}
+	unsetenv(name);
+	return 0;
+}
+
 int agsbx_cmd_collect(int argc, char **argv)
 {
-	agsbx_error("'collect' is not implemented yet");
-	return AGSBX_EXIT_INTERNAL;
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	struct collect_opts o = { 0 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	const struct agsbx_provider_ops *sel[MAX_LIST + 16];
+	int n = 0;
+	if ((rc = select_providers(&o, sel, &n)))
+		return rc;
+	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);
+	if (!configs)
+		return rc;
+	_cleanup_free_ char *output = o.output ? strdup(o.output) : default_output();
+	if (!output)
+		return AGSBX_EXIT_INTERNAL;
+	if ((rc = check_output_path(output)))
+		return rc;
+	if (o.sign_key && access(o.sign_key, R_OK) < 0)
+		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, strerror(errno));
+	struct agsbx_harness hs;
+	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false)))
+		return rc;
+	if (geteuid() == 0 && !o.run_as && !o.quiet)
+		agsbx_warn("running as root: results are not representative of a normal user");
+	_cleanup_free_ char *work = NULL;
+	if ((rc = make_work_dir(o.work_dir, &work))) {
+		agsbx_harness_free(&hs);
+		return rc;
+	}
+	_cleanup_json_ json_t *bundle = json_object();
+	char created[32];
+	agsbx_utc_now(created, sizeof created);
+	json_object_set_new(bundle, "schema", json_string(AGSBX_BUNDLE_SCHEMA));
+	json_object_set_new(bundle, "tool", tool_json(hs.tool_dir));
+	json_object_set_new(bundle, "created_at", json_string(created));
+	if ((rc = add_context_members(bundle, &o)))
+		goto out;
+	hs.host = agsbx_probe_host(NULL);
+	hs.ctx.host = hs.host;
+	json_object_set(bundle, "host", hs.host);
+	json_object_set_new(bundle, "context", context_json(&hs, &o, hs.host, sel, n));
+	json_t *providers = json_array();
+	json_object_set_new(bundle, "providers", providers);
+	if ((rc = run_providers(&hs, &o, sel, n, configs, work, providers)))
+		goto out;
+	json_t *summary = summary_json(providers);
+	json_object_set_new(bundle, "summary", summary);
+	if (o.sign_key) {
+		char err[512] = "";
+		if (agsbx_bundle_sign(bundle, o.sign_key, err, sizeof err) < 0) {
+			agsbx_error("signing failed: %s", err);
+			rc = AGSBX_EXIT_USAGE;
+			goto out;
+		}
+	}
+	int w = agsbx_bundle_write(output, bundle);
+	if (w < 0) {
+		agsbx_error_errno(w, "cannot write %s", output);
+		rc = AGSBX_EXIT_INTERNAL;
+		goto out;
+	}
+	append_step_summary(bundle);
+	if (!o.quiet) {
+		print_summary(providers, agsbx_use_color(STDERR_FILENO));
+		agsbx_note("wrote %s (%s)", output, o.sign_key ? "signed" : "unsigned");
+	}
+	if (o.json) {
+		json_t *s = json_pack("{s:s, s:O, s:O}", "output", output, "summary", summary, "verdicts", json_object());
+		size_t i;
+		json_t *p;
+		json_array_foreach(providers, i, p)
+			json_object_set(json_object_get(s, "verdicts"), json_string_value(json_object_get(p, "id")),
+					json_object_get(p, "verdict"));
+		json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+		json_decref(s);
+	}
+	rc = (int)json_integer_value(json_object_get(summary, "exit_status"));
+out:
+	if (work)
+		rmdir(work); /* areas are removed per provider; the dir itself last */
+	agsbx_harness_free(&hs);
+	return rc;
 }

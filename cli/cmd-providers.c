@@ -1,9 +1,90 @@
-#include "cli/commands.h"
-#include "base/log.h"
+/* providers: each provider, whether it applies here, its probe reason and
+ * what it claims. */
+#include <stdio.h>
+#include <string.h>
 
-/* placeholder until the command lands */
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/harness.h"
+
+static const char help[] =
+	"usage: agsbx-evidence providers [--json] [--run-as USER]\n"
+	"\n"
+	"Probes every provider (a real minimal sandbox each) and prints availability, reason and claims.\n";
+
+static json_t *provider_json(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx)
+{
+	bool applies = !ops->applies || ops->applies();
+	json_t *j = json_pack("{s:s, s:s, s:b}", "id", ops->id, "summary", ops->summary ? ops->summary : "",
+			      "applies", applies);
+	json_t *reasons = json_array();
+	for (const char *const *r = ops->reasons; r && *r; r++)
+		json_array_append_new(reasons, json_string(*r));
+	json_object_set_new(j, "reasons", reasons);
+	if (applies) {
+		struct agsbx_probe p = { 0 };
+		ops->probe(ctx, &p);
+		json_object_set_new(j, "probe", agsbx_probe_to_json(&p));
+		agsbx_probe_clear(&p);
+	}
+	return j;
+}
+
+static void print_table(const json_t *list)
+{
+	printf("%-16s %-9s %-34s %s\n", "provider", "available", "reason", "claims");
+	size_t i;
+	json_t *p;
+	json_array_foreach(list, i, p) {
+		const json_t *probe = json_object_get(p, "probe");
+		const json_t *caps = json_object_get(probe, "capabilities");
+		char claims[256] = "";
+		static const char *const axes[] = { "process_contained", "host_filesystem_restricted",
+						    "privilege_escalation_blocked", "syscalls_restricted",
+						    "environment_scrubbed" };
+		for (size_t k = 0; k < sizeof axes / sizeof axes[0]; k++)
+			if (json_is_true(json_object_get(caps, axes[k])))
+				snprintf(claims + strlen(claims), sizeof claims - strlen(claims), "%s%s",
+					 claims[0] ? "," : "", axes[k]);
+		const char *net = json_string_value(json_object_get(caps, "network"));
+		if (net)
+			snprintf(claims + strlen(claims), sizeof claims - strlen(claims), "%snetwork=%s",
+				 claims[0] ? "," : "", net);
+		printf("%-16s %-9s %-34s %s\n", json_string_value(json_object_get(p, "id")),
+		       !probe ? "n/a" : json_is_true(json_object_get(probe, "available")) ? "yes" : "no",
+		       !probe ? "not for this platform" : json_string_value(json_object_get(probe, "reason")),
+		       claims[0] ? claims : "-");
+	}
+}
+
 int agsbx_cmd_providers(int argc, char **argv)
 {
-	agsbx_error("'providers' is not implemented yet");
-	return AGSBX_EXIT_INTERNAL;
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	bool as_json = false;
+	const char *run_as = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			as_json = true;
+		else if (strcmp(argv[i], "--run-as") == 0 && i + 1 < argc)
+			run_as = argv[++i];
+		else
+			return agsbx_usage_error("providers", "unknown argument '%s'", argv[i]);
+	}
+	struct agsbx_harness hs;
+	int rc = agsbx_harness_init(&hs, "providers", run_as, true);
+	if (rc)
+		return rc;
+	json_t *list = json_array();
+	for (size_t i = 0; i < agsbx_provider_count(); i++)
+		json_array_append_new(list, provider_json(agsbx_provider_at(i), &hs.ctx));
+	if (as_json) {
+		json_dumpf(list, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+	} else {
+		print_table(list);
+	}
+	json_decref(list);
+	agsbx_harness_free(&hs);
+	return AGSBX_EXIT_OK;
 }

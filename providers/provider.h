@@ -127,15 +127,15 @@ struct agsbx_grant {
 	bool sealed;                  /* materialised; no more files */
 };
 
-/* Creates <parent>/<prefix>-<hex>/{source,build,output,logs}. When owner_uid
- * is not (uid_t)-1, the read-write roots are chowned to it and the area made
- * traversable, so a dropped-privilege sandbox can use them. parent must
- * exist and contain no symlink component (-ELOOP otherwise). */
+/* Creates <parent>/<prefix>-<hex>/{source,build,output,logs} (mode 0755).
+ * When owner_uid is not (uid_t)-1 the roots are chowned to it, so a
+ * dropped-privilege sandbox can use them. parent must exist and contain no
+ * symlink component (-ELOOP otherwise). */
 int agsbx_grant_create(const char *parent, const char *prefix, uid_t owner_uid, gid_t owner_gid,
 		       struct agsbx_grant **out);
 /* Copies src into source/<name> with exclusive create, records sha256. */
 int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *src, bool executable);
-/* Seals the source root (read-only modes) after the last file. */
+/* No more files after this (source stays owner-writable: see grant.c). */
 int agsbx_grant_seal(struct agsbx_grant *g);
 /* The TOCTOU guard: every file still a regular non-symlink file with the
  * recorded sha256. -EBADMSG on a digest change, -ELOOP on a symlink. */
@@ -221,6 +221,10 @@ extern const struct agsbx_provider_ops agsbx_provider_trusted_local;
 
 /* Registry (sorted by id). */
 size_t agsbx_provider_count(void);
+/* The first agsbx_provider_builtin_count() entries are the shipped ones;
+ * extras (test-only negative controls) follow and are never selected by
+ * default. */
+size_t agsbx_provider_builtin_count(void);
 const struct agsbx_provider_ops *agsbx_provider_at(size_t i);
 const struct agsbx_provider_ops *agsbx_provider_find(const char *id);
 /* Tests add negative-control providers here; never the shipped binary. */

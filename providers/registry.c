@@ -22,6 +22,11 @@ void agsbx_provider_register_extra(const struct agsbx_provider_ops *ops)
 		extra[nextra++] = ops;
 }
 
+size_t agsbx_provider_builtin_count(void)
+{
+	return sizeof builtin / sizeof builtin[0];
+}
+
 size_t agsbx_provider_count(void)
 {
 	return sizeof builtin / sizeof builtin[0] + nextra;

@@ -1,0 +1,26 @@
+/* Shared by collect, providers and bench: locating the helpers and building
+ * the harness context. */
+#ifndef AGSBX_CLI_HARNESS_H
+#define AGSBX_CLI_HARNESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "providers/provider.h"
+
+struct agsbx_harness {
+	struct agsbx_ctx ctx;
+	char *tool_dir;
+	char *payload_path;
+	char *run_as_name;
+	json_t *host;                 /* host probe (owned) */
+};
+
+/* Resolves the tool dir and payload, and --run-as USER (root only). On
+ * error prints a one-line message and returns the exit status to use (2 for
+ * bad usage, 3 for a broken installation); 0 on success. */
+int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host);
+void agsbx_harness_free(struct agsbx_harness *hs);
+
+#endif

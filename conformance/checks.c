@@ -1,0 +1,643 @@
+/* The check catalogue (PRODUCT.md "Acceptance matrix"), one row per check,
+ * sorted by id. Each denial is paired with a control or a host-side
+ * postcondition; `observed_pass` is recorded whether or not the provider
+ * claims the axis, so an unclaimed but observed axis shows as underclaim. */
+#include "conformance/internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static bool claims_fs(const struct agsbx_caps *c) { return c->host_filesystem_restricted; }
+static bool claims_proc(const struct agsbx_caps *c) { return c->process_contained; }
+static bool claims_priv(const struct agsbx_caps *c) { return c->privilege_escalation_blocked; }
+static bool claims_sys(const struct agsbx_caps *c) { return c->syscalls_restricted; }
+static bool claims_env(const struct agsbx_caps *c) { return c->environment_scrubbed; }
+static bool claims_netns(const struct agsbx_caps *c)
+{
+	return c->network && strcmp(c->network, AGSBX_NET_ISOLATED) == 0;
+}
+static bool claims_egress(const struct agsbx_caps *c)
+{
+	return c->network && (strcmp(c->network, AGSBX_NET_ISOLATED) == 0 ||
+			      strcmp(c->network, AGSBX_NET_TCP_RESTRICTED) == 0);
+}
+
+static char *host_path(const struct check_env *env, enum agsbx_root_role r, const char *rel)
+{
+	return agsbx_path_join(env->grant->roots[r].path, rel);
+}
+
+static char *nonce(void)
+{
+	char *n = malloc(33);
+	if (n)
+		agsbx_random_hex(n, 16);
+	return n;
+}
+
+/* ---- filesystem -------------------------------------------------------- */
+
+static void fs_grant_write(const struct check_env *env, struct check_out *out)
+{
+	_cleanup_free_ char *n = nonce(), *name = NULL;
+	if (!n || asprintf(&name, "gw-%s", n) < 0)
+		return;
+	_cleanup_free_ char *inside = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
+	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name);
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("write", inside, n), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	_cleanup_free_ char *got = agsbx_read_line(host);
+	out->observed_pass = got && strcmp(got, n) == 0;
+	json_object_set_new(out->facts, "host_read", got ? agsbx_json_string_sanitized(got, strlen(got)) : json_null());
+	check_reason(out, out->observed_pass ? "the host read the nonce the sandbox wrote into output"
+					     : "the nonce written into output did not reach the host (%s)",
+		     result_errno(res));
+}
+
+static void fs_readonly_grant_denied(const struct check_env *env, struct check_out *out)
+{
+	_cleanup_free_ char *n = nonce(), *newname = NULL;
+	if (!n || asprintf(&newname, "ro-new-%s", n) < 0)
+		return;
+	_cleanup_free_ char *in_canary = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, "ro-canary.txt");
+	_cleanup_free_ char *in_new = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, newname);
+	_cleanup_free_ char *host_new = host_path(env, AGSBX_ROOT_SOURCE, newname);
+	json_t *r1, *r2;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("write", in_canary, n), &r1, NULL) < 0 ||
+	    sandbox_op(env, out, env->h, NULL, ARGS("write", in_new, n), &r2, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	_cleanup_free_ char *content = agsbx_read_line(env->ro_canary);
+	bool unchanged = content && strcmp(content, env->ro_canary_content) == 0;
+	bool absent = access(host_new, F_OK) < 0;
+	json_object_set_new(out->facts, "source_canary_unchanged", json_boolean(unchanged));
+	json_object_set_new(out->facts, "new_file_absent", json_boolean(absent));
+	out->observed_pass = r1 && r2 && !result_ok(r1) && !result_ok(r2) && unchanged && absent;
+	check_reason(out, "overwrite in source: %s; create in source: %s; host content %s",
+		     r1 && !result_ok(r1) ? result_errno(r1) : "allowed", r2 && !result_ok(r2) ? result_errno(r2) : "allowed",
+		     unchanged && absent ? "unchanged" : "CHANGED");
+}
+
+static void fs_host_read_denied(const struct check_env *env, struct check_out *out)
+{
+	struct agsbx_exec_result xr = { 0 };
+	json_t *res, *ctl;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("read", env->canary_file), &res, &xr) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	bool leaked = run_output_contains(&xr.run, env->canary_secret);
+	agsbx_exec_result_clear(&xr);
+	control_op(env, out, ARGS("read", env->canary_file), &ctl);
+	bool control = ctl && result_ok(ctl);
+	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
+	json_object_set_new(out->facts, "control_read_ok", json_boolean(control));
+	out->observed_pass = res && !result_ok(res) && !leaked && control;
+	if (!control)
+		check_reason(out, "control failed: the canary is not readable outside the sandbox either (%s)",
+			     result_errno(ctl));
+	else
+		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s); control read ok outside",
+			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+}
+
+static void fs_host_write_denied(const struct check_env *env, struct check_out *out)
+{
+	_cleanup_free_ char *n = nonce(), *in = NULL, *ctl_path = NULL;
+	if (!n || asprintf(&in, "%s/hw-%s", env->canary_wdir, n) < 0 ||
+	    asprintf(&ctl_path, "%s/ctl-%s", env->canary_wdir, n) < 0)
+		return;
+	json_t *res, *ctl;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("write", in, n), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	bool absent = access(in, F_OK) < 0;
+	control_op(env, out, ARGS("write", ctl_path, n), &ctl);
+	bool control = ctl && result_ok(ctl) && access(ctl_path, F_OK) == 0;
+	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent));
+	json_object_set_new(out->facts, "control_write_ok", json_boolean(control));
+	out->observed_pass = res && !result_ok(res) && absent && control;
+	if (!control)
+		check_reason(out, "control failed: cannot create in the canary dir outside the sandbox either");
+	else
+		check_reason(out, "create outside the grant: %s (%s), file %s on the host; control create ok",
+			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res),
+			     absent ? "absent" : "PRESENT");
+}
+
+static void fs_symlink_escape_denied(const struct check_env *env, struct check_out *out)
+{
+	_cleanup_free_ char *n = nonce(), *name = NULL;
+	if (!n || asprintf(&name, "link-%s", n) < 0)
+		return;
+	_cleanup_free_ char *link = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
+	struct agsbx_exec_result xr = { 0 };
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("symlink-read", link, env->canary_file), &res, &xr) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	bool leaked = run_output_contains(&xr.run, env->canary_secret);
+	agsbx_exec_result_clear(&xr);
+	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
+	out->observed_pass = res && !result_ok(res) && !leaked;
+	check_reason(out, "read of the canary through a symlink in a writable root: %s (%s)",
+		     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+}
+
+static void fs_remount_denied(const struct check_env *env, struct check_out *out)
+{
+	/* No host control, and no attempt at all for a provider that does not
+	 * claim the filesystem axis: a mount that succeeds outside a sandbox
+	 * would change the host's mount table. */
+	if (!env->required) {
+		check_reason(out, "not attempted: the provider does not claim host_filesystem_restricted, and a "
+				  "successful mount outside a sandbox would change the host");
+		json_object_set_new(out->facts, "attempted", json_false());
+		return;
+	}
+	_cleanup_free_ char *src = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, NULL);
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("remount", src), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	out->observed_pass = res && json_object_get(res, "ok") && !result_ok(res);
+	json_t *rm = json_object_get(res, "remount"), *tm = json_object_get(res, "tmpfs");
+	check_reason(out, "remount read-write: %s; mount tmpfs: %s", result_ok(rm) ? "ALLOWED" : result_errno(rm),
+		     result_ok(tm) ? "ALLOWED" : result_errno(tm));
+}
+
+/* ---- network ----------------------------------------------------------- */
+
+static void net_namespace_distinct(const struct check_env *env, struct check_out *out)
+{
+	struct stat st;
+	if (stat("/proc/self/ns/net", &st) < 0) {
+		out->forced_verdict = "skip";
+		check_reason(out, "host net namespace unreadable: %s", strerror(errno));
+		return;
+	}
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("ns"), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	json_t *inside = json_object_get(json_object_get(res, "ns"), "net");
+	json_object_set_new(out->facts, "host_net_ns", json_integer((json_int_t)st.st_ino));
+	out->observed_pass = json_is_integer(inside) && (ino_t)json_integer_value(inside) != st.st_ino;
+	check_reason(out, "net namespace inode inside %lld vs host %llu", json_is_integer(inside) ? (long long)json_integer_value(inside) : -1LL,
+		     (unsigned long long)st.st_ino);
+}
+
+static int loopback_listener(int *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void net_egress_denied(const struct check_env *env, struct check_out *out)
+{
+	int port = 0;
+	_cleanup_close_ int lfd = loopback_listener(&port);
+	if (lfd < 0) {
+		out->forced_verdict = "skip";
+		check_reason(out, "cannot open a loopback listener: %s", strerror(-lfd));
+		return;
+	}
+	char ports[16];
+	snprintf(ports, sizeof ports, "%d", port);
+	json_t *res, *ctl;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("connect", "127.0.0.1", ports, "2000"), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	control_op(env, out, ARGS("connect", "127.0.0.1", ports, "2000"), &ctl);
+	bool control = ctl && result_ok(ctl);
+	json_object_set_new(out->facts, "listener", json_pack("{s:s, s:i}", "address", "127.0.0.1", "port", port));
+	json_object_set_new(out->facts, "control_connect_ok", json_boolean(control));
+	out->observed_pass = res && json_object_get(res, "ok") && !result_ok(res) && control;
+	if (!control)
+		check_reason(out, "control failed: the host could not connect to its own listener (%s)", result_errno(ctl));
+	else
+		check_reason(out, "connect to a host loopback listener: %s (%s); control connect ok",
+			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+}
+
+/* ---- process, privilege, environment, syscalls -------------------------- */
+
+static void proc_contained(const struct check_env *env, struct check_out *out)
+{
+	char pid[16];
+	snprintf(pid, sizeof pid, "%d", (int)env->harness_pid);
+	struct stat st;
+	bool host_ns = stat("/proc/self/ns/pid", &st) == 0;
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("pid-visible", pid), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	json_t *ns = json_object_get(res, "pid_ns");
+	bool distinct = host_ns && json_is_integer(ns) && (ino_t)json_integer_value(ns) != st.st_ino;
+	bool visible = !res || result_ok(res);
+	json_object_set_new(out->facts, "harness_pid", json_integer(env->harness_pid));
+	json_object_set_new(out->facts, "pid_ns_distinct", json_boolean(distinct));
+	out->observed_pass = res && !visible && distinct;
+	check_reason(out, "harness pid %d %s inside; pid namespace %s", (int)env->harness_pid,
+		     visible ? "VISIBLE" : "not visible", distinct ? "distinct" : "SHARED with the host");
+}
+
+static void priv_no_escalation(const struct check_env *env, struct check_out *out)
+{
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	json_int_t nnp = json_integer_value(json_object_get(res, "no_new_privs"));
+	bool capzero = json_is_true(json_object_get(res, "cap_eff_zero"));
+	out->observed_pass = res && (nnp == 1 || capzero);
+	check_reason(out, "NoNewPrivs=%lld, effective capabilities %s", (long long)nnp,
+		     capzero ? "none" : json_string_value(json_object_get(res, "cap_eff")) ?: "unknown");
+}
+
+static void env_scrubbed(const struct check_env *env, struct check_out *out)
+{
+	struct agsbx_exec_result xr = { 0 };
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("env", env->o->env_canary_name), &res, &xr) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	bool leaked = run_output_contains(&xr.run, env->o->env_canary_value);
+	agsbx_exec_result_clear(&xr);
+	bool present = !res || json_is_true(json_object_get(res, "present"));
+	json_object_set_new(out->facts, "canary_variable", json_string(env->o->env_canary_name));
+	out->observed_pass = !present && !leaked;
+	check_reason(out, "harness canary variable %s inside", present || leaked ? "VISIBLE" : "not visible");
+}
+
+static void syscalls_restricted(const struct check_env *env, struct check_out *out)
+{
+	json_t *res;
+	if (sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	json_int_t mode = json_integer_value(json_object_get(res, "seccomp"));
+	const char *rel = json_string_value(json_object_get(res, "kernel_release"));
+	bool other_kernel = rel && env->host_kernel_release && strcmp(rel, env->host_kernel_release) != 0;
+	json_object_set_new(out->facts, "host_kernel_release",
+			    env->host_kernel_release ? json_string(env->host_kernel_release) : json_null());
+	out->observed_pass = res && (mode == 2 || other_kernel);
+	check_reason(out, "seccomp mode %lld inside; kernel release inside %s%s", (long long)mode, rel ? rel : "unknown",
+		     other_kernel ? " (a user-space kernel mediates syscalls)" : " (the host kernel)");
+}
+
+/* ---- output and lifecycle ---------------------------------------------- */
+
+#define FLOOD_BYTES (64u << 20)
+#define FLOOD_CAP 65536u
+
+static long vm_hwm_kib(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long v = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
+			break;
+	return v;
+}
+
+static void output_bounded(const struct check_env *env, struct check_out *out)
+{
+	char bytes[32];
+	snprintf(bytes, sizeof bytes, "%u", FLOOD_BYTES);
+	struct agsbx_limits lim = { .max_output_bytes = FLOOD_CAP, .timeout_ms = 120000, .cancel_fd = -1 };
+	long before = vm_hwm_kib();
+	struct agsbx_exec_result xr = { 0 };
+	if (sandbox_op(env, out, env->h, &lim, ARGS("flood", bytes), NULL, &xr) < 0) {
+		check_reason(out, "provider refused to execute");
+		return;
+	}
+	long after = vm_hwm_kib();
+	const struct agsbx_run_result *r = &xr.run;
+	bool capped = r->out_len <= FLOOD_CAP && r->err_len <= FLOOD_CAP;
+	bool flagged = r->out_truncated && r->err_truncated;
+	json_object_set_new(out->facts, "limit", json_integer(FLOOD_CAP));
+	json_object_set_new(out->facts, "flood_bytes_per_stream", json_integer(FLOOD_BYTES));
+	json_object_set_new(out->facts, "captured_stdout", json_integer((json_int_t)r->out_len));
+	json_object_set_new(out->facts, "captured_stderr", json_integer((json_int_t)r->err_len));
+	json_object_set_new(out->facts, "harness_vm_hwm_kib_before", json_integer(before));
+	json_object_set_new(out->facts, "harness_vm_hwm_kib_after", json_integer(after));
+	out->observed_pass = capped && flagged && !r->timed_out;
+	check_reason(out, "captured %zu/%zu bytes (limit %u), truncation flags %s/%s, %s", r->out_len, r->err_len,
+		     FLOOD_CAP, r->out_truncated ? "set" : "UNSET", r->err_truncated ? "set" : "UNSET",
+		     r->timed_out ? "TIMED OUT" : "finished");
+	agsbx_exec_result_clear(&xr);
+}
+
+/* After a run ends, no process carrying the marker may remain; a dying
+ * process can linger a few ms, so poll briefly before judging. */
+static int survivors(const char *marker, json_t *facts)
+{
+	int n = 0;
+	for (int i = 0; i < 20; i++) {
+		_cleanup_free_ pid_t *pids = NULL;
+		n = agsbx_find_processes_with_marker(marker, &pids);
+		if (n <= 0)
+			break;
+		usleep(50 * 1000);
+	}
+	json_object_set_new(facts, "surviving_marker_processes", json_integer(n < 0 ? 0 : n));
+	return n;
+}
+
+static int provider_leftovers(const struct check_env *env, const char *marker, json_t *facts)
+{
+	if (!env->ops->leftovers)
+		return 0;
+	json_t *found = NULL;
+	int n = env->ops->leftovers(env->h, marker, &found);
+	json_object_set_new(facts, "provider_leftovers", found ? found : json_array());
+	return n;
+}
+
+static void kill_marker(const char *marker)
+{
+	/* Never leave an escapee behind for the next check or the host. */
+	_cleanup_free_ pid_t *pids = NULL;
+	int n = agsbx_find_processes_with_marker(marker, &pids);
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+}
+
+struct cancel_arg {
+	const struct check_env *env;
+	struct check_out *out;
+	const char *const *args;
+	struct agsbx_limits lim;
+	struct agsbx_exec_result xr;
+	int rc;
+};
+
+static void *cancel_thread(void *p)
+{
+	struct cancel_arg *a = p;
+	a->rc = sandbox_op(a->env, a->out, a->env->h, &a->lim, a->args, NULL, &a->xr);
+	return NULL;
+}
+
+static bool wait_for_file(const char *path, int ms)
+{
+	for (int i = 0; i < ms / 20; i++) {
+		if (access(path, F_OK) == 0)
+			return true;
+		usleep(20 * 1000);
+	}
+	return access(path, F_OK) == 0;
+}
+
+static void lifecycle_cleanup(const struct check_env *env, struct check_out *out, bool cancel)
+{
+	_cleanup_free_ char *n = nonce(), *marker = NULL, *ready = NULL;
+	if (!n || asprintf(&marker, "agsbx-marker-%s", n) < 0 || asprintf(&ready, "ready-%s", n) < 0)
+		return;
+	_cleanup_free_ char *in_ready = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, ready);
+	_cleanup_free_ char *host_ready = host_path(env, AGSBX_ROOT_OUTPUT, ready);
+	_cleanup_close_ int efd = eventfd(0, EFD_CLOEXEC);
+	struct cancel_arg a = {
+		.env = env, .out = out, .args = ARGS("spawn-detached", marker, in_ready),
+		.lim = { .max_output_bytes = env->o->max_output_bytes,
+			 .timeout_ms = cancel ? 60000 : env->lifecycle_timeout_ms, .cancel_fd = cancel ? efd : -1 },
+	};
+	bool spawned;
+	if (cancel) {
+		pthread_t t;
+		if (efd < 0 || pthread_create(&t, NULL, cancel_thread, &a) != 0) {
+			check_reason(out, "internal: cannot start the cancelling run");
+			return;
+		}
+		spawned = wait_for_file(host_ready, 20000);
+		uint64_t one = 1;
+		if (write(efd, &one, sizeof one) < 0) { /* the join below still ends it via timeout */ }
+		pthread_join(t, NULL);
+	} else {
+		cancel_thread(&a);
+		spawned = access(host_ready, F_OK) == 0;
+	}
+	if (a.rc < 0) {
+		check_reason(out, "provider refused to execute");
+		kill_marker(marker);
+		return;
+	}
+	bool ended = cancel ? a.xr.run.cancelled : (a.xr.run.timed_out && a.xr.run.status == 124);
+	int left = survivors(marker, out->facts);
+	int res_left = provider_leftovers(env, marker, out->facts);
+	json_object_set_new(out->facts, "detached_tree_started", json_boolean(spawned));
+	json_object_set_new(out->facts, "marker", json_string(marker));
+	out->observed_pass = spawned && ended && left == 0 && res_left == 0;
+	check_reason(out, "%s; detached tree %s; %d marker process(es) and %d provider resource(s) left",
+		     cancel ? (ended ? "cancelled" : "NOT cancelled") : (ended ? "timed out (124)" : "did NOT time out"),
+		     spawned ? "started" : "NEVER STARTED", left, res_left);
+	kill_marker(marker);
+	agsbx_exec_result_clear(&a.xr);
+}
+
+static void lifecycle_timeout_cleanup(const struct check_env *env, struct check_out *out)
+{
+	lifecycle_cleanup(env, out, false);
+}
+
+static void lifecycle_cancel_cleanup(const struct check_env *env, struct check_out *out)
+{
+	lifecycle_cleanup(env, out, true);
+}
+
+/* ---- contract checks ---------------------------------------------------- */
+
+static bool same_json(const json_t *a, const json_t *b)
+{
+	return a && b && json_equal((json_t *)a, (json_t *)b);
+}
+
+static void lifecycle_consistent(const struct check_env *env, struct check_out *out)
+{
+	struct agsbx_handle *h = NULL;
+	struct agsbx_failure fail = { 0 };
+	if (env->ops->ensure(env->ctx, env->grant, &h, &fail) < 0) {
+		check_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
+		return;
+	}
+	int health_before = env->ops->health(h);
+	struct agsbx_exec_result xr = { 0 };
+	int run = sandbox_op(env, out, h, NULL, ARGS("true"), NULL, &xr);
+	json_t *claims = agsbx_caps_to_json(&env->probe->caps);
+	const json_t *meta = xr.meta;
+	bool meta_ok = run == 0 && meta &&
+		       json_is_string(json_object_get(meta, "provider")) &&
+		       strcmp(json_string_value(json_object_get(meta, "provider")), env->ops->id) == 0 &&
+		       same_json(json_object_get(meta, "capabilities"), claims) &&
+		       json_is_string(json_object_get(meta, "mechanism")) &&
+		       strcmp(json_string_value(json_object_get(meta, "mechanism")), env->probe->caps.mechanism ?: "none") == 0;
+	json_object_set_new(out->facts, "probe_capabilities", claims);
+	json_object_set_new(out->facts, "result_meta", meta ? json_incref((json_t *)meta) : json_null());
+	agsbx_exec_result_clear(&xr);
+	env->ops->release(h);
+	int health_after = env->ops->health(h);
+	_cleanup_free_ char *n = nonce(), *name = NULL;
+	if (!n || asprintf(&name, "after-release-%s", n) < 0)
+		name = NULL;
+	_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, name ? name : "x");
+	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name ? name : "x");
+	int after = sandbox_op(env, out, h, NULL, ARGS("write", inside, "after-release"), NULL, NULL);
+	bool ran_after = access(host, F_OK) == 0;
+	env->ops->release(h); /* idempotent */
+	agsbx_handle_free(h);
+	json_object_set_new(out->facts, "health_before_release", json_string(health_before == 0 ? "ready" : "unhealthy"));
+	json_object_set_new(out->facts, "health_after_release", json_string(health_after == 0 ? "ready" : "unhealthy"));
+	json_object_set_new(out->facts, "execute_after_release_refused", json_boolean(after < 0 && !ran_after));
+	out->observed_pass = health_before == 0 && health_after != 0 && after < 0 && !ran_after && meta_ok;
+	check_reason(out, "health %s before release, %s after; execute after release %s; result metadata %s the probe",
+		     health_before == 0 ? "ready" : "UNHEALTHY", health_after == 0 ? "READY" : "unhealthy",
+		     after < 0 && !ran_after ? "refused" : "RAN", meta_ok ? "matches" : "DISAGREES WITH");
+}
+
+static void fail_closed(const struct check_env *env, struct check_out *out)
+{
+	bool real = !env->probe->available;
+	const char *sim = env->ops->fail_closed_simulation;
+	if (!real && !sim) {
+		out->forced_verdict = "skip";
+		check_reason(out, "%s has no mechanism that can be made unavailable", env->ops->id);
+		return;
+	}
+	struct agsbx_ctx c = *env->ctx;
+	if (!real)
+		c.simulate = sim;
+	struct agsbx_probe p = { 0 };
+	env->ops->probe(&c, &p);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_failure fail = { 0 };
+	int er = env->ops->ensure(&c, env->grant, &h, &fail);
+	_cleanup_free_ char *n = nonce(), *name = NULL;
+	if (!n || asprintf(&name, "fail-closed-%s", n) < 0)
+		name = NULL;
+	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name ? name : "x");
+	if (er == 0 && h) {
+		/* Fail-open: the provider accepted work it could not isolate. */
+		_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, name ? name : "x");
+		sandbox_op(env, out, h, NULL, ARGS("write", inside, "fail-open"), NULL, NULL);
+		env->ops->release(h);
+		agsbx_handle_free(h);
+	}
+	bool executed = access(host, F_OK) == 0;
+	bool documented = fail.reason && agsbx_reason_in_set(env->ops, fail.reason) && strcmp(fail.reason, "ready") != 0;
+	json_object_set_new(out->facts, "how", json_string(real ? "mechanism unavailable on this host" : "simulation"));
+	json_object_set_new(out->facts, "simulation", real ? json_null() : json_string(sim));
+	json_object_set_new(out->facts, "probe_under_test", agsbx_probe_to_json(&p));
+	json_object_set_new(out->facts, "ensure_reason", fail.reason ? json_string(fail.reason) : json_null());
+	json_object_set_new(out->facts, "ensure_message", json_string(fail.message));
+	json_object_set_new(out->facts, "payload_marker_written", json_boolean(executed));
+	out->observed_pass = er < 0 && documented && !executed && !p.available;
+	check_reason(out, "%s: ensure %s%s%s; payload %s", real ? "unavailable" : sim,
+		     er < 0 ? "refused with " : "SUCCEEDED", er < 0 ? (fail.reason ? fail.reason : "no reason") : "",
+		     er < 0 && !documented ? " (NOT in the documented set)" : "", executed ? "EXECUTED" : "never executed");
+	agsbx_probe_clear(&p);
+}
+
+static void probe_truthful(const struct check_env *env, struct check_out *out)
+{
+	const struct agsbx_probe *p = env->probe;
+	bool in_set = agsbx_reason_in_set(env->ops, p->reason);
+	bool consistent = p->available == (p->reason && strcmp(p->reason, "ready") == 0);
+	/* The probe must be a stable observation: a second probe agrees. */
+	struct agsbx_probe again = { 0 };
+	env->ops->probe(env->ctx, &again);
+	bool stable = again.reason && p->reason && strcmp(again.reason, p->reason) == 0 &&
+		      again.available == p->available;
+	json_object_set_new(out->facts, "reason_in_closed_set", json_boolean(in_set));
+	json_object_set_new(out->facts, "available_iff_ready", json_boolean(consistent));
+	json_object_set_new(out->facts, "second_probe_reason", again.reason ? json_string(again.reason) : json_null());
+	/* Facts a provider shares with the host probes must agree with them. */
+	static const struct { const char *fact, *family, *host_fact; } shared[] = {
+		{ "system_abi", "landlock", "abi" },
+		{ "bwrap_path", "bubblewrap", "path" },
+		{ "bwrap_version", "bubblewrap", "version" },
+		{ "server_version", "docker", "version" },
+	};
+	bool facts_ok = true;
+	json_t *compared = json_object();
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(shared); i++) {
+		const json_t *pv = json_object_get(p->facts, shared[i].fact);
+		const json_t *hv = json_object_get(json_object_get(json_object_get(env->ctx->host, shared[i].family),
+								   shared[i].host_fact), "value");
+		if (!pv || !hv)
+			continue;
+		bool eq = json_equal((json_t *)pv, (json_t *)hv);
+		facts_ok &= eq;
+		json_object_set_new(compared, shared[i].fact, json_boolean(eq));
+	}
+	json_object_set_new(out->facts, "facts_match_host", compared);
+	out->observed_pass = in_set && consistent && stable && facts_ok;
+	check_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s",
+		     p->reason ? p->reason : "(none)", in_set ? "is in" : "is NOT in", consistent ? "<=>" : "does NOT match",
+		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes");
+	agsbx_probe_clear(&again);
+}
+
+/* capabilities.truthful is computed by the matrix from all the others. */
+
+const struct check_def agsbx_checks[] = {
+	{ "env.scrubbed", "environment_scrubbed", "a harness canary variable is not visible inside", claims_env, env_scrubbed, true },
+	{ "fail.closed", "contract", "an unavailable mechanism refuses work; nothing executes; no fallback", NULL, fail_closed, false },
+	{ "fs.grant_write", "contract", "a nonce written into the output root reaches the host", NULL, fs_grant_write, true },
+	{ "fs.host_read_denied", "host_filesystem_restricted", "a 0644 canary outside the grant is unreadable (control: readable outside)", claims_fs, fs_host_read_denied, true },
+	{ "fs.host_write_denied", "host_filesystem_restricted", "creating a file outside the grant is denied and absent on the host", claims_fs, fs_host_write_denied, true },
+	{ "fs.readonly_grant_denied", "host_filesystem_restricted", "writes into the read-only source root are denied; host content unchanged", claims_fs, fs_readonly_grant_denied, true },
+	{ "fs.remount_denied", "host_filesystem_restricted", "remounting a read-only bind read-write or mounting a filesystem is denied", claims_fs, fs_remount_denied, true },
+	{ "fs.symlink_escape_denied", "host_filesystem_restricted", "a symlink in a writable root does not reach the canary", claims_fs, fs_symlink_escape_denied, true },
+	{ "lifecycle.cancel_cleanup", "contract", "cancelling mid-run leaves no process and no provider resource", NULL, lifecycle_cancel_cleanup, true },
+	{ "lifecycle.consistent", "contract", "probe, ensure, health, execute, release, health, execute agree", NULL, lifecycle_consistent, true },
+	{ "lifecycle.timeout_cleanup", "contract", "a timeout kills a detached SIGTERM-ignoring tree; nothing left", NULL, lifecycle_timeout_cleanup, true },
+	{ "net.egress_denied", "network", "a host loopback listener is unreachable (control: reachable outside)", claims_egress, net_egress_denied, true },
+	{ "net.namespace_distinct", "network", "the net namespace differs from the host's", claims_netns, net_namespace_distinct, true },
+	{ "output.bounded", "contract", "64 MiB floods on stdout and stderr are capped and flagged", NULL, output_bounded, true },
+	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set or no effective capabilities", claims_priv, priv_no_escalation, true },
+	{ "probe.truthful", "contract", "reason in the closed set; available <=> ready; facts match the host", NULL, probe_truthful, false },
+	{ "proc.contained", "process_contained", "own pid namespace; the harness pid is not visible", claims_proc, proc_contained, true },
+	{ "syscalls.restricted", "syscalls_restricted", "a seccomp filter or a user-space kernel mediates syscalls", claims_sys, syscalls_restricted, true },
+};
+const size_t agsbx_checks_count = AGSBX_ARRAY_SIZE(agsbx_checks);

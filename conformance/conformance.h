@@ -1,0 +1,47 @@
+/* The acceptance matrix: every check of PRODUCT.md with its paired
+ * control, run against one provider at a time; the provider verdict and
+ * capabilities.truthful. */
+#ifndef AGSBX_CONFORMANCE_CONFORMANCE_H
+#define AGSBX_CONFORMANCE_CONFORMANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "providers/provider.h"
+
+struct agsbx_matrix_opts {
+	const struct agsbx_ctx *ctx;  /* tool_dir, payload, run_as, simulate, host */
+	const char *work_dir;         /* parent of execution areas and canaries; no symlink */
+	const char *env_canary_name;  /* a variable the harness set in its own environment */
+	const char *env_canary_value;
+	size_t max_output_bytes;      /* per stream (default 20000) */
+	int64_t timeout_ms;           /* per execution (default 20000) */
+	int jobs;                     /* concurrent checks (default: online cores) */
+	/* Called (serialised) as each check finishes. */
+	void (*progress)(void *ud, const char *provider, const json_t *check);
+	void *progress_ud;
+};
+
+/* Runs probe + every check for one provider and returns the provider object
+ * of the bundle (new reference): {id, verdict, reason, probe, claims,
+ * observed, underclaim, failing_checks, checks[], timings}. NULL only on
+ * out-of-memory or an internal error (err set). */
+json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsbx_matrix_opts *opts,
+			 char *err, size_t err_size);
+
+/* Catalogue access (sorted by id). */
+struct agsbx_check_info {
+	const char *id;
+	const char *axis;             /* capability axis evidenced, or "contract" */
+	const char *title;
+};
+size_t agsbx_check_count(void);
+const struct agsbx_check_info *agsbx_check_info_at(size_t i);
+
+/* Evidence helpers shared with bench and tests. */
+json_t *agsbx_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
+			       const json_t *result);
+
+#endif

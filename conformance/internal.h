@@ -1,0 +1,67 @@
+/* Private to conformance/: the environment a check runs in and what it
+ * reports back. */
+#ifndef AGSBX_CONFORMANCE_INTERNAL_H
+#define AGSBX_CONFORMANCE_INTERNAL_H
+
+#include "conformance/conformance.h"
+
+#define AGSBX_PAYLOAD_NAME "agsbx-payload"
+#define AGSBX_EXCERPT_MAX 2048
+
+struct check_env {
+	const struct agsbx_provider_ops *ops;
+	const struct agsbx_matrix_opts *o;
+	const struct agsbx_ctx *ctx;        /* the provider's context */
+	const struct agsbx_grant *grant;
+	struct agsbx_handle *h;             /* shared handle; NULL when blocked */
+	const struct agsbx_probe *probe;
+	const char *canary_file;            /* outside the grant, 0644, holds the secret */
+	const char *canary_secret;
+	const char *canary_wdir;            /* outside the grant, writable by the runner's user */
+	const char *ro_canary;              /* host path of a canary in the source root */
+	const char *ro_canary_content;
+	pid_t harness_pid;
+	const char *host_kernel_release;
+	int64_t lifecycle_timeout_ms;       /* scaled to the provider's start-up latency */
+	bool required;                      /* set per check: the provider claims its axis */
+};
+
+struct check_out {
+	json_t *observations;               /* array */
+	json_t *facts;                      /* object */
+	bool observed_pass;                 /* what the observation showed, claimed or not */
+	const char *forced_verdict;         /* "skip" / "blocked": overrides pass/fail */
+	char reason[512];
+};
+
+struct check_def {
+	const char *id;
+	const char *axis;
+	const char *title;
+	/* NULL: required of every provider. */
+	bool (*required)(const struct agsbx_caps *claims);
+	void (*run)(const struct check_env *env, struct check_out *out);
+	bool needs_handle;
+};
+
+extern const struct check_def agsbx_checks[];
+extern const size_t agsbx_checks_count;
+
+void check_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Runs the payload op inside the sandbox through the provider: appends an
+ * observation (role "sandbox") and returns the parsed payload result
+ * (borrowed from the observation; NULL if none) in *result. rc < 0 when
+ * the provider refused; run (may be NULL) receives the raw result. */
+int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
+	       struct agsbx_exec_result *keep);
+/* The paired control: the same payload op outside any sandbox, as the same
+ * user the sandbox runs as (role "control"). */
+int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
+
+bool result_ok(const json_t *result);
+const char *result_errno(const json_t *result);
+bool run_output_contains(const struct agsbx_run_result *r, const char *needle);
+
+#endif

@@ -1,0 +1,444 @@
+/* Runs the catalogue against one provider: set-up (grant, canaries),
+ * probe, ensure, the checks concurrently (bounded by the core count, the
+ * order in the bundle fixed by the catalogue), capabilities.truthful, the
+ * verdict, and tear-down. */
+#include "conformance/internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/log.h"
+#include "base/util.h"
+
+size_t agsbx_check_count(void)
+{
+	return agsbx_checks_count + 1;
+}
+
+const struct agsbx_check_info *agsbx_check_info_at(size_t i)
+{
+	static const struct agsbx_check_info truthful = {
+		"capabilities.truthful", "contract", "every claimed axis is backed by passing checks; underclaims reported"
+	};
+	static struct agsbx_check_info rows[64];
+	if (i == 0)
+		return &truthful;
+	if (i > agsbx_checks_count)
+		return NULL;
+	rows[i - 1] = (struct agsbx_check_info){ agsbx_checks[i - 1].id, agsbx_checks[i - 1].axis, agsbx_checks[i - 1].title };
+	return &rows[i - 1];
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+struct fixture {
+	struct agsbx_grant *grant;
+	char *canary_dir;
+	char *canary_file;
+	char *canary_wdir;
+	char *ro_canary;
+	char secret[65];
+	char ro_content[65];
+};
+
+static int write_owned(const char *path, const char *text, mode_t mode, const struct agsbx_ctx *ctx)
+{
+	int r = agsbx_write_file_atomic(path, text, strlen(text), mode);
+	if (r == 0 && ctx->run_as && chown(path, ctx->run_uid, ctx->run_gid) < 0)
+		r = -errno;
+	return r;
+}
+
+static int fixture_setup(struct fixture *f, const struct agsbx_matrix_opts *o, const struct agsbx_ctx *ctx)
+{
+	uid_t uid = ctx->run_as ? ctx->run_uid : (uid_t)-1;
+	gid_t gid = ctx->run_as ? ctx->run_gid : (gid_t)-1;
+	int r = agsbx_grant_create(o->work_dir, "area", uid, gid, &f->grant);
+	if (r < 0)
+		return r;
+	r = agsbx_grant_add_file(f->grant, "agsbx-payload", ctx->payload_path, true);
+	if (r < 0)
+		return r;
+	r = agsbx_grant_seal(f->grant);
+	if (r < 0)
+		return r;
+	/* A canary in source that is not part of the hashed bundle: writes to
+	 * it must be denied, and if a provider lets them through, the TOCTOU
+	 * guard must not mask that as "bundle changed". */
+	agsbx_random_hex(f->ro_content, 32);
+	f->ro_canary = agsbx_path_join(f->grant->roots[AGSBX_ROOT_SOURCE].path, "ro-canary.txt");
+	if (!f->ro_canary)
+		return -ENOMEM;
+	r = write_owned(f->ro_canary, f->ro_content, 0644, ctx);
+	if (r < 0)
+		return r;
+	/* Canaries outside the grant, owned by whoever the sandbox runs as and
+	 * readable/writable by it under plain file modes: only the mechanism
+	 * can deny them (upstream's /etc/shadow test could not tell). */
+	char hex[17];
+	agsbx_random_hex(hex, 8);
+	if (asprintf(&f->canary_dir, "%s/canary-%s", o->work_dir, hex) < 0)
+		return -ENOMEM;
+	if (mkdir(f->canary_dir, 0755) < 0)
+		return -errno;
+	agsbx_random_hex(f->secret, 32);
+	f->canary_file = agsbx_path_join(f->canary_dir, "secret.txt");
+	f->canary_wdir = agsbx_path_join(f->canary_dir, "writable");
+	if (!f->canary_file || !f->canary_wdir)
+		return -ENOMEM;
+	r = write_owned(f->canary_file, f->secret, 0644, ctx);
+	if (r < 0)
+		return r;
+	if (mkdir(f->canary_wdir, 0755) < 0)
+		return -errno;
+	if (ctx->run_as && (chown(f->canary_wdir, uid, gid) < 0 || chown(f->canary_dir, uid, gid) < 0))
+		return -errno;
+	return 0;
+}
+
+static void rm_rf(const char *dir)
+{
+	if (!dir)
+		return;
+	/* The grant's remover never follows symlinks; reuse it by wrapping
+	 * the canary dir in a throwaway grant-like removal. */
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		_cleanup_free_ char *p = agsbx_path_join(dir, e->d_name);
+		struct stat st;
+		if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_rf(p);
+		else if (p)
+			unlink(p);
+	}
+	rmdir(dir);
+}
+
+static void fixture_teardown(struct fixture *f)
+{
+	agsbx_grant_destroy(f->grant);
+	rm_rf(f->canary_dir);
+	free(f->canary_dir);
+	free(f->canary_file);
+	free(f->canary_wdir);
+	free(f->ro_canary);
+}
+
+/* ---- running checks ------------------------------------------------------ */
+
+struct job {
+	const struct check_def *def;
+	struct check_env env;
+	bool required;
+	json_t *result;       /* the check object */
+	bool observed_pass;
+	uint64_t duration_us;
+};
+
+struct pool {
+	struct job *jobs;
+	size_t n, next;
+	pthread_mutex_t lock;
+	const struct agsbx_matrix_opts *o;
+	const char *provider;
+};
+
+static const char *verdict_of(const struct check_out *out, bool required)
+{
+	if (out->forced_verdict)
+		return out->forced_verdict;
+	if (!required)
+		return "not_claimed";
+	return out->observed_pass ? "pass" : "fail";
+}
+
+static void run_job(struct job *j)
+{
+	struct check_out out = { .observations = json_array(), .facts = json_object() };
+	uint64_t t0 = agsbx_now_us();
+	j->env.required = j->required;
+	j->def->run(&j->env, &out);
+	j->duration_us = agsbx_now_us() - t0;
+	if (!out.reason[0])
+		check_reason(&out, "internal: the check could not run (out of memory?)");
+	j->observed_pass = out.observed_pass && !out.forced_verdict;
+	j->result = json_pack("{s:s, s:s, s:s, s:b, s:s, s:I, s:o, s:o}", "id", j->def->id, "axis", j->def->axis,
+			      "verdict", verdict_of(&out, j->required), "observed_pass", j->observed_pass, "reason",
+			      out.reason, "duration_us", (json_int_t)j->duration_us, "observations", out.observations,
+			      "facts", out.facts);
+}
+
+static void *worker(void *p)
+{
+	struct pool *pl = p;
+	for (;;) {
+		pthread_mutex_lock(&pl->lock);
+		size_t i = pl->next < pl->n ? pl->next++ : pl->n;
+		pthread_mutex_unlock(&pl->lock);
+		if (i >= pl->n)
+			return NULL;
+		run_job(&pl->jobs[i]);
+		if (pl->o->progress) {
+			pthread_mutex_lock(&pl->lock);
+			pl->o->progress(pl->o->progress_ud, pl->provider, pl->jobs[i].result);
+			pthread_mutex_unlock(&pl->lock);
+		}
+	}
+}
+
+static void run_pool(struct job *jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider)
+{
+	struct pool pl = { .jobs = jobs, .n = n, .o = o, .provider = provider };
+	pthread_mutex_init(&pl.lock, NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int nthreads = o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
+	if (nthreads > (int)n)
+		nthreads = (int)n;
+	pthread_t t[64];
+	int started = 0;
+	for (int i = 0; i < nthreads && i < 64; i++)
+		if (pthread_create(&t[i], NULL, worker, &pl) == 0)
+			started++;
+	if (started == 0)
+		worker(&pl);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&pl.lock);
+}
+
+static json_t *blocked_check(const struct check_def *def, const char *reason)
+{
+	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{}}", "id", def->id, "axis", def->axis, "verdict",
+			 "blocked", "observed_pass", 0, "reason", reason, "duration_us", 0, "observations", "facts");
+}
+
+/* ---- capabilities.truthful and the verdict ------------------------------- */
+
+/* The check ran (not skipped or blocked) and observed the axis enforced. */
+static bool axis_observed(const struct job *jobs, size_t n, const char *id)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(jobs[i].def->id, id) != 0 || !jobs[i].result)
+			continue;
+		const char *v = json_string_value(json_object_get(jobs[i].result, "verdict"));
+		if (strcmp(v, "skip") == 0 || strcmp(v, "blocked") == 0)
+			return false;
+		any = true;
+		if (!jobs[i].observed_pass)
+			return false;
+	}
+	return any;
+}
+
+/* Axis → the checks that evidence it. fs.grant_write is a contract check
+ * and not part of the filesystem axis. */
+static json_t *observed_axes(const struct job *jobs, size_t n)
+{
+	bool fs = axis_observed(jobs, n, "fs.host_read_denied") && axis_observed(jobs, n, "fs.host_write_denied") &&
+		  axis_observed(jobs, n, "fs.readonly_grant_denied") && axis_observed(jobs, n, "fs.remount_denied") &&
+		  axis_observed(jobs, n, "fs.symlink_escape_denied");
+	bool ns = axis_observed(jobs, n, "net.namespace_distinct");
+	bool egress = axis_observed(jobs, n, "net.egress_denied");
+	return json_pack("{s:b, s:b, s:b, s:b, s:s, s:b}",
+			 "process_contained", axis_observed(jobs, n, "proc.contained"),
+			 "host_filesystem_restricted", fs,
+			 "privilege_escalation_blocked", axis_observed(jobs, n, "priv.no_escalation"),
+			 "syscalls_restricted", axis_observed(jobs, n, "syscalls.restricted"),
+			 "network", ns && egress ? AGSBX_NET_ISOLATED : egress ? AGSBX_NET_TCP_RESTRICTED : AGSBX_NET_INHERITED,
+			 "environment_scrubbed", axis_observed(jobs, n, "env.scrubbed"));
+}
+
+static int net_rank(const char *v)
+{
+	if (!v)
+		return 0;
+	if (strcmp(v, AGSBX_NET_ISOLATED) == 0)
+		return 2;
+	if (strcmp(v, AGSBX_NET_TCP_RESTRICTED) == 0)
+		return 1;
+	return 0;
+}
+
+static json_t *truthful_check(const json_t *claims, const json_t *observed, json_t *underclaim, bool *pass)
+{
+	static const char *const axes[] = { "process_contained", "host_filesystem_restricted",
+					    "privilege_escalation_blocked", "syscalls_restricted", "environment_scrubbed" };
+	json_t *over = json_array();
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(axes); i++) {
+		bool c = json_is_true(json_object_get(claims, axes[i]));
+		bool ob = json_is_true(json_object_get(observed, axes[i]));
+		if (c && !ob)
+			json_array_append_new(over, json_string(axes[i]));
+		if (!c && ob)
+			json_array_append_new(underclaim, json_string(axes[i]));
+	}
+	int cn = net_rank(json_string_value(json_object_get(claims, "network")));
+	int on = net_rank(json_string_value(json_object_get(observed, "network")));
+	if (cn > on)
+		json_array_append_new(over, json_string("network"));
+	if (on > cn)
+		json_array_append_new(underclaim, json_string("network"));
+	*pass = json_array_size(over) == 0;
+	char reason[512];
+	_cleanup_free_ char *o = json_dumps(over, JSON_COMPACT);
+	_cleanup_free_ char *u = json_dumps(underclaim, JSON_COMPACT);
+	snprintf(reason, sizeof reason, *pass ? "every claimed axis is backed by passing checks; underclaim %s"
+					      : "OVERCLAIM %s: claimed but not observed; underclaim %s",
+		 *pass ? u : o, u);
+	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{s:o, s:O}}", "id", "capabilities.truthful", "axis",
+			 "contract", "verdict", *pass ? "pass" : "fail", "observed_pass", *pass, "reason", reason,
+			 "duration_us", 0, "observations", "facts", "overclaim", over, "underclaim", underclaim);
+}
+
+/* ---- the provider run ---------------------------------------------------- */
+
+/* One `true` through the provider before the checks: its latency scales
+ * the lifecycle timeouts (a container runtime starts slower than a
+ * fork). */
+static uint64_t warm_up(const struct check_env *env)
+{
+	struct check_out out = { .observations = json_array(), .facts = json_object() };
+	uint64_t t0 = agsbx_now_us();
+	sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "true", NULL }, NULL, NULL);
+	uint64_t us = agsbx_now_us() - t0;
+	json_decref(out.observations);
+	json_decref(out.facts);
+	return us;
+}
+
+static void set_blocked_reason(char *buf, size_t size, const struct agsbx_probe *p)
+{
+	snprintf(buf, size, "mechanism unavailable: %s", p->reason ? p->reason : "unknown");
+}
+
+json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsbx_matrix_opts *o, char *err,
+			 size_t err_size)
+{
+	uint64_t t0 = agsbx_now_us();
+	if (ops->applies && !ops->applies()) {
+		return json_pack("{s:s, s:s, s:s, s:{s:b, s:s, s:{}, s:{}}, s:n, s:n, s:[], s:[], s:[], s:{s:I}}", "id",
+				 ops->id, "verdict", "skipped", "reason", "not applicable to this platform", "probe",
+				 "available", 0, "reason", "not_applicable", "capabilities", "facts", "claims", "observed",
+				 "underclaim", "failing_checks", "checks", "timings", "total_us",
+				 (json_int_t)(agsbx_now_us() - t0));
+	}
+	const struct agsbx_ctx *ctx = o->ctx;
+	struct agsbx_probe probe = { 0 };
+	uint64_t tp = agsbx_now_us();
+	ops->probe(ctx, &probe);
+	uint64_t probe_us = agsbx_now_us() - tp;
+
+	struct fixture f = { 0 };
+	int r = fixture_setup(&f, o, ctx);
+	if (r < 0) {
+		snprintf(err, err_size, "cannot prepare the execution area in %s: %s", o->work_dir, strerror(-r));
+		fixture_teardown(&f);
+		agsbx_probe_clear(&probe);
+		return NULL;
+	}
+	struct utsname u;
+	uname(&u);
+	struct check_env env = {
+		.ops = ops, .o = o, .ctx = ctx, .grant = f.grant, .probe = &probe,
+		.canary_file = f.canary_file, .canary_secret = f.secret, .canary_wdir = f.canary_wdir,
+		.ro_canary = f.ro_canary, .ro_canary_content = f.ro_content, .harness_pid = getpid(),
+		.host_kernel_release = u.release,
+	};
+	struct agsbx_failure fail = { 0 };
+	uint64_t te = agsbx_now_us();
+	if (probe.available && ops->ensure(ctx, f.grant, &env.h, &fail) < 0)
+		env.h = NULL;
+	uint64_t ensure_us = agsbx_now_us() - te;
+	uint64_t warm_us = env.h ? warm_up(&env) : 0;
+	/* Long enough for any provider to start the detached tree, short
+	 * enough that the matrix stays quick on fast mechanisms. */
+	env.lifecycle_timeout_ms = 500 + (int64_t)(3 * warm_us / 1000);
+
+	char blocked[600];
+	if (!probe.available)
+		set_blocked_reason(blocked, sizeof blocked, &probe);
+	else if (!env.h)
+		snprintf(blocked, sizeof blocked, "ensure refused after a ready probe: %s (%s)",
+			 fail.reason ? fail.reason : "?", fail.message);
+
+	struct job jobs[64];
+	size_t n = agsbx_checks_count;
+	memset(jobs, 0, sizeof jobs);
+	size_t runnable = 0;
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].def = &agsbx_checks[i];
+		jobs[i].env = env;
+		jobs[i].required = !agsbx_checks[i].required || agsbx_checks[i].required(&probe.caps);
+		if (agsbx_checks[i].needs_handle && !env.h)
+			jobs[i].result = blocked_check(&agsbx_checks[i], blocked);
+		else
+			runnable++;
+	}
+	/* Jobs that can run go to the pool; blocked ones are already final. */
+	struct job *torun = calloc(runnable ? runnable : 1, sizeof *torun);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!jobs[i].result)
+			torun[k++] = jobs[i];
+	uint64_t tc = agsbx_now_us();
+	run_pool(torun, runnable, o, ops->id);
+	uint64_t checks_us = agsbx_now_us() - tc;
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!jobs[i].result)
+			jobs[i] = torun[k++];
+	free(torun);
+
+	if (env.h) {
+		ops->release(env.h);
+		agsbx_handle_free(env.h);
+	}
+
+	json_t *claims = agsbx_caps_to_json(&probe.caps);
+	json_t *observed = observed_axes(jobs, n);
+	json_t *underclaim = json_array();
+	json_t *checks = json_array();
+	bool truthful = true;
+	json_t *tc_json;
+	if (env.h) {
+		tc_json = truthful_check(claims, observed, underclaim, &truthful);
+	} else {
+		static const struct check_def tdef = { "capabilities.truthful", "contract", "", NULL, NULL, false };
+		tc_json = blocked_check(&tdef, blocked);
+	}
+	if (o->progress)
+		o->progress(o->progress_ud, ops->id, tc_json);
+	json_array_append_new(checks, tc_json);
+	json_t *failing = json_array();
+	if (!truthful)
+		json_array_append_new(failing, json_string("capabilities.truthful"));
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(json_string_value(json_object_get(jobs[i].result, "verdict")), "fail") == 0)
+			json_array_append_new(failing, json_string(jobs[i].def->id));
+		json_array_append_new(checks, jobs[i].result);
+	}
+	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
+	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,
+			       "verdict", verdict, "reason",
+			       env.h ? "ready" : probe.available ? (fail.reason ? fail.reason : "ensure_failed")
+								 : (probe.reason ? probe.reason : "unknown"),
+			       "probe", agsbx_probe_to_json(&probe), "claims", claims, "observed", observed,
+			       "underclaim", underclaim, "failing_checks", failing, "checks", checks, "timings",
+			       "probe_us", (json_int_t)probe_us, "ensure_us", (json_int_t)ensure_us, "first_exec_us",
+			       (json_int_t)warm_us, "checks_us",
+			       (json_int_t)checks_us, "total_us", (json_int_t)(agsbx_now_us() - t0));
+	fixture_teardown(&f);
+	agsbx_probe_clear(&probe);
+	return pj;
+}

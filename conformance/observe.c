@@ -1,0 +1,170 @@
+/* Running the payload inside (through the provider) and outside (the
+ * paired control), and turning each run into an observation record. */
+#include "conformance/internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+void check_reason(struct check_out *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof out->reason, fmt, ap);
+	va_end(ap);
+}
+
+static json_t *excerpt(const char *data, size_t len)
+{
+	return agsbx_json_string_sanitized(data ? data : "", len > AGSBX_EXCERPT_MAX ? AGSBX_EXCERPT_MAX : len);
+}
+
+static json_t *argv_json(const char *const *argv)
+{
+	json_t *a = json_array();
+	for (; argv && *argv; argv++)
+		json_array_append_new(a, agsbx_json_string_sanitized(*argv, strlen(*argv)));
+	return a;
+}
+
+json_t *agsbx_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
+			       const json_t *result)
+{
+	const json_t *e = result ? json_object_get(result, "errno") : NULL;
+	json_t *errno_j = json_is_string(e) ? json_incref((json_t *)e) : json_null();
+	if (r->spawn_errno) {
+		json_decref(errno_j);
+		errno_j = json_string(strerrorname_np(r->spawn_errno) ? strerrorname_np(r->spawn_errno) : "E?");
+	}
+	return json_pack("{s:s, s:o, s:i, s:b, s:i, s:b, s:b, s:o, s:I, s:o, s:b, s:I, s:o, s:b, s:I, s:O}",
+			 "role", role, "argv", argv_json(argv), "exit_status", r->status, "exited", r->exited,
+			 "signal", r->term_signal, "timed_out", r->timed_out, "cancelled", r->cancelled,
+			 "errno", errno_j, "duration_us", (json_int_t)r->duration_us,
+			 "stdout", excerpt(r->out, r->out_len),
+			 "stdout_truncated", r->out_truncated || r->out_len > AGSBX_EXCERPT_MAX,
+			 "stdout_bytes", (json_int_t)r->out_total,
+			 "stderr", excerpt(r->err, r->err_len),
+			 "stderr_truncated", r->err_truncated || r->err_len > AGSBX_EXCERPT_MAX,
+			 "stderr_bytes", (json_int_t)r->err_total,
+			 "result", result ? (json_t *)result : json_null());
+}
+
+/* The payload prints one JSON object on its first stdout line. */
+static json_t *parse_result(const struct agsbx_run_result *r)
+{
+	if (!r->out || r->out_len == 0)
+		return NULL;
+	size_t n = strcspn(r->out, "\n");
+	json_error_t jerr;
+	json_t *j = json_loadb(r->out, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return NULL;
+	}
+	/* Re-sanitise: the payload escapes to ASCII, but a lying sandbox could
+	 * print anything; keep only what is valid. */
+	return j;
+}
+
+static const char **build_argv(const char *payload, const char *const *args)
+{
+	size_t n = 0;
+	while (args[n])
+		n++;
+	const char **v = calloc(n + 2, sizeof *v);
+	if (!v)
+		return NULL;
+	v[0] = payload;
+	for (size_t i = 0; i < n; i++)
+		v[i + 1] = args[i];
+	return v;
+}
+
+int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
+	       struct agsbx_exec_result *keep)
+{
+	if (result)
+		*result = NULL;
+	_cleanup_free_ char *payload = agsbx_handle_path(h, AGSBX_ROOT_SOURCE, AGSBX_PAYLOAD_NAME);
+	_cleanup_free_ const char **argv = payload ? build_argv(payload, args) : NULL;
+	if (!argv)
+		return -ENOMEM;
+	struct agsbx_limits def = {
+		.max_output_bytes = env->o->max_output_bytes,
+		.timeout_ms = env->o->timeout_ms,
+		.cancel_fd = -1,
+	};
+	struct agsbx_step step = { .argv = argv, .env = NULL, .cwd = AGSBX_ROOT_BUILD };
+	struct agsbx_exec_result xr = { 0 };
+	struct agsbx_failure fail = { 0 };
+	int r = h->ops->execute(h, &step, limits ? limits : &def, &xr, &fail);
+	if (r < 0) {
+		json_array_append_new(out->observations,
+				      json_pack("{s:s, s:o, s:s, s:s}", "role", "sandbox", "argv",
+						argv_json(argv), "refused", fail.reason ? fail.reason : "error",
+						"message", fail.message));
+		agsbx_exec_result_clear(&xr);
+		return r < 0 ? r : -EIO;
+	}
+	json_t *res = parse_result(&xr.run);
+	json_t *obs = agsbx_observation_json("sandbox", argv, &xr.run, res);
+	if (xr.meta)
+		json_object_set(obs, "meta", xr.meta);
+	json_array_append_new(out->observations, obs);
+	if (result)
+		*result = res;
+	json_decref(res); /* the observation holds it */
+	if (keep)
+		*keep = xr;
+	else
+		agsbx_exec_result_clear(&xr);
+	return 0;
+}
+
+int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result)
+{
+	*result = NULL;
+	_cleanup_free_ const char **argv = build_argv(env->ctx->payload_path, args);
+	if (!argv)
+		return -ENOMEM;
+	struct agsbx_run_opts o = {
+		.argv = argv,
+		.max_output_bytes = env->o->max_output_bytes,
+		.timeout_ms = env->o->timeout_ms,
+		.cancel_fd = -1,
+		.drop_privileges = env->ctx->run_as,
+		.run_uid = env->ctx->run_uid,
+		.run_gid = env->ctx->run_gid,
+	};
+	struct agsbx_run_result rr = { 0 };
+	int r = agsbx_run(&o, &rr);
+	json_t *res = r == 0 ? parse_result(&rr) : NULL;
+	json_array_append_new(out->observations, agsbx_observation_json("control", argv, &rr, res));
+	*result = res;
+	json_decref(res);
+	agsbx_run_result_free(&rr);
+	return r;
+}
+
+bool result_ok(const json_t *result)
+{
+	return json_is_true(json_object_get(result, "ok"));
+}
+
+const char *result_errno(const json_t *result)
+{
+	const char *e = json_string_value(json_object_get(result, "errno"));
+	return e ? e : "none";
+}
+
+bool run_output_contains(const struct agsbx_run_result *r, const char *needle)
+{
+	size_t n = strlen(needle);
+	return (r->out && memmem(r->out, r->out_len, needle, n)) || (r->err && memmem(r->err, r->err_len, needle, n));
+}

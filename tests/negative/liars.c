@@ -1,0 +1,239 @@
+/* NEGATIVE CONTROLS. Each provider below is wrong on purpose, in exactly
+ * one way, so that one check (named in its comment) must fail. */
+#include "tests/negative/negative.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/util.h"
+
+static const char *const reasons[] = { "ready", "unavailable", NULL };
+static const char *const no_keys[] = { NULL };
+
+static const struct agsbx_caps claims_nothing = {
+	.network = AGSBX_NET_INHERITED, .mechanism = "negative_control", .safety_class = "trusted_local",
+};
+/* Every axis, none enforced. */
+static const struct agsbx_caps claims_everything = {
+	.process_contained = true, .host_filesystem_restricted = true, .privilege_escalation_blocked = true,
+	.syscalls_restricted = true, .network = AGSBX_NET_ISOLATED, .environment_scrubbed = true,
+	.mechanism = "negative_control", .safety_class = "isolated",
+};
+
+static int probe_with(const struct agsbx_caps *c, struct agsbx_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	out->available = true;
+	out->reason = "ready";
+	out->caps = *c;
+	out->facts = json_pack("{s:b}", "negative_control", 1);
+	return 0;
+}
+
+static int p_nothing(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_nothing, out); }
+static int p_everything(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_everything, out); }
+
+static int ensure_with(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		       struct agsbx_handle **out)
+{
+	struct agsbx_probe p;
+	ops->probe(ctx, &p);
+	*out = agsbx_handle_new(ops, ctx, g, &p.caps);
+	agsbx_probe_clear(&p);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int health(struct agsbx_handle *h) { return h->released ? -ESTALE : 0; }
+static void release(struct agsbx_handle *h) { h->released = true; }
+
+/* Plain bounded execution, like trusted_local, with a cap override. */
+static int run_plain(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		     struct agsbx_exec_result *out, struct agsbx_failure *fail, size_t cap)
+{
+	memset(out, 0, sizeof *out);
+	if (h->released) {
+		agsbx_fail(fail, "unavailable", "released");
+		return -ESTALE;
+	}
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = step->argv;
+	o.cwd = h->paths[step->cwd];
+	if (cap)
+		o.max_output_bytes = cap;
+	int r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
+	return r;
+}
+
+static int x_plain(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	return run_plain(h, s, l, o, f, 0);
+}
+
+#define NEG(name_, probe_, execute_, ...)                                             \
+	static int name_##_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, \
+				  struct agsbx_handle **out, struct agsbx_failure *fail)    \
+	{                                                                             \
+		return ensure_with(&name_, ctx, g, out);                              \
+	}                                                                             \
+	const struct agsbx_provider_ops name_ = {                                     \
+		.id = #name_, .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons, \
+		.config_keys = no_keys, .probe = probe_, .ensure = name_##_ensure,     \
+		.health = health, .execute = execute_, .release = release, __VA_ARGS__ };
+
+/* Overclaims every axis while running unsandboxed: every isolation check
+ * and capabilities.truthful fail. */
+NEG(neg_overclaim, p_everything, x_plain)
+
+/* Ignores the output cap: output.bounded fails. */
+static int x_nocap(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	return run_plain(h, s, l, o, f, 256u << 20);
+}
+NEG(neg_nocap, p_nothing, x_nocap)
+
+/* Result metadata names another mechanism than its probe:
+ * lifecycle.consistent fails. */
+static int x_meta(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		  struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	int r = run_plain(h, s, l, o, f, 0);
+	if (o->meta)
+		json_object_set_new(o->meta, "mechanism", json_string("something_else"));
+	return r;
+}
+NEG(neg_meta_liar, p_nothing, x_meta)
+
+/* Keeps executing after release: lifecycle.consistent fails. */
+static int x_after(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	bool was = h->released;
+	h->released = false;
+	int r = run_plain(h, s, l, o, f, 0);
+	h->released = was;
+	return r;
+}
+NEG(neg_runs_after_release, p_nothing, x_after)
+
+/* Ignores the simulation that should make it unavailable and runs anyway:
+ * fail.closed fails. */
+NEG(neg_fail_open, p_nothing, x_plain, .fail_closed_simulation = AGSBX_SIM_NO_LANDLOCK)
+
+/* Reports a reason outside its closed set (and "available" with it):
+ * probe.truthful fails. */
+static int p_liar(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	probe_with(&claims_nothing, out);
+	out->reason = "all_good";
+	return 0;
+}
+NEG(neg_probe_liar, p_liar, x_plain)
+
+/* Says it executed, never ran anything: fs.grant_write fails. */
+static int x_noop(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		  struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	memset(o, 0, sizeof *o);
+	o->run.exited = true;
+	o->run.out = strdup("");
+	o->run.err = strdup("");
+	o->meta = agsbx_handle_meta(h);
+	return 0;
+}
+NEG(neg_noop, p_nothing, x_noop)
+
+/* Claims the filesystem axis but gives the program a private mount
+ * namespace in which it may mount: fs.remount_denied fails (and the host's
+ * mounts are untouched). */
+static int x_mountns(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		     struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	const char *pre_root[] = { "unshare", "--mount", "--propagation", "private", "--", NULL };
+	const char *pre_user[] = { "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", "--", NULL };
+	const char **pre = geteuid() == 0 && !h->ctx->run_as ? pre_root : pre_user;
+	size_t np = 0, na = 0;
+	while (pre[np])
+		np++;
+	while (s->argv[na])
+		na++;
+	const char **argv = calloc(np + na + 1, sizeof *argv);
+	if (!argv)
+		return -ENOMEM;
+	memcpy(argv, pre, np * sizeof *argv);
+	memcpy(argv + np, s->argv, na * sizeof *argv);
+	struct agsbx_step s2 = *s;
+	s2.argv = argv;
+	int r = run_plain(h, &s2, l, o, f, 0);
+	free(argv);
+	return r;
+}
+static const struct agsbx_caps claims_fs = {
+	.host_filesystem_restricted = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
+	.safety_class = "filesystem_only",
+};
+static int p_fs(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_fs, out); }
+NEG(neg_mountns, p_fs, x_mountns)
+
+/* Leaks: kills only its direct child on timeout or cancel, so a detached
+ * SIGTERM-ignoring grandchild survives: lifecycle.timeout_cleanup and
+ * lifecycle.cancel_cleanup fail. */
+static int x_leaky(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	memset(o, 0, sizeof *o);
+	uint64_t t0 = agsbx_now_us();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (h->ctx->run_as && (setgid(h->ctx->run_gid) < 0 || setuid(h->ctx->run_uid) < 0))
+			_exit(126);
+		if (chdir(h->paths[s->cwd]) < 0)
+			_exit(126);
+		execv(s->argv[0], (char *const *)s->argv);
+		_exit(127);
+	}
+	int st = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		struct pollfd pfd = { .fd = l->cancel_fd, .events = POLLIN };
+		bool cancel = l->cancel_fd >= 0 && poll(&pfd, 1, 0) > 0;
+		bool timeout = l->timeout_ms > 0 && agsbx_now_us() - t0 > (uint64_t)l->timeout_ms * 1000;
+		if (cancel || timeout) {
+			kill(pid, SIGKILL); /* the child only: the leak */
+			waitpid(pid, &st, 0);
+			o->run.cancelled = cancel;
+			o->run.timed_out = !cancel;
+			o->run.status = cancel ? 130 : 124;
+			break;
+		}
+		usleep(20000);
+	}
+	if (!o->run.cancelled && !o->run.timed_out) {
+		o->run.exited = WIFEXITED(st);
+		o->run.exit_code = WEXITSTATUS(st);
+		o->run.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	o->run.duration_us = agsbx_now_us() - t0;
+	o->run.out = strdup("");
+	o->run.err = strdup("");
+	o->meta = agsbx_handle_meta(h);
+	return 0;
+}
+NEG(neg_leaky, p_nothing, x_leaky)

@@ -1,0 +1,19 @@
+/* NEGATIVE CONTROLS — test-only providers that deliberately lie or leak,
+ * compiled only into build/agsbx-evidence-negctl (never the shipped
+ * binary). Each one exists to prove that a specific check can fail. */
+#ifndef AGSBX_TESTS_NEGATIVE_H
+#define AGSBX_TESTS_NEGATIVE_H
+
+#include "providers/provider.h"
+
+extern const struct agsbx_provider_ops neg_overclaim;
+extern const struct agsbx_provider_ops neg_leaky;
+extern const struct agsbx_provider_ops neg_nocap;
+extern const struct agsbx_provider_ops neg_meta_liar;
+extern const struct agsbx_provider_ops neg_fail_open;
+extern const struct agsbx_provider_ops neg_probe_liar;
+extern const struct agsbx_provider_ops neg_noop;
+extern const struct agsbx_provider_ops neg_mountns;
+extern const struct agsbx_provider_ops neg_runs_after_release;
+
+#endif
