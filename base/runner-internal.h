@@ -30,6 +30,7 @@ struct agsbx_run_tree {
 	struct agsbx_run_tree *next;      /* active runs; registry lock */
 	bool active;
 	char *cgroup_dir;
+	const char *cgroup_rel;           /* cgroup_dir below the mount, "/..." */
 	int cgroup_procs_fd;
 	bool used_cgroup;
 };

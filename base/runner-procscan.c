@@ -342,6 +342,32 @@ static bool claimed_by_other_locked(const struct agsbx_run_tree *self, pid_t pid
 	return false;
 }
 
+/* An orphan inside another run's cgroup leaf is that run's, exactly. */
+static bool in_other_cgroup_locked(const struct agsbx_run_tree *self, pid_t pid)
+{
+	bool any = false;
+	for (const struct agsbx_run_tree *t = active_runs; t && !any; t = t->next)
+		any = t != self && t->used_cgroup && t->cgroup_rel;
+	if (!any)
+		return false;
+	char path[64], *buf = NULL;
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+	if (read_all(path, 1 << 16, &buf, NULL) < 0)
+		return false;
+	const char *v2 = strncmp(buf, "0::", 3) == 0 ? buf + 3 : strstr(buf, "\n0::");
+	if (v2 && v2 != buf + 3)
+		v2 += 4;
+	bool found = false;
+	if (v2) {
+		size_t len = strcspn(v2, "\n");
+		for (const struct agsbx_run_tree *t = active_runs; t && !found; t = t->next)
+			found = t != self && t->used_cgroup && t->cgroup_rel &&
+				strlen(t->cgroup_rel) == len && strncmp(v2, t->cgroup_rel, len) == 0;
+	}
+	free(buf);
+	return found;
+}
+
 /* ---- walking children ---- */
 
 static _Atomic int children_files = -1;   /* -1 unknown, 0 missing, 1 present */
@@ -434,7 +460,8 @@ static void add_cgroup_members(struct agsbx_run_tree *t, struct agsbx_procset *s
 
 /* Every current member of the run (see the top of the file). Zombies are
  * included (they need reaping); the caller holds reg_lock. */
-static void gather_locked(struct agsbx_run_tree *t, bool include_child, struct agsbx_procset *set)
+static void gather_locked(struct agsbx_run_tree *t, bool include_child, bool sweep_orphans,
+			  struct agsbx_procset *set)
 {
 	struct snapshot snap = { 0 };
 	struct pidvec kids = { 0 };
@@ -453,7 +480,10 @@ static void gather_locked(struct agsbx_run_tree *t, bool include_child, struct a
 				procset_add(set, &p);
 	}
 
-	children_of(self, &snap, &kids);
+	if (sweep_orphans)
+		children_of(self, &snap, &kids);
+	else
+		kids.n = 0;
 	for (size_t i = 0; i < kids.n; i++) {
 		pid_t pid = kids.v[i];
 		if (registered_locked(pid) || procset_find_pid(set, pid))
@@ -461,7 +491,7 @@ static void gather_locked(struct agsbx_run_tree *t, bool include_child, struct a
 		if (agsbx_runner_read_proc(pid, &p) < 0)
 			continue;
 		if (p.sid == our_sid || p.start < t->child_start ||
-		    claimed_by_other_locked(t, pid, p.start))
+		    claimed_by_other_locked(t, pid, p.start) || in_other_cgroup_locked(t, pid))
 			continue;
 		procset_add(set, &p);
 	}
@@ -511,7 +541,11 @@ void agsbx_runner_tree_record(struct agsbx_run_tree *t)
 {
 	struct agsbx_procset now = { 0 };
 	pthread_mutex_lock(&reg_lock);
-	gather_locked(t, true, &now);
+	/* Orphans re-parented to us are left to the cleanup sweep: while
+	 * several runs are live, an orphan nobody saw attached cannot be
+	 * attributed, and a claim here would shield it from the run that
+	 * really owns it. */
+	gather_locked(t, true, false, &now);
 	/* now already holds every earlier record that is still alive. */
 	procset_free(&t->seen);
 	t->seen = now;
@@ -545,7 +579,7 @@ static void stop_tree(struct agsbx_run_tree *t, bool kill_child, struct agsbx_pr
 	struct agsbx_procset now = { 0 };
 	for (int round = 0; round < STOP_ROUNDS; round++) {
 		pthread_mutex_lock(&reg_lock);
-		gather_locked(t, kill_child, &now);
+		gather_locked(t, kill_child, true, &now);
 		/* Recording the members keeps other runs' sweeps off them. */
 		for (size_t i = 0; i < now.n; i++)
 			if (!procset_has(&t->seen, now.v[i].pid, now.v[i].start))
@@ -585,7 +619,7 @@ static unsigned kill_stragglers(struct agsbx_run_tree *t, bool kill_child, struc
 	unsigned killed = 0;
 	for (int round = 0; round < STRAGGLER_ROUNDS; round++) {
 		pthread_mutex_lock(&reg_lock);
-		gather_locked(t, kill_child, &now);
+		gather_locked(t, kill_child, true, &now);
 		pthread_mutex_unlock(&reg_lock);
 		unsigned fresh = 0;
 		for (size_t i = 0; i < now.n; i++) {
@@ -732,6 +766,7 @@ void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want)
 		return;
 	}
 	t->cgroup_dir = dir;
+	t->cgroup_rel = dir + strlen(cg_mount) - (cg_mount[strlen(cg_mount) - 1] == '/');
 }
 
 void agsbx_runner_cgroup_attach(struct agsbx_run_tree *t, pid_t pid)
@@ -740,10 +775,13 @@ void agsbx_runner_cgroup_attach(struct agsbx_run_tree *t, pid_t pid)
 		return;
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)pid);
-	t->used_cgroup = write(t->cgroup_procs_fd, buf, (size_t)n) == n;
+	bool ok = write(t->cgroup_procs_fd, buf, (size_t)n) == n;
 	close(t->cgroup_procs_fd);
 	t->cgroup_procs_fd = -1;
-	if (!t->used_cgroup)
+	pthread_mutex_lock(&reg_lock);   /* other runs read it */
+	t->used_cgroup = ok;
+	pthread_mutex_unlock(&reg_lock);
+	if (!ok)
 		cgroup_remove(t);
 }
 
@@ -790,6 +828,9 @@ static void cgroup_remove(struct agsbx_run_tree *t)
 	}
 	if (!t->cgroup_dir)
 		return;
+	pthread_mutex_lock(&reg_lock);
+	t->cgroup_rel = NULL;
+	pthread_mutex_unlock(&reg_lock);
 	uint64_t until = agsbx_runner_now_us() + CGROUP_DEADLINE_US;
 	long nap = 200;
 	/* A reaped tree leaves the cgroup empty; rmdir fails with EBUSY

@@ -1,0 +1,811 @@
+/* The bounded process runner against real processes: output caps under a
+ * flood, exact truncation at the boundary, timeout and cancellation of a
+ * detached SIGTERM-ignoring tree, exit codes and signals, spawn errors,
+ * privilege drop, concurrency, the cgroup leaf, and no leftovers.
+ *
+ * The test binary doubles as the misbehaving program under test: re-exec'd
+ * as `test-runner --runner-helper MODE MARKER` it double-forks, detaches,
+ * ignores SIGTERM, or forks away endlessly, with MARKER in every member's
+ * argv so a /proc scan can prove nothing survived. */
+#include "base/runner.h"
+#include "tests/lib/testlib.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define MiB (1024u * 1024u)
+#define GiB (1024ull * MiB)
+
+static char self_exe[4096];
+static char suite_marker[64];   /* in every helper's argv */
+
+/* ---- helper modes (the program under test) ---- */
+
+static void ignore_polite_signals(void)
+{
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+}
+
+/* Double fork + setsid: a grandchild in its own session, re-parented away
+ * from the child as soon as the middle process exits. */
+static void detach_grandchild(void)
+{
+	pid_t mid = fork();
+	if (mid == 0) {
+		setsid();
+		if (fork() == 0) {
+			for (;;)
+				pause();
+		}
+		_exit(0);
+	}
+	if (mid > 0)
+		waitpid(mid, NULL, 0);
+}
+
+static int helper_ids(void)
+{
+	int pdeath = -1;
+	prctl(PR_GET_PDEATHSIG, &pdeath);
+	char stdin_target[256] = "";
+	ssize_t n = readlink("/proc/self/fd/0", stdin_target, sizeof stdin_target - 1);
+	if (n > 0)
+		stdin_target[n] = '\0';
+	int extra = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			int fd = atoi(de->d_name);
+			if (de->d_name[0] != '.' && fd > 2 && fd != dirfd(d))
+				extra++;
+		}
+		closedir(d);
+	}
+	struct sigaction sa;
+	sigaction(SIGPIPE, NULL, &sa);
+	sigset_t blocked;
+	sigprocmask(SIG_BLOCK, NULL, &blocked);
+	printf("sid_is_pid=%d pgid_is_pid=%d pdeathsig=%d stdin=%s extra_fds=%d sigpipe_default=%d "
+	       "sigterm_blocked=%d\n",
+	       getsid(0) == getpid(), getpgrp() == getpid(), pdeath, stdin_target, extra,
+	       sa.sa_handler == SIG_DFL, sigismember(&blocked, SIGTERM));
+	return 0;
+}
+
+static int helper_main(const char *mode)
+{
+	if (strcmp(mode, "ids") == 0)
+		return helper_ids();
+	ignore_polite_signals();
+	if (strcmp(mode, "detach") == 0) {
+		detach_grandchild();
+		for (;;)
+			pause();
+	}
+	if (strcmp(mode, "detach-exit") == 0) {
+		detach_grandchild();
+		printf("detached\n");
+		return 0;
+	}
+	if (strcmp(mode, "runaway") == 0) {
+		/* Fork, exit, setsid, repeat: a process that keeps moving. */
+		for (;;) {
+			pid_t p = fork();
+			if (p > 0)
+				_exit(0);
+			if (p == 0)
+				setsid();
+		}
+	}
+	fprintf(stderr, "unknown helper mode %s\n", mode);
+	return 2;
+}
+
+/* ---- shared test helpers ---- */
+
+static struct agsbx_run_opts opts_for(const char *const *argv)
+{
+	return (struct agsbx_run_opts){ .argv = argv, .cancel_fd = -1 };
+}
+
+static int marker_count(const char *marker)
+{
+	pid_t *pids = NULL;
+	int n = agsbx_find_processes_with_marker(marker, &pids);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "leftover process %d carries %s\n", (int)pids[i], marker);
+	free(pids);
+	return n;
+}
+
+/* A per-test marker below the suite marker. */
+static void test_marker(char *buf, size_t size, const char *what)
+{
+	unsigned char r[4];
+	if (getrandom(r, sizeof r, 0) != sizeof r)
+		memset(r, 0x5a, sizeof r);
+	snprintf(buf, size, "%s-%s-%02x%02x%02x%02x", suite_marker, what, r[0], r[1], r[2], r[3]);
+}
+
+/* Proves there are no processes left, allowing the kernel a moment to
+ * finish tearing down what was SIGKILLed. */
+static void assert_no_marker(const char *marker)
+{
+	int n = -1;
+	for (int i = 0; i < 50 && n != 0; i++) {
+		n = marker_count(marker);
+		if (n != 0)
+			usleep(20000);
+	}
+	ck_assert_int_eq(n, 0);
+}
+
+/* ---- exit status, signals, spawn errors ---- */
+
+START_TEST(test_exit_code)
+{
+	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 7", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.exited);
+	ck_assert_int_eq(r.exit_code, 7);
+	ck_assert_int_eq(r.status, 7);
+	ck_assert_int_eq(r.term_signal, 0);
+	ck_assert(!r.timed_out && !r.cancelled);
+	ck_assert_int_eq(r.spawn_errno, 0);
+	ck_assert_uint_gt(r.duration_us, 0);
+	ck_assert_str_eq(r.out, "out\n");
+	ck_assert_str_eq(r.err, "err\n");
+	ck_assert_uint_eq(r.out_total, 4);
+	ck_assert(!r.out_truncated && !r.err_truncated);
+	ck_assert_uint_eq(r.killed, 0);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_signal)
+{
+	const char *argv[] = { "sh", "-c", "kill -SEGV $$", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(!r.exited);
+	ck_assert_int_eq(r.term_signal, SIGSEGV);
+	ck_assert_int_eq(r.status, 128 + SIGSEGV);
+	ck_assert_uint_gt(r.duration_us, 0);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_enoent)
+{
+	const char *bare[] = { "agsbx-no-such-program-4c1e", NULL };
+	const char *abs[] = { "/nonexistent/agsbx-no-such-program", NULL };
+	const char *const *cases[] = { bare, abs };
+	for (size_t i = 0; i < 2; i++) {
+		struct agsbx_run_opts o = opts_for(cases[i]);
+		struct agsbx_run_result r;
+		ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
+		ck_assert_int_eq(r.spawn_errno, ENOENT);
+		ck_assert(!r.exited);
+		agsbx_run_result_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_eacces_and_bad_cwd)
+{
+	char *dir = agsbx_test_tmpdir("agsbx-runner");
+	ck_assert_ptr_nonnull(dir);
+	char path[512];
+	snprintf(path, sizeof path, "%s/not-executable", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/bin/sh\necho hi\n", f);
+	fclose(f);
+	chmod(path, 0644);
+	const char *argv[] = { path, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), -EACCES);
+	ck_assert_int_eq(r.spawn_errno, EACCES);
+	agsbx_run_result_free(&r);
+
+	const char *pwd[] = { "pwd", NULL };
+	o = opts_for(pwd);
+	snprintf(path, sizeof path, "%s/missing-dir", dir);
+	o.cwd = path;
+	ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
+	ck_assert_int_eq(r.spawn_errno, ENOENT);
+	agsbx_run_result_free(&r);
+
+	o.cwd = dir;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(strncmp(r.out, dir, strlen(dir)), 0);
+	agsbx_run_result_free(&r);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_bad_args)
+{
+	struct agsbx_run_result r;
+	const char *empty[] = { NULL };
+	struct agsbx_run_opts o = opts_for(empty);
+	ck_assert_int_eq(agsbx_run(&o, &r), -EINVAL);
+	o.argv = NULL;
+	ck_assert_int_eq(agsbx_run(&o, &r), -EINVAL);
+	ck_assert_int_eq(agsbx_run(NULL, &r), -EINVAL);
+	ck_assert_int_eq(agsbx_find_processes_with_marker("", NULL), -EINVAL);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+/* ---- environment, PATH, child state ---- */
+
+START_TEST(test_env_and_path)
+{
+	/* envp's PATH decides the lookup, and envp is all the child sees. */
+	const char *env[] = { "PATH=/nonexistent-agsbx:/usr/bin:/bin", "AGSBX_RT=from-envp", NULL };
+	const char *argv[] = { "sh", "-c", "echo \"$AGSBX_RT|$HOME\"", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.envp = env;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_str_eq(r.out, "from-envp|\n");
+	agsbx_run_result_free(&r);
+
+	/* An envp PATH without the program: not found, even though ours has it. */
+	const char *env2[] = { "PATH=/nonexistent-agsbx", NULL };
+	o.envp = env2;
+	ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
+	agsbx_run_result_free(&r);
+
+	/* NULL envp inherits ours. */
+	setenv("AGSBX_RT", "inherited", 1);
+	o.envp = NULL;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_int_eq(strncmp(r.out, "inherited|", 10), 0);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_child_state)
+{
+	/* A stray inheritable fd and a blocked SIGTERM in the harness must not
+	 * reach the child. */
+	int stray = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(stray, 0);
+	sigset_t term;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, NULL);
+	const char *argv[] = { self_exe, "--runner-helper", "ids", suite_marker, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_msg(strcmp(r.out, "sid_is_pid=1 pgid_is_pid=1 pdeathsig=9 stdin=/dev/null extra_fds=0 "
+			  "sigpipe_default=1 sigterm_blocked=0\n") == 0, "child state: %s (stderr %s)",
+		      r.out, r.err);
+	agsbx_run_result_free(&r);
+	close(stray);
+}
+END_TEST
+
+START_TEST(test_sigpipe_default_in_child)
+{
+	/* The harness ignores SIGPIPE; the child must not inherit that, or
+	 * `yes` would report EPIPE instead of dying quietly. */
+	const char *argv[] = { "sh", "-c", "yes | head -n 1", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "y\n");
+	ck_assert_str_eq(r.err, "");
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+/* ---- output caps ---- */
+
+static const struct { size_t cap; size_t bytes; } boundary[] = {
+	{ 1, 1 }, { 1, 2 }, { 4095, 4095 }, { 4095, 4096 }, { 4096, 4096 }, { 4096, 4097 },
+	{ 65536, 65536 }, { 65536, 65537 }, { 300000, 300000 }, { 300000, 300001 },
+	{ 0, AGSBX_RUN_DEFAULT_MAX_OUTPUT }, { 0, AGSBX_RUN_DEFAULT_MAX_OUTPUT + 1 }, { 64, 0 },
+};
+
+START_TEST(test_truncation_boundary)
+{
+	size_t cap = boundary[_i].cap, bytes = boundary[_i].bytes;
+	size_t eff = cap ? cap : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "head -c %zu /dev/zero | tr '\\0' a; head -c %zu /dev/zero | tr '\\0' b >&2",
+		 bytes, bytes);
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.max_output_bytes = cap;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	bool trunc = bytes > eff;
+	size_t kept = trunc ? eff : bytes;
+	ck_assert_uint_eq(r.out_total, bytes);
+	ck_assert_uint_eq(r.err_total, bytes);
+	ck_assert_uint_eq(r.out_len, kept);
+	ck_assert_uint_eq(r.err_len, kept);
+	ck_assert_int_eq(r.out_truncated, trunc);
+	ck_assert_int_eq(r.err_truncated, trunc);
+	ck_assert_int_eq(r.out[kept], '\0');
+	for (size_t k = 0; k < kept; k++) {
+		if (r.out[k] != 'a' || r.err[k] != 'b')
+			ck_abort_msg("byte %zu differs", k);
+	}
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+static long status_kib(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	size_t klen = strlen(key);
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':')
+			v = atol(line + klen + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+START_TEST(test_flood_cap_and_rss)
+{
+	/* Reset the peak-RSS mark so it measures this run only. */
+	FILE *cr = fopen("/proc/self/clear_refs", "w");
+	if (cr) {
+		fputs("5", cr);
+		fclose(cr);
+	}
+	long base_kib = status_kib("VmRSS");
+	const char *argv[] = { "/bin/sh", "-c",
+			       "head -c 1073741824 /dev/zero & head -c 1073741824 /dev/zero >&2; wait", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.max_output_bytes = 4096;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	long peak_kib = status_kib("VmHWM");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(r.out_len, 4096);
+	ck_assert_uint_eq(r.err_len, 4096);
+	ck_assert(r.out_truncated && r.err_truncated);
+	ck_assert_uint_eq(r.out_total, GiB);
+	ck_assert_uint_eq(r.err_total, GiB);
+	fprintf(stderr, "flood: 2 GiB drained in %llu ms, RSS base %ld KiB peak %ld KiB\n",
+		(unsigned long long)(r.duration_us / 1000), base_kib, peak_kib);
+	ck_assert_int_gt(base_kib, 0);
+	ck_assert_int_gt(peak_kib, 0);
+	ck_assert_int_le(peak_kib - base_kib, 64 * 1024);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+/* ---- trees: timeout, cancel, detached after exit, runaway ---- */
+
+START_TEST(test_timeout_kills_detached_tree)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "timeout");
+	const char *argv[] = { self_exe, "--runner-helper", "detach", marker, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 500;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.timed_out);
+	ck_assert(!r.cancelled);
+	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_TIMEOUT);
+	/* The helper and its detached grandchild, both ignoring SIGTERM. */
+	ck_assert_uint_ge(r.killed, 2);
+	ck_assert_uint_ge(r.duration_us, 500000);
+	assert_no_marker(marker);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+struct canceller {
+	int fd;
+	unsigned delay_ms;
+};
+
+static void *cancel_later(void *arg)
+{
+	struct canceller *c = arg;
+	usleep(c->delay_ms * 1000u);
+	uint64_t one = 1;
+	if (write(c->fd, &one, sizeof one) != sizeof one)
+		abort();
+	return NULL;
+}
+
+START_TEST(test_cancel_from_thread)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "cancel");
+	int efd = eventfd(0, EFD_CLOEXEC);
+	ck_assert_int_ge(efd, 0);
+	struct canceller c = { efd, 300 };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, cancel_later, &c), 0);
+	const char *argv[] = { self_exe, "--runner-helper", "detach", marker, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 60000;
+	o.cancel_fd = efd;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	pthread_join(th, NULL);
+	ck_assert(r.cancelled);
+	ck_assert(!r.timed_out);
+	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_CANCELLED);
+	ck_assert_uint_ge(r.killed, 2);
+	ck_assert_uint_lt(r.duration_us, 30000000);
+	assert_no_marker(marker);
+	agsbx_run_result_free(&r);
+
+	/* Already cancelled before the start: the run still ends cleanly. */
+	o.timeout_ms = 0;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.cancelled);
+	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_CANCELLED);
+	assert_no_marker(marker);
+	agsbx_run_result_free(&r);
+	close(efd);
+}
+END_TEST
+
+START_TEST(test_detached_killed_after_normal_exit)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "afterexit");
+	const char *argv[] = { self_exe, "--runner-helper", "detach-exit", marker, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 60000;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.exited);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "detached\n");
+	ck_assert_uint_eq(r.killed, 1);
+	assert_no_marker(marker);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_runaway_fork_chain)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "runaway");
+	const char *argv[] = { self_exe, "--runner-helper", "runaway", marker, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 300;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	/* The first process exits at once (status 0); its descendants keep
+	 * moving and are still found and killed. */
+	ck_assert_uint_ge(r.killed, 1);
+	assert_no_marker(marker);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+/* ---- concurrency ---- */
+
+struct worker {
+	int id;
+	int failures;
+	char why[256];
+};
+
+static void *run_many(void *arg)
+{
+	struct worker *w = arg;
+	for (int n = 0; n < 15; n++) {
+		char cmd[128], want_out[64], want_err[64];
+		snprintf(want_out, sizeof want_out, "out-%d-%d\n", w->id, n);
+		snprintf(want_err, sizeof want_err, "err-%d-%d\n", w->id, n);
+		snprintf(cmd, sizeof cmd, "printf 'out-%d-%d\\n'; printf 'err-%d-%d\\n' >&2", w->id, n, w->id, n);
+		const char *argv[] = { "sh", "-c", cmd, NULL };
+		struct agsbx_run_opts o = opts_for(argv);
+		o.timeout_ms = 30000;
+		struct agsbx_run_result r;
+		int rc = agsbx_run(&o, &r);
+		if (rc != 0 || r.status != 0 || strcmp(r.out, want_out) || strcmp(r.err, want_err)) {
+			w->failures++;
+			snprintf(w->why, sizeof w->why, "rc %d status %d out %s", rc, r.status, r.out ? r.out : "");
+		}
+		agsbx_run_result_free(&r);
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_outputs)
+{
+	struct worker w[2] = { { .id = 1 }, { .id = 2 } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, run_many, &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(w[i].failures == 0, "worker %d: %d failures, last: %s", i, w[i].failures, w[i].why);
+}
+END_TEST
+
+struct detacher {
+	char marker[128];
+	int failures;
+};
+
+static void *run_detachers(void *arg)
+{
+	struct detacher *d = arg;
+	for (int n = 0; n < 5; n++) {
+		const char *argv[] = { self_exe, "--runner-helper", "detach-exit", d->marker, NULL };
+		struct agsbx_run_opts o = opts_for(argv);
+		o.timeout_ms = 30000;
+		struct agsbx_run_result r;
+		if (agsbx_run(&o, &r) != 0 || r.status != 0)
+			d->failures++;
+		agsbx_run_result_free(&r);
+	}
+	return NULL;
+}
+
+START_TEST(test_cleanup_spares_other_runs)
+{
+	/* One thread's cleanups sweep re-parented orphans repeatedly while
+	 * another thread's run (a shell waiting on its own child) goes on:
+	 * that run must finish untouched. */
+	struct detacher d = { .failures = 0 };
+	test_marker(d.marker, sizeof d.marker, "sweeper");
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, run_detachers, &d), 0);
+	const char *argv[] = { "sh", "-c", "sleep 1; echo survived", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 30000;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "survived\n");
+	ck_assert_uint_eq(r.killed, 0);
+	ck_assert_int_eq(d.failures, 0);
+	assert_no_marker(d.marker);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+/* ---- privileges and cgroup (root) ---- */
+
+START_TEST(test_drop_privileges)
+{
+	uid_t uid;
+	gid_t gid;
+	ck_assert(agsbx_test_user(&uid, &gid, NULL));
+	const char *argv[] = { "sh", "-c", "id -u; id -g; id -G", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.drop_privileges = true;
+	o.run_uid = uid;
+	o.run_gid = gid;
+	o.cwd = "/";
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	char want[96];
+	snprintf(want, sizeof want, "%u\n%u\n%u\n", (unsigned)uid, (unsigned)gid, (unsigned)gid);
+	ck_assert_str_eq(r.out, want);
+	agsbx_run_result_free(&r);
+
+	/* The parent-death signal survives the credential change. */
+	const char *ids[] = { self_exe, "--runner-helper", "ids", suite_marker, NULL };
+	o.argv = ids;
+	int rc = agsbx_run(&o, &r);
+	if (rc == -EACCES) {
+		/* The build dir is not readable by the test user: not this test's concern. */
+		fprintf(stderr, "note: %s not executable by uid %u\n", self_exe, (unsigned)uid);
+	} else {
+		ck_assert_int_eq(rc, 0);
+		ck_assert_msg(strstr(r.out, "pdeathsig=9") != NULL, "ids: %s %s", r.out, r.err);
+	}
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+static int leftover_cgroups(void)
+{
+	static const char *mounts[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "agsbx-run-%d-", (int)getpid());
+	int n = 0;
+	for (size_t i = 0; i < 2; i++) {
+		DIR *d = opendir(mounts[i]);
+		struct dirent *de;
+		while (d && (de = readdir(d)))
+			n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+		if (d)
+			closedir(d);
+	}
+	return n;
+}
+
+START_TEST(test_cgroup_leaf)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "cgroup");
+	const char *argv[] = { "/bin/sh", "-c", "cat /proc/self/cgroup", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.use_cgroup = true;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	bool root = geteuid() == 0;
+	bool v2 = access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0 ||
+		  access("/sys/fs/cgroup/cgroup.procs", F_OK) == 0;
+	if (root && v2) {
+		ck_assert_msg(r.used_cgroup, "root with cgroup2 mounted but no leaf was used");
+		ck_assert_msg(strstr(r.out, "0::/agsbx-run-") != NULL, "child cgroup: %s", r.out);
+	} else {
+		fprintf(stderr, "note: no cgroup leaf as uid %u (v2 %d): run still fine\n",
+			(unsigned)geteuid(), v2);
+	}
+	agsbx_run_result_free(&r);
+
+	/* With a cgroup, a detached tree still dies at the timeout. */
+	const char *det[] = { self_exe, "--runner-helper", "detach", marker, NULL };
+	o.argv = det;
+	o.timeout_ms = 300;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.timed_out);
+	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_TIMEOUT);
+	assert_no_marker(marker);
+	agsbx_run_result_free(&r);
+	ck_assert_int_eq(leftover_cgroups(), 0);
+}
+END_TEST
+
+/* ---- the marker scan itself ---- */
+
+START_TEST(test_find_marker)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "find");
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "sleep 30", marker, (char *)NULL);
+		_exit(127);
+	}
+	pid_t *pids = NULL;
+	int n = 0;
+	for (int i = 0; i < 100 && n == 0; i++) {
+		n = agsbx_find_processes_with_marker(marker, &pids);
+		if (n == 0) {
+			free(pids);
+			pids = NULL;
+			usleep(10000);
+		}
+	}
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(pids[0], pid);
+	free(pids);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_int_eq(agsbx_find_processes_with_marker(marker, NULL), 0);
+}
+END_TEST
+
+static Suite *runner_suite(bool privileged)
+{
+	Suite *s = suite_create("runner");
+	TCase *tc = tcase_create("basic");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_exit_code);
+	tcase_add_test(tc, test_signal);
+	tcase_add_test(tc, test_enoent);
+	tcase_add_test(tc, test_eacces_and_bad_cwd);
+	tcase_add_test(tc, test_bad_args);
+	tcase_add_test(tc, test_env_and_path);
+	tcase_add_test(tc, test_child_state);
+	tcase_add_test(tc, test_sigpipe_default_in_child);
+	tcase_add_test(tc, test_find_marker);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("output");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_truncation_boundary, 0, (int)(sizeof boundary / sizeof boundary[0]));
+	tcase_add_test(tc, test_flood_cap_and_rss);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("trees");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_timeout_kills_detached_tree);
+	tcase_add_test(tc, test_cancel_from_thread);
+	tcase_add_test(tc, test_detached_killed_after_normal_exit);
+	tcase_add_test(tc, test_runaway_fork_chain);
+	tcase_add_test(tc, test_concurrent_outputs);
+	tcase_add_test(tc, test_cleanup_spares_other_runs);
+	tcase_add_test(tc, test_cgroup_leaf);
+	suite_add_tcase(s, tc);
+
+	if (privileged) {
+		tc = tcase_create("privileges");
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, test_drop_privileges);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "--runner-helper") == 0)
+		return helper_main(argv[2]);
+
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+	if (n <= 0) {
+		perror("readlink /proc/self/exe");
+		return EXIT_FAILURE;
+	}
+	self_exe[n] = '\0';
+	unsigned char r[6];
+	if (getrandom(r, sizeof r, 0) != sizeof r)
+		return EXIT_FAILURE;
+	snprintf(suite_marker, sizeof suite_marker, "agsbx-runner-test-%02x%02x%02x%02x%02x%02x",
+		 r[0], r[1], r[2], r[3], r[4], r[5]);
+	if (agsbx_runner_init() < 0) {
+		perror("agsbx_runner_init");
+		return EXIT_FAILURE;
+	}
+
+	bool root = geteuid() == 0;
+	bool have_user = agsbx_test_user(NULL, NULL, NULL);
+	if (!root)
+		fprintf(stderr, "note: not root: the drop_privileges test does not apply\n");
+	int rc = agsbx_test_run_suite(runner_suite(root && have_user));
+
+	/* Nothing any test started may have outlived the suite. */
+	int left = -1;
+	for (int i = 0; i < 50 && left != 0; i++) {
+		left = marker_count(suite_marker);
+		if (left)
+			usleep(20000);
+	}
+	if (left != 0) {
+		fprintf(stderr, "FAIL: %d processes with %s outlived the suite\n", left, suite_marker);
+		rc = EXIT_FAILURE;
+	}
+	if (rc == EXIT_SUCCESS && root && !have_user)
+		agsbx_test_skip("unprivileged test user", true,
+				"root but the agsbx-test user is missing (useradd -m agsbx-test); "
+				"every other runner test passed");
+	return rc;
+}
