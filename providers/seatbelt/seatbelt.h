@@ -1,0 +1,15 @@
+#ifndef AGSBX_PROVIDERS_SEATBELT_H
+#define AGSBX_PROVIDERS_SEATBELT_H
+
+#include <stdbool.h>
+
+#include "providers/provider.h"
+
+/* The SBPL profile for a grant: deny by default; reads broad (Seatbelt
+ * cannot hide the host's files from a process that must load its own
+ * libraries, so host_filesystem_restricted is not claimed); writes only to
+ * the read-write grant roots and /dev/null; network denied unless
+ * `network`. Paths are escaped for SBPL strings. malloc'd. */
+char *agsbx_seatbelt_profile(const struct agsbx_grant *g, bool network);
+
+#endif
