@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Acceptance of the conformance core: landlock and trusted_local through
+# collect, as root and as an unprivileged user; no process of that user
+# remains afterwards.
+source "$(dirname "$0")/../lib/common.sh"
+d=$(t_tmpdir ll)
+
+abi=$(/usr/bin/python3 -c 'import ctypes; l=ctypes.CDLL(None,use_errno=True); print(l.syscall(444,None,0,1))')
+[[ $abi -ge 1 ]] || skip "landlock" 1 "the kernel reports no Landlock ABI ($abi)"
+
+want_pass=(fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_grant_denied
+           fs.symlink_escape_denied priv.no_escalation output.bounded lifecycle.consistent
+           lifecycle.timeout_cleanup lifecycle.cancel_cleanup capabilities.truthful probe.truthful
+           fail.closed env.scrubbed fs.remount_denied)
+[[ $abi -ge 4 ]] && want_pass+=(net.egress_denied)
+
+check_bundle() {
+  local f=$1 who=$2 c v
+  [[ $(jq -r '.providers[] | select(.id=="landlock") | .verdict' "$f") == conformant ]] \
+    || { jq '.providers[] | select(.id=="landlock") | .checks[] | select(.verdict=="fail") | {id,reason}' "$f" >&2; fail "$who: landlock not conformant"; }
+  for c in "${want_pass[@]}"; do
+    v=$(jq -r --arg c "$c" '.providers[] | select(.id=="landlock") | .checks[] | select(.id==$c) | .verdict' "$f")
+    [[ $v == pass ]] || fail "$who: landlock $c is $v"
+  done
+  [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .verdict' "$f") == conformant ]] || fail "$who: trusted_local"
+  [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .checks[] | select(.id=="fs.host_read_denied") | .verdict' "$f") == not_claimed ]] \
+    || fail "$who: trusted_local fs.host_read_denied not not_claimed"
+  [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .checks[] | select(.id=="fs.grant_write") | .verdict' "$f") == pass ]] \
+    || fail "$who: trusted_local fs.grant_write"
+  # The effective ABI and the masks are recorded.
+  jq -e '.providers[] | select(.id=="landlock") | .probe.facts | has("effective_abi") or has("system_abi")' "$f" >/dev/null \
+    || fail "$who: landlock ABI facts missing"
+  pass "$who: landlock conformant (${#want_pass[@]} checks pass), trusted_local conformant"
+}
+
+# As root.
+expect_rc 0 "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned --output "$d/root.json" -q
+check_bundle "$d/root.json" root
+jq -e '.context.representative == false and (.context.representative_reasons | index("root"))' "$d/root.json" >/dev/null \
+  || fail "root run must not be representative"
+
+# As root dropping to the test user with --run-as.
+if have_test_user; then
+  expect_rc 0 "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned --run-as "$AGSBX_TEST_USER" \
+    --output "$d/runas.json" -q
+  check_bundle "$d/runas.json" run-as
+  jq -e --arg u "$AGSBX_TEST_USER" '.context.privilege.run_as == $u' "$d/runas.json" >/dev/null || fail "run_as not recorded"
+fi
+
+# As the unprivileged user itself (the contributor's case).
+if have_test_user; then
+  stage=$(t_stage_for_user)
+  out=$(t_tmpdir out); chown "$AGSBX_TEST_USER" "$out"
+  expect_rc 0 as_user "$stage/agsbx-evidence" collect --provider landlock --provider trusted_local --unsigned \
+    --output "$out/user.json" -q
+  check_bundle "$out/user.json" unprivileged
+  jq -e '.context.privilege.euid != 0' "$out/user.json" >/dev/null || fail "euid not recorded"
+  sleep 0.2
+  left=$(user_processes "$AGSBX_TEST_USER")
+  [[ -z $left ]] || fail "processes of $AGSBX_TEST_USER remain: $left"
+  pass "no process of $AGSBX_TEST_USER remains"
+elif [[ $(id -u) != 0 ]]; then
+  expect_rc 0 "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned --output "$d/user.json" -q
+  check_bundle "$d/user.json" unprivileged
+else
+  skip "unprivileged run" 1 "test user $AGSBX_TEST_USER missing"
+fi
