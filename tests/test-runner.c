@@ -43,6 +43,17 @@ static void ignore_polite_signals(void)
 	signal(SIGINT, SIG_IGN);
 }
 
+/* A broken runner must not leave these behind for long: every helper
+ * process ends itself after HELPER_LIFETIME_S (SIGALRM is not ignored). */
+#define HELPER_LIFETIME_S 60
+
+static _Noreturn void linger(void)
+{
+	alarm(HELPER_LIFETIME_S);
+	for (;;)
+		pause();
+}
+
 /* Double fork + setsid: a grandchild in its own session, re-parented away
  * from the child as soon as the middle process exits. */
 static void detach_grandchild(void)
@@ -51,8 +62,7 @@ static void detach_grandchild(void)
 	if (mid == 0) {
 		setsid();
 		if (fork() == 0) {
-			for (;;)
-				pause();
+			linger();
 		}
 		_exit(0);
 	}
@@ -95,10 +105,11 @@ static int helper_main(const char *mode)
 	if (strcmp(mode, "ids") == 0)
 		return helper_ids();
 	ignore_polite_signals();
+	if (strcmp(mode, "linger") == 0)
+		linger();
 	if (strcmp(mode, "detach") == 0) {
 		detach_grandchild();
-		for (;;)
-			pause();
+		linger();
 	}
 	if (strcmp(mode, "detach-exit") == 0) {
 		detach_grandchild();
@@ -106,8 +117,13 @@ static int helper_main(const char *mode)
 		return 0;
 	}
 	if (strcmp(mode, "runaway") == 0) {
-		/* Fork, exit, setsid, repeat: a process that keeps moving. */
+		/* Fork, exit, setsid, repeat: a process that keeps moving. The
+		 * deadline is inherited over fork (no exec), so the chain as a
+		 * whole ends itself if the runner failed to. */
+		time_t until = time(NULL) + HELPER_LIFETIME_S / 4;
 		for (;;) {
+			if (time(NULL) > until)
+				_exit(0);
 			pid_t p = fork();
 			if (p > 0)
 				_exit(0);
@@ -701,7 +717,7 @@ START_TEST(test_find_marker)
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "sleep 30", marker, (char *)NULL);
+		execl(self_exe, self_exe, "--runner-helper", "linger", marker, (char *)NULL);
 		_exit(127);
 	}
 	pid_t *pids = NULL;
