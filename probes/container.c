@@ -127,8 +127,9 @@ static json_t *privileged_hints(bool *strong)
 	}
 	if (h && faccessat(AT_FDCWD, "/dev/kmsg", R_OK, AT_EACCESS) == 0)
 		json_array_append_new(h, json_string("dev_kmsg_readable"));
-	/* Runtimes mount /proc/sys read-only in unprivileged containers. */
-	if (h && faccessat(AT_FDCWD, "/proc/sys", W_OK, AT_EACCESS) == 0)
+	/* Runtimes mount /proc/sys read-only in unprivileged containers
+	 * (access(2) then says EROFS even to root). */
+	if (h && faccessat(AT_FDCWD, "/proc/sys/kernel/core_pattern", W_OK, AT_EACCESS) == 0)
 		json_array_append_new(h, json_string("proc_sys_writable"));
 	return h;
 }
@@ -174,7 +175,7 @@ json_t *agsbx_probe_container(void)
 	agsbx_fact_put(f, "detected_by", agsbx_fact_value(by, derived));
 	agsbx_fact_put(f, "privileged_hints",
 		       agsbx_fact_value(privileged_hints(&strong),
-					"/proc/self/status:CapEff,/proc/sys/kernel/cap_last_cap,access(/dev/kmsg),access(/proc/sys)"));
+					"/proc/self/status:CapEff,/proc/sys/kernel/cap_last_cap,access(/dev/kmsg),access(/proc/sys/kernel/core_pattern)"));
 	agsbx_fact_put(f, "privileged", agsbx_fact_bool(detected && strong, "derived:detected,privileged_hints"));
 	return f;
 }

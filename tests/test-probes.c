@@ -474,13 +474,17 @@ START_TEST(container_markers)
 	char *sysadmin = sh_line("awk '/^CapEff:/ {print $2}' /proc/self/status");
 	unsigned long long eff = strtoull(sysadmin, NULL, 16);
 	char *kmsg = sh_line("test -r /dev/kmsg && echo yes || echo no");
-	bool has_sysadmin = false, has_kmsg = false;
+	char *psys = sh_line("test -w /proc/sys/kernel/core_pattern && echo yes || echo no");
+	bool has_sysadmin = false, has_kmsg = false, has_psys = false;
 	size_t k;
 	json_t *h;
 	json_array_foreach(value_of(c, "privileged_hints"), k, h) {
 		has_sysadmin |= strcmp(json_string_value(h), "cap_sys_admin") == 0;
 		has_kmsg |= strcmp(json_string_value(h), "dev_kmsg_readable") == 0;
+		has_psys |= strcmp(json_string_value(h), "proc_sys_writable") == 0;
 	}
+	ck_assert_int_eq(has_psys, strcmp(psys, "yes") == 0);
+	free(psys);
 	ck_assert_int_eq(has_sysadmin, (eff >> 21) & 1);
 	ck_assert_int_eq(has_kmsg, strcmp(kmsg, "yes") == 0);
 	ck_assert_int_eq(json_is_true(value_of(c, "privileged")), json_is_true(value_of(c, "detected")) && has_sysadmin);
@@ -771,7 +775,7 @@ struct fake {
 	const char *info_resp;      /* for GET /info */
 	size_t big;                 /* > 0: answer /version with a body of this size */
 	bool hang;                  /* accept, read, never answer */
-	bool close_now;             /* accept and close */
+	bool close_now;             /* read the request, close without a reply */
 };
 
 static void write_all(int fd, const char *p, size_t n)
@@ -792,10 +796,6 @@ static void *fake_serve(void *arg)
 		int c = accept4(fk->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0)
 			return NULL;
-		if (fk->close_now) {
-			close(c);
-			continue;
-		}
 		char req[8192];
 		size_t n = 0;
 		while (n < sizeof req - 1 && !memmem(req, n, "\r\n\r\n", 4)) {
@@ -805,6 +805,12 @@ static void *fake_serve(void *arg)
 			n += (size_t)r;
 		}
 		req[n] = '\0';
+		if (fk->close_now) {
+			/* After the request: an empty reply, not a refused
+			 * connection (closing before it races with connect). */
+			close(c);
+			continue;
+		}
 		if (fk->hang) {
 			struct pollfd pfd = { .fd = c, .events = POLLIN };
 			poll(&pfd, 1, 10000);
