@@ -1,6 +1,6 @@
 /* container: are we inside a container, and a privileged one? Markers
  * only; each is recorded with where it came from, and "detected" says
- * whether any fired ("detected_by" lists which). */
+ * whether any fired ("markers" lists which). */
 #include "probes/probes.h"
 #include "probes/internal.h"
 
@@ -172,7 +172,7 @@ json_t *agsbx_probe_container(void)
 	bool detected = json_array_size(by) > 0, strong = false;
 	const char *derived = "derived:dockerenv,containerenv,container_env,cgroup_markers,init_cgroup_markers,overlay_root";
 	agsbx_fact_put(f, "detected", agsbx_fact_bool(detected, derived));
-	agsbx_fact_put(f, "detected_by", agsbx_fact_value(by, derived));
+	agsbx_fact_put(f, "markers", agsbx_fact_value(by, derived));
 	agsbx_fact_put(f, "privileged_hints",
 		       agsbx_fact_value(privileged_hints(&strong),
 					"/proc/self/status:CapEff,/proc/sys/kernel/cap_last_cap,access(/dev/kmsg),access(/proc/sys/kernel/core_pattern)"));

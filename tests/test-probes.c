@@ -464,7 +464,7 @@ START_TEST(container_markers)
 	json_t *c = agsbx_probe_container();
 	ck_assert_int_eq(json_is_true(value_of(c, "dockerenv")), access("/.dockerenv", F_OK) == 0);
 	ck_assert_int_eq(json_is_true(value_of(c, "containerenv")), access("/run/.containerenv", F_OK) == 0);
-	json_t *by = value_of(c, "detected_by");
+	json_t *by = value_of(c, "markers");
 	ck_assert_int_eq(json_is_true(value_of(c, "detected")), json_array_size(by) > 0);
 	char *root = sh_line("awk '$5 == \"/\" {t = $0} END {n = split(t, f, \" - \"); split(f[n], g, \" \"); print g[1]}' "
 			     "/proc/self/mountinfo");
@@ -499,7 +499,7 @@ START_TEST(container_markers)
 	bool listed = false;
 	size_t i;
 	json_t *e;
-	json_array_foreach(value_of(c, "detected_by"), i, e) listed |= strcmp(json_string_value(e), "container_env") == 0;
+	json_array_foreach(value_of(c, "markers"), i, e) listed |= strcmp(json_string_value(e), "container_env") == 0;
 	ck_assert(listed);
 	json_decref(c);
 }
