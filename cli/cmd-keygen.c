@@ -1,9 +1,49 @@
+/* keygen -f FILE [-C COMMENT]: an Ed25519 key pair in OpenSSH format. */
 #include "cli/commands.h"
-#include "base/log.h"
 
-/* placeholder until the command lands */
+#include "base/log.h"
+#include "evidence/evidence.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char help[] =
+	"usage: agsbx-evidence keygen -f FILE [-C COMMENT]\n"
+	"\n"
+	"Writes a new Ed25519 key pair for signing bundles: FILE (private, mode 0600, unencrypted\n"
+	"OpenSSH format, usable with ssh-keygen) and FILE.pub. Never overwrites an existing file.\n"
+	"The default comment is \"agsbx-evidence\".\n";
+
 int agsbx_cmd_keygen(int argc, char **argv)
 {
-	agsbx_error("'keygen' is not implemented yet");
-	return AGSBX_EXIT_INTERNAL;
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	const char *file = NULL, *comment = NULL;
+	for (int i = 1; i < argc; i++) {
+		if ((strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "-C") == 0) && i + 1 < argc) {
+			if (argv[i][1] == 'f')
+				file = argv[++i];
+			else
+				comment = argv[++i];
+		} else {
+			return agsbx_usage_error("keygen", "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (!file || !*file)
+		return agsbx_usage_error("keygen", "-f FILE is required");
+	if (comment && strpbrk(comment, "\r\n"))
+		return agsbx_usage_error("keygen", "the comment must be one line");
+	char err[512] = "";
+	int r = agsbx_keygen(file, comment, err, sizeof err);
+	if (r == -EEXIST) {
+		agsbx_error("%s", err);
+		return AGSBX_EXIT_USAGE;
+	}
+	if (r < 0) {
+		agsbx_error("%s", err[0] ? err : strerror(-r));
+		return r == -ENOENT || r == -EACCES || r == -ENOTDIR ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
+	}
+	printf("%s\n%s.pub\n", file, file);
+	return AGSBX_EXIT_OK;
 }

@@ -1,9 +1,41 @@
+/* schema NAME: prints a JSON Schema embedded at build time. */
 #include "cli/commands.h"
-#include "base/log.h"
 
-/* placeholder until the command lands */
+#include "base/log.h"
+#include "evidence/evidence.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char help[] =
+	"usage: agsbx-evidence schema NAME\n"
+	"       agsbx-evidence schema --list\n"
+	"\n"
+	"Prints a shipped JSON Schema (2020-12), e.g. evidence-bundle or host-probe.\n";
+
 int agsbx_cmd_schema(int argc, char **argv)
 {
-	agsbx_error("'schema' is not implemented yet");
-	return AGSBX_EXIT_INTERNAL;
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	if (argc != 2)
+		return agsbx_usage_error("schema", "one schema name");
+	const char *const *names = agsbx_schema_names();
+	if (strcmp(argv[1], "--list") == 0) {
+		for (size_t i = 0; names[i]; i++)
+			printf("%s\n", names[i]);
+		return AGSBX_EXIT_OK;
+	}
+	size_t len;
+	const char *text = agsbx_schema_get(argv[1], &len);
+	if (!text) {
+		agsbx_error("unknown schema '%s'", argv[1]);
+		for (size_t i = 0; names[i]; i++)
+			agsbx_hint("available: %s", names[i]);
+		return AGSBX_EXIT_USAGE;
+	}
+	if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+		agsbx_error("cannot write the schema");
+		return AGSBX_EXIT_INTERNAL;
+	}
+	return AGSBX_EXIT_OK;
 }

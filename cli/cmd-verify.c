@@ -1,9 +1,123 @@
+/* verify FILE [--key PUB | --allowed-signers F [--identity ID] | --keys-url URL]
+ *             [--expect-challenge N] */
 #include "cli/commands.h"
-#include "base/log.h"
 
-/* placeholder until the command lands */
+#include "base/cleanup.h"
+#include "base/log.h"
+#include "evidence/evidence.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char help[] =
+	"usage: agsbx-evidence verify FILE [--key PUB | --allowed-signers FILE [--identity ID] |\n"
+	"                                   --keys-url URL] [--expect-challenge NONCE]\n"
+	"\n"
+	"Checks the bundle's SSHSIG signature (namespace agsbx-evidence) over its canonical form,\n"
+	"that the signing key is trusted, and optionally the maintainer's challenge.\n"
+	"\n"
+	"  --key PUB              trust the key(s) in this public key file\n"
+	"  --allowed-signers F    trust per an OpenSSH allowed_signers file (namespaces= honoured)\n"
+	"  --identity ID          with --allowed-signers: the principal that must have signed\n"
+	"  --keys-url URL         trust the keys published at URL (e.g. https://github.com/USER.keys)\n"
+	"  --expect-challenge N   the bundle must carry challenge N (from 'collect --challenge N')\n"
+	"\n"
+	"exit status: 0 valid and trusted; 1 invalid, untrusted, unsigned or wrong challenge;\n"
+	"2 bad input (unreadable, not a bundle, bad trust file); 3 keys URL unreachable.\n";
+
+/* "--opt VALUE" or "--opt=VALUE"; advances *i. NULL when argv[*i] is not opt. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
+{
+	size_t n = strlen(opt);
+	if (strncmp(argv[*i], opt, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static void print_summary(const char *file, const json_t *bundle, const struct agsbx_verify_result *res)
+{
+	const char *created = json_string_value(json_object_get(bundle, "created_at"));
+	printf("bundle:     %s\n", file);
+	printf("created_at: %s\n", created ? created : "?");
+	if (res->status == AGSBX_VERIFY_UNSIGNED)
+		printf("signature:  none\n");
+	else if (res->signature_valid)
+		printf("signature:  good (%s %s)\n", res->key_type, res->fingerprint);
+	else
+		printf("signature:  BAD%s%s\n", res->fingerprint[0] ? " " : "", res->fingerprint);
+	if (res->trusted)
+		printf("signer:     %s (%s)\n", res->identity, res->trust_source);
+	else if (res->signature_valid)
+		printf("signer:     not trusted\n");
+	if (res->challenge_checked)
+		printf("challenge:  %s\n", res->challenge_ok ? "ok" : "MISMATCH");
+	else
+		printf("challenge:  not checked\n");
+	printf("result:     %s\n", res->status == AGSBX_VERIFY_OK ? "valid and trusted"
+								  : agsbx_verify_status_name(res->status));
+}
+
 int agsbx_cmd_verify(int argc, char **argv)
 {
-	agsbx_error("'verify' is not implemented yet");
-	return AGSBX_EXIT_INTERNAL;
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	struct agsbx_verify_opts o = { 0 };
+	const char *file = NULL;
+	for (int i = 1; i < argc; i++) {
+		bool missing = false;
+		const char *v;
+		if ((v = opt_value(argc, argv, &i, "--key", &missing)))
+			o.key_path = v;
+		else if ((v = opt_value(argc, argv, &i, "--allowed-signers", &missing)))
+			o.allowed_signers = v;
+		else if ((v = opt_value(argc, argv, &i, "--identity", &missing)))
+			o.identity = v;
+		else if ((v = opt_value(argc, argv, &i, "--keys-url", &missing)))
+			o.keys_url = v;
+		else if ((v = opt_value(argc, argv, &i, "--expect-challenge", &missing)))
+			o.expect_challenge = v;
+		else if (missing)
+			return agsbx_usage_error("verify", "%s needs a value", argv[i]);
+		else if (argv[i][0] == '-' && argv[i][1] != '\0')
+			return agsbx_usage_error("verify", "unknown option '%s'", argv[i]);
+		else if (file)
+			return agsbx_usage_error("verify", "one bundle at a time");
+		else
+			file = argv[i];
+		if (missing)
+			return agsbx_usage_error("verify", "%s needs a value", argv[i]);
+	}
+	if (!file)
+		return agsbx_usage_error("verify", "no bundle given");
+	if (o.expect_challenge && !*o.expect_challenge)
+		return agsbx_usage_error("verify", "--expect-challenge needs a non-empty value");
+
+	char err[512];
+	_cleanup_json_ json_t *bundle = NULL;
+	int r = agsbx_bundle_load(file, &bundle, err, sizeof err);
+	if (r < 0) {
+		agsbx_error("%s", err);
+		return AGSBX_EXIT_USAGE;
+	}
+	struct agsbx_verify_result res;
+	r = agsbx_bundle_verify(bundle, &o, &res, err, sizeof err);
+	if (r < 0) {
+		agsbx_error("%s", err[0] ? err : strerror(-r));
+		return r == -EINVAL ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
+	}
+	print_summary(file, bundle, &res);
+	if (res.status != AGSBX_VERIFY_OK) {
+		agsbx_error("%s: %s: %s", file, agsbx_verify_status_name(res.status), res.reason);
+		return AGSBX_EXIT_DEFECT;
+	}
+	return AGSBX_EXIT_OK;
 }

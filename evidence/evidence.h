@@ -48,4 +48,94 @@ json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size);
 json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max_tail, char *err,
 			     size_t err_size);
 
+/* ---- additions (issue 6) --------------------------------------------- */
+
+/* The canonical serializer behind agsbx_bundle_canonical, for any value:
+ * skip_key (may be NULL) is left out of the top-level object. NULL with
+ * errno EDOM (a real), ERANGE (|integer| > 2^53), EILSEQ (invalid UTF-8 or
+ * NUL in a string) or ENOMEM. */
+char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len);
+
+/* Parses and checks a bundle already in memory (what agsbx_bundle_load does
+ * after reading): same return values. */
+int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size);
+
+/* Writes a new Ed25519 key pair: path (mode 0600, unencrypted
+ * openssh-key-v1, readable by ssh-keygen) and path.pub. Refuses to replace
+ * either file (-EEXIST). Both files appear complete or not at all. */
+int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_size);
+
+/* Trust anchors for verification; at most one of key_path, allowed_signers
+ * and keys_url. */
+struct agsbx_verify_opts {
+	const char *key_path;          /* a .pub / authorized_keys-style file: any key in it */
+	const char *allowed_signers;   /* OpenSSH allowed_signers */
+	const char *identity;          /* with allowed_signers: the principal required */
+	const char *keys_url;          /* e.g. https://github.com/USER.keys */
+	const char *expect_challenge;  /* NULL: not checked */
+	int64_t now;                   /* unix time for valid-after/valid-before; 0: time(NULL) */
+};
+
+enum agsbx_verify_status {
+	AGSBX_VERIFY_OK,               /* signature valid, signer trusted, challenge ok */
+	AGSBX_VERIFY_UNSIGNED,
+	AGSBX_VERIFY_INVALID,          /* malformed or bad signature, or content changed */
+	AGSBX_VERIFY_UNTRUSTED,        /* good signature by a key no anchor trusts */
+	AGSBX_VERIFY_NO_ANCHOR,        /* good signature, no trust anchor given */
+	AGSBX_VERIFY_CHALLENGE,        /* good and trusted, but the challenge differs */
+};
+
+struct agsbx_verify_result {
+	enum agsbx_verify_status status;
+	bool signature_valid;
+	bool trusted;
+	char key_type[64];
+	char fingerprint[64];          /* "SHA256:..." of the signing key ("" when unsigned) */
+	char identity[256];            /* principal / key comment / URL the key matched */
+	char trust_source[64];         /* "key file" | "allowed_signers" | "keys URL" | "" */
+	bool challenge_checked;
+	bool challenge_ok;
+	char reason[512];              /* one line: why status is not OK */
+};
+
+/* Verifies a loaded bundle. 0 with res filled (any status), or -EINVAL for
+ * bad input in a trust source (unreadable or malformed allowed_signers or
+ * key file, keys URL answering non-200 or no key; err set), -EIO when the
+ * keys URL cannot be fetched, -errno otherwise. */
+int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
+			struct agsbx_verify_result *res, char *err, size_t err_size);
+const char *agsbx_verify_status_name(enum agsbx_verify_status s);
+
+/* Differences OLD -> NEW as a JSON object (new reference):
+ * {"host": [{family, fact, old, new}], "providers": [{id, old, new}],
+ *  "checks": [{provider, id, old, new, regression}], "claims": [...],
+ *  "versions": [...], "regressions": N, "changes": N}; regressions
+ * (pass -> fail/blocked, conformant -> defective/blocked) come first. */
+json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle);
+/* format "text" | "markdown" | "json"; -EINVAL for another. */
+int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
+
+/* One row per bundle: {"file", "host", "created_at", "tool_version",
+ * "providers": {id: {verdict, failing_checks}}} — missing members are "?".
+ * names[i] labels bundles[i]. New reference. */
+json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n);
+/* format "markdown" | "json"; -EINVAL for another. */
+int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
+
+/* Shipped JSON Schemas, embedded at build time: the text of schema name
+ * ("evidence-bundle", "host-probe", ...) or NULL. */
+const char *agsbx_schema_get(const char *name, size_t *len);
+/* NULL-terminated list of the embedded schema names. */
+const char *const *agsbx_schema_names(void);
+
+/* Parses a test summary out of command output: {format, passed, failed,
+ * skipped} with format "pytest" | "ctest" | "plain" | "none" (new ref). */
+json_t *agsbx_attachment_summary(const char *out, size_t len);
+/* Splits a command line into argv without a shell: blanks separate words,
+ * '...' is literal, "..." honours \ and ", a backslash escapes the next
+ * character. -EINVAL (err set) for an unterminated quote or an empty line.
+ * *argv is NULL-terminated, free with agsbx_argv_free. */
+int agsbx_split_cmdline(const char *cmdline, char ***argv, char *err, size_t err_size);
+void agsbx_argv_free(char **argv);
+
 #endif

@@ -1,0 +1,211 @@
+/* The canonical form: byte-identical to `jq -cjS 'del(.signature)'` (jq 1.6).
+ *
+ * No JSON library produces jq-compatible canonical JSON, so this is our own
+ * serializer. jansson's json_dumps(JSON_SORT_KEYS|JSON_COMPACT) differs from
+ * jq in three ways we checked byte for byte: it writes control characters as
+ * "\u001F" (jq: lowercase "\u001f"), leaves DEL (0x7f) raw (jq: "\u007f"),
+ * and prints integers beyond 2^53 exactly (jq stores numbers as doubles and
+ * prints 1e+16 for 10000000000000000). So: strings are escaped the way jq
+ * escapes them ('"', '\\', \b \f \n \r \t, other C0 controls and DEL as
+ * lowercase \u00xx, everything else including '/', non-ASCII, U+2028 and
+ * emoji as raw UTF-8), keys are sorted bytewise (jq compares with memcmp),
+ * and only integers within +-2^53 are accepted (reals, NUL bytes, invalid
+ * UTF-8 and larger integers make the bundle non-canonicalisable). */
+#include "evidence/evidence.h"
+#include "evidence/internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s, 0 if invalid (NUL is invalid
+ * here: a bundle string never holds one). */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned min;
+	if (c < 0x80)
+		return c == 0 ? 0 : 1;
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		min = 0x80;
+	} else if ((c & 0xF0) == 0xE0) {
+		n = 3;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (left < n)
+		return 0;
+	unsigned cp = c & (0x7Fu >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+static int put_string(struct sbuf *b, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	sbuf_putc(b, '"');
+	size_t run = 0; /* start of the pending run of bytes copied verbatim */
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i];
+		if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			size_t n = utf8_len(s + i, len - i);
+			if (n == 0)
+				return -EILSEQ;
+			i += n;
+			continue;
+		}
+		if (c == 0)
+			return -EILSEQ;
+		sbuf_put(b, s + run, i - run);
+		char esc[7] = { '\\', 0 };
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+		}
+		sbuf_puts(b, esc);
+		i++;
+		run = i;
+	}
+	sbuf_put(b, s + run, len - run);
+	sbuf_putc(b, '"');
+	return 0;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int put_value(struct sbuf *b, const json_t *j, const char *skip_key);
+
+static int put_object(struct sbuf *b, const json_t *j, const char *skip_key)
+{
+	size_t n = json_object_size(j);
+	const char **keys = malloc((n ? n : 1) * sizeof *keys);
+	if (!keys)
+		return -ENOMEM;
+	size_t k = 0;
+	int r = 0;
+	for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it)) {
+		const char *key = json_object_iter_key(it);
+		/* jansson 2.14 allows keys with NUL (json_object_setn); never in a bundle */
+		if (json_object_iter_key_len(it) != strlen(key)) {
+			r = -EILSEQ;
+			goto out;
+		}
+		if (skip_key && strcmp(key, skip_key) == 0)
+			continue;
+		keys[k++] = key;
+	}
+	qsort(keys, k, sizeof *keys, cmp_keys);
+	sbuf_putc(b, '{');
+	for (size_t i = 0; i < k && r == 0; i++) {
+		if (i)
+			sbuf_putc(b, ',');
+		r = put_string(b, keys[i], strlen(keys[i]));
+		sbuf_putc(b, ':');
+		if (r == 0)
+			r = put_value(b, json_object_get(j, keys[i]), NULL);
+	}
+	sbuf_putc(b, '}');
+out:
+	free(keys);
+	return r;
+}
+
+static int put_value(struct sbuf *b, const json_t *j, const char *skip_key)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT:
+		return put_object(b, j, skip_key);
+	case JSON_ARRAY: {
+		sbuf_putc(b, '[');
+		for (size_t i = 0; i < json_array_size(j); i++) {
+			if (i)
+				sbuf_putc(b, ',');
+			int r = put_value(b, json_array_get(j, i), NULL);
+			if (r < 0)
+				return r;
+		}
+		sbuf_putc(b, ']');
+		return 0;
+	}
+	case JSON_STRING:
+		return put_string(b, json_string_value(j), json_string_length(j));
+	case JSON_INTEGER: {
+		json_int_t v = json_integer_value(j);
+		if (v > AGSBX_JSON_INT_MAX || v < -AGSBX_JSON_INT_MAX)
+			return -ERANGE;
+		sbuf_printf(b, "%" JSON_INTEGER_FORMAT, v);
+		return 0;
+	}
+	case JSON_REAL:
+		return -EDOM;
+	case JSON_TRUE:
+		sbuf_puts(b, "true");
+		return 0;
+	case JSON_FALSE:
+		sbuf_puts(b, "false");
+		return 0;
+	case JSON_NULL:
+		sbuf_puts(b, "null");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len)
+{
+	if (!j) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct sbuf b = { 0 };
+	int r = put_value(&b, j, skip_key);
+	if (r == 0 && b.oom)
+		r = -ENOMEM;
+	if (r < 0) {
+		sbuf_free(&b);
+		errno = -r;
+		return NULL;
+	}
+	return sbuf_take(&b, len);
+}
+
+char *agsbx_bundle_canonical(const json_t *bundle, size_t *len)
+{
+	if (!json_is_object(bundle)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return agsbx_json_canonical(bundle, "signature", len);
+}

@@ -1,0 +1,249 @@
+/* Small helpers for evidence/: byte buffers, SSH wire format, base64,
+ * OpenSSH pattern lists. */
+#include "evidence/internal.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool sbuf_grow(struct sbuf *b, size_t n)
+{
+	if (b->oom)
+		return false;
+	if (b->len + n + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n + 1) {
+		if (cap > SIZE_MAX / 2) {
+			b->oom = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void sbuf_put(struct sbuf *b, const void *data, size_t n)
+{
+	if (!sbuf_grow(b, n))
+		return;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void sbuf_puts(struct sbuf *b, const char *s) { sbuf_put(b, s, strlen(s)); }
+
+void sbuf_putc(struct sbuf *b, char c)
+{
+	if (!sbuf_grow(b, 1))
+		return;
+	b->p[b->len++] = c;
+	b->p[b->len] = '\0';
+}
+
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char small[256];
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		sbuf_put(b, small, (size_t)n);
+		return;
+	}
+	if (!sbuf_grow(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void sbuf_u32(struct sbuf *b, uint32_t v)
+{
+	uint8_t w[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
+	sbuf_put(b, w, 4);
+}
+
+void sbuf_sshstr(struct sbuf *b, const void *data, size_t n)
+{
+	sbuf_u32(b, (uint32_t)n);
+	sbuf_put(b, data, n);
+}
+
+char *sbuf_take(struct sbuf *b, size_t *len)
+{
+	if (b->oom) {
+		sbuf_free(b);
+		return NULL;
+	}
+	if (!b->p && !sbuf_grow(b, 0))
+		return NULL;
+	char *p = b->p;
+	if (len)
+		*len = b->len;
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+void sbuf_free(struct sbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->oom = false;
+}
+
+int sshrd_u32(struct sshrd *r, uint32_t *v)
+{
+	if (r->left < 4)
+		return -EINVAL;
+	*v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
+	r->p += 4;
+	r->left -= 4;
+	return 0;
+}
+
+int sshrd_str(struct sshrd *r, const uint8_t **data, size_t *n)
+{
+	uint32_t len;
+	if (sshrd_u32(r, &len) < 0 || len > r->left)
+		return -EINVAL;
+	*data = r->p;
+	*n = len;
+	r->p += len;
+	r->left -= len;
+	return 0;
+}
+
+int sshrd_expect(struct sshrd *r, const char *want)
+{
+	const uint8_t *d;
+	size_t n;
+	if (sshrd_str(r, &d, &n) < 0)
+		return -EINVAL;
+	if (n != strlen(want) || memcmp(d, want, n) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+char *b64_encode(const void *data, size_t n)
+{
+	size_t size = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
+	char *out = malloc(size);
+	if (!out)
+		return NULL;
+	sodium_bin2base64(out, size, data, n, sodium_base64_VARIANT_ORIGINAL);
+	return out;
+}
+
+uint8_t *b64_decode(const char *s, size_t slen, const char *ignore, size_t *n)
+{
+	size_t cap = slen / 4 * 3 + 3;
+	uint8_t *out = malloc(cap + 1);
+	if (!out)
+		return NULL;
+	const char *end = NULL;
+	if (sodium_base642bin(out, cap, s, slen, ignore, n, &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+	    end != s + slen) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+void b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width)
+{
+	char *s = b64_encode(data, n);
+	if (!s) {
+		b->oom = true;
+		return;
+	}
+	size_t len = strlen(s);
+	for (size_t i = 0; i < len; i += width) {
+		sbuf_put(b, s + i, len - i < width ? len - i : width);
+		sbuf_putc(b, '\n');
+	}
+	free(s);
+}
+
+void set_err(char *err, size_t size, const char *fmt, ...)
+{
+	if (!err || size == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
+
+const char *jstr(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+/* Glob with '*' and '?', as OpenSSH's match_pattern(). */
+bool match_pattern(const char *s, const char *p)
+{
+	for (;;) {
+		if (!*p)
+			return !*s;
+		if (*p == '*') {
+			while (*p == '*')
+				p++;
+			if (!*p)
+				return true;
+			for (; *s; s++)
+				if (match_pattern(s, p))
+					return true;
+			return false;
+		}
+		if (!*s)
+			return false;
+		if (*p != '?' && *p != *s)
+			return false;
+		s++;
+		p++;
+	}
+}
+
+bool match_pattern_list(const char *s, const char *list)
+{
+	bool got = false;
+	const char *p = list;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		bool neg = *p == '!';
+		char pat[512];
+		size_t off = neg ? 1 : 0;
+		if (n - off < sizeof pat) {
+			memcpy(pat, p + off, n - off);
+			pat[n - off] = '\0';
+			if (match_pattern(s, pat)) {
+				if (neg)
+					return false;
+				got = true;
+			}
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return got;
+}

@@ -1,0 +1,338 @@
+/* diff: what changed between two bundles — host facts, provider and check
+ * verdicts (regressions first), capability claims, mechanism versions.
+ * Providers and checks are matched by id. */
+#include "evidence/evidence.h"
+#include "evidence/internal.h"
+
+#include "base/cleanup.h"
+
+#include <errno.h>
+#include <string.h>
+
+static json_t *or_null(const json_t *v)
+{
+	return v ? json_deep_copy(v) : json_null();
+}
+
+static bool same(const json_t *a, const json_t *b)
+{
+	if (!a || !b)
+		return a == b;
+	return json_equal(a, b);
+}
+
+/* Appends to arr; regressions go in front of the non-regressions, keeping
+ * each group in bundle order. */
+static void add_change(json_t *arr, json_t *entry, bool regression, size_t *nreg)
+{
+	if (!entry)
+		return;
+	if (regression)
+		json_array_insert_new(arr, (*nreg)++, entry);
+	else
+		json_array_append_new(arr, entry);
+}
+
+/* id -> element (borrowed, first wins), so matching stays linear on big
+ * bundles. */
+static json_t *index_by_id(const json_t *arr)
+{
+	json_t *idx = json_object();
+	for (size_t i = 0; idx && i < json_array_size(arr); i++) {
+		json_t *e = json_array_get(arr, i);
+		const char *id = jstr(e, "id");
+		if (id && !json_object_get(idx, id))
+			json_object_set(idx, id, e);
+	}
+	return idx;
+}
+
+/* Every id of a (in order), then those only in b. A hash set keeps this
+ * linear on big bundles. */
+static json_t *union_ids(const json_t *a, const json_t *b)
+{
+	json_t *ids = json_array();
+	_cleanup_json_ json_t *seen = json_object();
+	const json_t *both[2] = { a, b };
+	for (size_t k = 0; k < 2 && ids && seen; k++) {
+		for (size_t i = 0; i < json_array_size(both[k]); i++) {
+			const char *id = jstr(json_array_get(both[k], i), "id");
+			if (!id || json_object_get(seen, id))
+				continue;
+			json_object_set_new(seen, id, json_true());
+			json_array_append_new(ids, json_string(id));
+		}
+	}
+	return ids;
+}
+
+static json_t *union_keys(const json_t *a, const json_t *b)
+{
+	json_t *keys = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)a, k, v) json_object_set_new(keys, k, json_true());
+	json_object_foreach((json_t *)b, k, v) json_object_set_new(keys, k, json_true());
+	return keys;
+}
+
+/* {"value": ...} or {"absent": true, ...}: an absent fact compares as
+ * missing. Anything else compares as itself. */
+static const json_t *fact_value(const json_t *fact)
+{
+	return json_is_object(fact) ? json_object_get(fact, "value") : fact;
+}
+
+static json_t *change(const char *k1, const char *v1, const char *k2, const char *v2, const json_t *o,
+		      const json_t *n)
+{
+	json_t *e = json_object();
+	if (!e)
+		return NULL;
+	json_object_set_new(e, k1, v1 ? json_string(v1) : json_null());
+	if (k2)
+		json_object_set_new(e, k2, v2 ? json_string(v2) : json_null());
+	json_object_set_new(e, "old", or_null(o));
+	json_object_set_new(e, "new", or_null(n));
+	return e;
+}
+
+static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
+{
+	_cleanup_json_ json_t *families = union_keys(oh, nh);
+	const char *fam;
+	json_t *unused;
+	json_object_foreach(families, fam, unused) {
+		const json_t *of = json_object_get(oh, fam), *nf = json_object_get(nh, fam);
+		if (!json_is_object(of) && !json_is_object(nf)) {
+			if (!same(of, nf))
+				json_array_append_new(out, change("family", fam, "fact", NULL, of, nf));
+			continue;
+		}
+		_cleanup_json_ json_t *facts =
+			union_keys(json_is_object(of) ? of : NULL, json_is_object(nf) ? nf : NULL);
+		const char *name;
+		json_object_foreach(facts, name, unused) {
+			const json_t *ov = fact_value(json_object_get(of, name));
+			const json_t *nv = fact_value(json_object_get(nf, name));
+			if (!same(ov, nv))
+				json_array_append_new(out, change("family", fam, "fact", name, ov, nv));
+		}
+	}
+}
+
+/* A check regresses when it newly fails, or passed and is now blocked. */
+static bool check_regression(const char *o, const char *n)
+{
+	if (!n)
+		return false;
+	if (strcmp(n, "fail") == 0)
+		return !o || strcmp(o, "fail") != 0;
+	return o && strcmp(o, "pass") == 0 && strcmp(n, "blocked") == 0;
+}
+
+/* A provider regresses when it is newly defective, or was conformant and
+ * is now blocked. */
+static bool provider_regression(const char *o, const char *n)
+{
+	if (!n)
+		return false;
+	if (strcmp(n, "defective") == 0)
+		return !o || strcmp(o, "defective") != 0;
+	return o && strcmp(o, "conformant") == 0 && strcmp(n, "blocked") == 0;
+}
+
+static bool is_version_fact(const char *name)
+{
+	size_t n = strlen(name);
+	return strcmp(name, "version") == 0 || strcmp(name, "abi") == 0 ||
+	       (n > 8 && strcmp(name + n - 8, "_version") == 0);
+}
+
+static void diff_keys(json_t *out, const char *provider, const char *keyname, const json_t *o, const json_t *n,
+		      bool versions_only)
+{
+	_cleanup_json_ json_t *keys = union_keys(json_is_object(o) ? o : NULL, json_is_object(n) ? n : NULL);
+	const char *k;
+	json_t *unused;
+	json_object_foreach(keys, k, unused) {
+		if (versions_only && !is_version_fact(k))
+			continue;
+		const json_t *ov = json_object_get(o, k), *nv = json_object_get(n, k);
+		if (!same(ov, nv))
+			json_array_append_new(out, change("provider", provider, keyname, k, ov, nv));
+	}
+}
+
+static void add_verdict_change(json_t *out, json_t *e, bool reg, size_t *nreg)
+{
+	if (!e)
+		return;
+	json_object_set_new(e, "regression", json_boolean(reg));
+	add_change(out, e, reg, nreg);
+}
+
+static void diff_checks(json_t *out, const char *pid, const json_t *op, const json_t *np, size_t *nreg)
+{
+	const json_t *oc = json_object_get(op, "checks"), *nc = json_object_get(np, "checks");
+	_cleanup_json_ json_t *ids = union_ids(oc, nc);
+	_cleanup_json_ json_t *oi = index_by_id(oc);
+	_cleanup_json_ json_t *ni = index_by_id(nc);
+	for (size_t i = 0; i < json_array_size(ids); i++) {
+		const char *id = json_string_value(json_array_get(ids, i));
+		const json_t *ov = json_object_get(json_object_get(oi, id), "verdict");
+		const json_t *nv = json_object_get(json_object_get(ni, id), "verdict");
+		if (same(ov, nv))
+			continue;
+		bool reg = check_regression(json_string_value(ov), json_string_value(nv));
+		add_verdict_change(out, change("provider", pid, "id", id, ov, nv), reg, nreg);
+	}
+}
+
+json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
+{
+	_cleanup_json_ json_t *d = json_pack("{s:[], s:[], s:[], s:[], s:[]}", "host", "providers", "checks",
+					     "claims", "versions");
+	if (!d)
+		return NULL;
+	json_t *providers = json_object_get(d, "providers"), *checks = json_object_get(d, "checks");
+	diff_host(json_object_get(d, "host"), json_object_get(old_bundle, "host"),
+		  json_object_get(new_bundle, "host"));
+	const json_t *op_all = json_object_get(old_bundle, "providers");
+	const json_t *np_all = json_object_get(new_bundle, "providers");
+	_cleanup_json_ json_t *ids = union_ids(op_all, np_all);
+	_cleanup_json_ json_t *oi = index_by_id(op_all);
+	_cleanup_json_ json_t *ni = index_by_id(np_all);
+	size_t preg = 0, creg = 0;
+	for (size_t i = 0; i < json_array_size(ids); i++) {
+		const char *id = json_string_value(json_array_get(ids, i));
+		const json_t *op = json_object_get(oi, id), *np = json_object_get(ni, id);
+		const json_t *ov = json_object_get(op, "verdict"), *nv = json_object_get(np, "verdict");
+		if (!same(ov, nv) || !op || !np) {
+			bool reg = provider_regression(json_string_value(ov), json_string_value(nv));
+			add_verdict_change(providers, change("id", id, NULL, NULL, ov, nv), reg, &preg);
+		}
+		diff_checks(checks, id, op, np, &creg);
+		diff_keys(json_object_get(d, "claims"), id, "axis", json_object_get(op, "claims"),
+			  json_object_get(np, "claims"), false);
+		diff_keys(json_object_get(d, "versions"), id, "fact",
+			  json_object_get(json_object_get(op, "probe"), "facts"),
+			  json_object_get(json_object_get(np, "probe"), "facts"), true);
+	}
+	const json_t *ot = json_object_get(json_object_get(old_bundle, "tool"), "version");
+	const json_t *nt = json_object_get(json_object_get(new_bundle, "tool"), "version");
+	if (!same(ot, nt))
+		json_array_append_new(json_object_get(d, "versions"),
+				      change("provider", NULL, "fact", "tool.version", ot, nt));
+	size_t changes = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(d, k, v) changes += json_array_size(v);
+	json_object_set_new(d, "regressions", json_integer((json_int_t)(preg + creg)));
+	json_object_set_new(d, "changes", json_integer((json_int_t)changes));
+	return TAKE_PTR(d);
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+
+static const char *const sections[] = { "providers", "checks", "host", "claims", "versions" };
+static const char *const titles[] = { "Providers", "Checks", "Host facts", "Capability claims",
+				      "Mechanism versions" };
+
+static void put_subject(struct sbuf *b, const char *section, const json_t *e, enum esc_mode m)
+{
+	if (strcmp(section, "host") == 0) {
+		put_esc(b, jstr(e, "family"), m, 64);
+		if (jstr(e, "fact")) {
+			sbuf_putc(b, '.');
+			put_esc(b, jstr(e, "fact"), m, 64);
+		}
+	} else if (strcmp(section, "providers") == 0) {
+		put_esc(b, jstr(e, "id"), m, 64);
+	} else if (strcmp(section, "checks") == 0) {
+		put_esc(b, jstr(e, "provider"), m, 64);
+		sbuf_putc(b, '/');
+		put_esc(b, jstr(e, "id"), m, 128);
+	} else {
+		if (jstr(e, "provider")) {
+			put_esc(b, jstr(e, "provider"), m, 64);
+			sbuf_putc(b, '.');
+		}
+		put_esc(b, jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
+	}
+}
+
+static void put_value(struct sbuf *b, const json_t *v, enum esc_mode m)
+{
+	if (json_is_string(v))
+		put_esc(b, json_string_value(v), m, 120);
+	else if (json_is_null(v))
+		sbuf_puts(b, "(none)");
+	else
+		put_json_esc(b, v, m, 120);
+}
+
+static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
+{
+	enum esc_mode m = md ? ESC_MD : ESC_TEXT;
+	json_int_t changes = json_integer_value(json_object_get(d, "changes"));
+	json_int_t reg = json_integer_value(json_object_get(d, "regressions"));
+	if (changes == 0) {
+		sbuf_puts(b, md ? "**agsbx-evidence diff:** no differences\n" : "no differences\n");
+		return;
+	}
+	if (md)
+		sbuf_printf(b, "### agsbx-evidence diff: %" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT
+			       " regression%s\n",
+			    changes, changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
+	else
+		sbuf_printf(b, "%" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT " regression%s\n", changes,
+			    changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
+	for (size_t s = 0; s < AGSBX_ARRAY_SIZE(sections); s++) {
+		const json_t *arr = json_object_get(d, sections[s]);
+		if (json_array_size(arr) == 0)
+			continue;
+		if (md)
+			sbuf_printf(b, "\n#### %s\n\n| | What | Old | New |\n|---|---|---|---|\n", titles[s]);
+		else
+			sbuf_printf(b, "\n%s:\n", titles[s]);
+		for (size_t i = 0; i < json_array_size(arr); i++) {
+			const json_t *e = json_array_get(arr, i);
+			bool r = json_is_true(json_object_get(e, "regression"));
+			if (md)
+				sbuf_puts(b, r ? "| \xE2\x9D\x8C regression | " : "| | ");
+			else
+				sbuf_puts(b, r ? "  REGRESSION " : "  ");
+			if (md)
+				sbuf_putc(b, '`');
+			put_subject(b, sections[s], e, md ? ESC_MDCODE : m);
+			if (md)
+				sbuf_putc(b, '`');
+			sbuf_puts(b, md ? " | " : ": ");
+			put_value(b, json_object_get(e, "old"), m);
+			sbuf_puts(b, md ? " | " : " -> ");
+			put_value(b, json_object_get(e, "new"), m);
+			sbuf_puts(b, md ? " |\n" : "\n");
+		}
+	}
+}
+
+int agsbx_diff_render(const json_t *diff, const char *format, FILE *out)
+{
+	struct sbuf b = { 0 };
+	if (!json_is_object(diff) || !format)
+		return -EINVAL;
+	if (strcmp(format, "text") == 0 || strcmp(format, "markdown") == 0) {
+		render_diff_text(&b, diff, format[0] == 'm');
+	} else if (strcmp(format, "json") == 0) {
+		char *s = json_dumps(diff, JSON_INDENT(2) | JSON_SORT_KEYS);
+		if (!s)
+			return -ENOMEM;
+		sbuf_puts(&b, s);
+		sbuf_putc(&b, '\n');
+		free(s);
+	} else {
+		return -EINVAL;
+	}
+	return sbuf_flush(&b, 0, out);
+}

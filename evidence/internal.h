@@ -1,0 +1,164 @@
+/* Private helpers shared by the files of evidence/ (not part of the API). */
+#ifndef AGSBX_EVIDENCE_INTERNAL_H
+#define AGSBX_EVIDENCE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+/* The largest magnitude jq 1.6 (which stores numbers as doubles) prints
+ * exactly; the canonical form refuses anything beyond it. */
+#define AGSBX_JSON_INT_MAX 9007199254740992LL
+
+/* ---- growable byte buffer ------------------------------------------- */
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;                 /* sticky: one allocation failure fails the whole build */
+};
+
+void sbuf_put(struct sbuf *b, const void *data, size_t n);
+void sbuf_puts(struct sbuf *b, const char *s);
+void sbuf_putc(struct sbuf *b, char c);
+void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_u32(struct sbuf *b, uint32_t v);
+/* SSH wire "string": uint32 length then bytes. */
+void sbuf_sshstr(struct sbuf *b, const void *data, size_t n);
+/* Hands the NUL-terminated contents over (NULL after OOM) and resets b. */
+char *sbuf_take(struct sbuf *b, size_t *len);
+void sbuf_free(struct sbuf *b);
+
+/* ---- SSH wire reader ------------------------------------------------- */
+
+struct sshrd {
+	const uint8_t *p;
+	size_t left;
+};
+
+int sshrd_u32(struct sshrd *r, uint32_t *v);
+int sshrd_str(struct sshrd *r, const uint8_t **data, size_t *n);
+/* A string that must equal want exactly. */
+int sshrd_expect(struct sshrd *r, const char *want);
+
+/* ---- base64 ------------------------------------------------------------ */
+
+/* Standard base64 with padding, malloc'd NUL-terminated. */
+char *b64_encode(const void *data, size_t n);
+/* Decodes standard base64 (padding required), ignoring the characters in
+ * ignore (may be NULL). malloc'd; NULL when invalid. */
+uint8_t *b64_decode(const char *s, size_t slen, const char *ignore, size_t *n);
+/* Wraps b64 text at width columns, each line ending in "\n". */
+void b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width);
+
+/* ---- keys ------------------------------------------------------------ */
+
+#define ED25519_PK 32
+#define ED25519_SK 64
+#define ED25519_SIG 64
+
+/* An OpenSSH public key as found in .pub, allowed_signers and .keys files:
+ * the wire blob is what is compared; type and comment are for display. */
+struct sshkey {
+	char type[64];
+	uint8_t *blob;
+	size_t blob_len;
+	char *comment;            /* may be NULL */
+};
+void sshkey_clear(struct sshkey *k);
+/* Parses "TYPE BASE64 [COMMENT]" at s (leading blanks skipped). The blob's
+ * inner type must match TYPE. -EINVAL when malformed. */
+int sshkey_parse_line(const char *s, struct sshkey *k);
+/* Ed25519 public key blob from the raw 32 bytes. */
+void sshkey_ed25519_blob(struct sbuf *b, const uint8_t pk[ED25519_PK]);
+/* Raw Ed25519 key from a blob: 0 or -EINVAL (another type). */
+int sshkey_ed25519_raw(const uint8_t *blob, size_t n, const uint8_t **pk);
+/* "SHA256:<base64 without padding>" of the blob (out >= 64 bytes). */
+void sshkey_fingerprint(const uint8_t *blob, size_t n, char out[64]);
+/* "TYPE BASE64[ COMMENT]" malloc'd. */
+char *sshkey_format(const char *type, const uint8_t *blob, size_t n, const char *comment);
+
+struct ed25519_private {
+	uint8_t pk[ED25519_PK];
+	uint8_t sk[ED25519_SK];
+	char *comment;
+};
+void ed25519_private_clear(struct ed25519_private *k);
+
+enum private_key_kind {
+	PRIVKEY_ED25519,          /* parsed: k is filled */
+	PRIVKEY_ENCRYPTED,        /* bcrypt kdf / a cipher: needs ssh-keygen */
+	PRIVKEY_OTHER_TYPE,       /* unencrypted but not Ed25519 */
+};
+/* Parses an openssh-key-v1 PEM text. -EINVAL when it is not one. */
+int openssh_private_parse(const char *text, size_t len, enum private_key_kind *kind,
+			  struct ed25519_private *k, char *err, size_t err_size);
+/* PEM text of an unencrypted openssh-key-v1 Ed25519 key. */
+char *openssh_private_format(const struct ed25519_private *k);
+
+/* ---- SSHSIG ---------------------------------------------------------- */
+
+struct sshsig {
+	uint8_t *blob;            /* the decoded armored blob, owns the pointers below */
+	size_t blob_len;
+	const uint8_t *pubkey;    /* public key blob */
+	size_t pubkey_len;
+	char namespace[128];
+	char hash[16];            /* "sha256" | "sha512" */
+	char sigtype[64];         /* signature algorithm, e.g. "ssh-ed25519" */
+	const uint8_t *sig;       /* raw signature bytes */
+	size_t sig_len;
+};
+void sshsig_clear(struct sshsig *s);
+/* Parses "-----BEGIN SSH SIGNATURE-----\n...\n-----END SSH SIGNATURE-----\n"
+ * strictly (only "\n" between lines). -EINVAL with err set. */
+int sshsig_parse_armored(const char *text, size_t len, struct sshsig *s, char *err, size_t err_size);
+/* Armored SSHSIG over msg with an Ed25519 key (malloc'd). */
+char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace, const void *msg,
+			  size_t len);
+/* 0 when the signature is a good Ed25519 signature over msg for namespace;
+ * -EBADMSG bad signature, -EINVAL unsupported/malformed (err set). */
+int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg, size_t len,
+		  char *err, size_t err_size);
+
+/* ---- display (render.c) ---------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s and its code point; 0 when
+ * invalid (NUL counts as invalid). */
+size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
+
+enum esc_mode {
+	ESC_TEXT,                 /* terminal: control characters as \xNN, no raw ESC */
+	ESC_MD,                   /* markdown table cell: also | * _ ` [ ] < > & \ escaped */
+	ESC_MDCODE,               /* inside a markdown code span in a table cell */
+	ESC_XML,                  /* XML text/attribute: & < > " ' and invalid XML chars */
+	ESC_TAP,                  /* TAP description: one line, '#' escaped */
+	ESC_YAML,                 /* YAML double-quoted scalar body, ASCII only */
+};
+/* Appends s escaped for mode; max_chars > 0 cuts at that many characters
+ * and appends "...". NULL s appends "?". */
+void put_esc(struct sbuf *b, const char *s, enum esc_mode mode, size_t max_chars);
+/* A markdown code span (ids in tables). */
+void put_code(struct sbuf *b, const char *s, size_t max_chars);
+/* A JSON value compactly, then escaped (for diff output). */
+void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars);
+/* host.<family>.<fact>.value, borrowed or NULL. */
+const json_t *host_value(const json_t *bundle, const char *family, const char *fact);
+/* "Linux 6.18.0 x86_64, Debian GNU/Linux 12" or "?" pieces. */
+void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
+/* Writes b to out when r == 0 and b is intact; frees b. */
+int sbuf_flush(struct sbuf *b, int r, FILE *out);
+
+/* ---- misc ------------------------------------------------------------ */
+
+void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Borrowed string member or NULL. */
+const char *jstr(const json_t *obj, const char *key);
+/* OpenSSH-style pattern lists: "a*,b?,!c". Negation wins. */
+bool match_pattern(const char *s, const char *pattern);
+bool match_pattern_list(const char *s, const char *list);
+
+#endif

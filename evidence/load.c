@@ -1,0 +1,413 @@
+/* Strict loading of bundles (size cap, duplicate keys, integers only, known
+ * schema, member types) and atomic writing. */
+#include "evidence/evidence.h"
+#include "evidence/internal.h"
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+	T_OBJ = 1 << 0,
+	T_ARR = 1 << 1,
+	T_STR = 1 << 2,
+	T_INT = 1 << 3,
+	T_BOOL = 1 << 4,
+	T_NULL = 1 << 5,
+};
+
+/* One known member: its allowed types, and for objects / arrays of objects
+ * the members inside. Unknown members are tolerated here (bundles from a
+ * newer tool version); the JSON Schema is the exhaustive contract. */
+struct field {
+	const char *key;
+	unsigned types;
+	bool required;
+	const char *const *values;       /* allowed string values, NULL: any */
+	const struct field *members;     /* object members, NULL-key terminated */
+	unsigned items;                  /* array element types, 0: any */
+	const struct field *item_members;
+};
+
+static const char *const schema_values[] = { AGSBX_BUNDLE_SCHEMA, NULL };
+static const char *const provider_verdicts[] = { "conformant", "defective", "blocked", "skipped", NULL };
+static const char *const check_verdicts[] = { "pass", "fail", "not_claimed", "skip", "blocked", NULL };
+static const char *const roles[] = { "sandbox", "control", NULL };
+static const char *const summary_formats[] = { "pytest", "ctest", "plain", "none", NULL };
+
+#define F(k, t, ...) { .key = (k), .types = (t), __VA_ARGS__ }
+
+static const struct field tool_fields[] = {
+	F("name", T_STR), F("version", T_STR), F("git_commit", T_STR), F("binary_sha256", T_STR), { .key = NULL }
+};
+static const struct field subject_fields[] = {
+	F("path", T_STR), F("branch", T_STR | T_NULL), F("commit", T_STR | T_NULL),
+	F("dirty", T_BOOL | T_NULL), { .key = NULL }
+};
+static const struct field privilege_fields[] = {
+	F("uid", T_INT), F("euid", T_INT), F("gid", T_INT), F("sudo", T_BOOL),
+	F("run_as", T_STR | T_NULL), { .key = NULL }
+};
+static const struct field container_fields[] = { F("detected", T_BOOL), F("markers", T_ARR), { .key = NULL } };
+static const struct field simulation_fields[] = {
+	F("name", T_STR), F("providers", T_ARR, .items = T_STR), F("mechanism", T_STR), { .key = NULL }
+};
+static const struct field context_fields[] = {
+	F("privilege", T_OBJ, .members = privilege_fields),
+	F("container", T_OBJ, .members = container_fields),
+	F("representative", T_BOOL),
+	F("representative_reasons", T_ARR, .items = T_STR),
+	F("simulations", T_ARR, .items = T_OBJ, .item_members = simulation_fields),
+	{ .key = NULL }
+};
+static const struct field probe_fields[] = {
+	F("available", T_BOOL), F("reason", T_STR), F("capabilities", T_OBJ | T_NULL),
+	F("facts", T_OBJ | T_NULL), F("detail", T_STR | T_NULL), F("hint", T_STR | T_NULL), { .key = NULL }
+};
+static const struct field observation_fields[] = {
+	F("role", T_STR, .values = roles), F("argv", T_ARR, .items = T_STR),
+	F("exit_status", T_INT), F("exited", T_BOOL), F("signal", T_INT),
+	F("timed_out", T_BOOL), F("cancelled", T_BOOL), F("errno", T_STR | T_NULL),
+	F("duration_us", T_INT),
+	F("stdout", T_STR), F("stdout_truncated", T_BOOL), F("stdout_bytes", T_INT),
+	F("stderr", T_STR), F("stderr_truncated", T_BOOL), F("stderr_bytes", T_INT),
+	{ .key = NULL }
+};
+static const struct field check_fields[] = {
+	F("id", T_STR, .required = true), F("axis", T_STR | T_NULL),
+	F("verdict", T_STR, .values = check_verdicts), F("observed_pass", T_BOOL | T_NULL),
+	F("reason", T_STR), F("duration_us", T_INT),
+	F("observations", T_ARR, .items = T_OBJ, .item_members = observation_fields),
+	F("facts", T_OBJ | T_NULL),
+	{ .key = NULL }
+};
+static const struct field timings_fields[] = {
+	F("probe_us", T_INT), F("ensure_us", T_INT), F("checks_us", T_INT), F("total_us", T_INT), { .key = NULL }
+};
+static const struct field provider_fields[] = {
+	F("id", T_STR, .required = true), F("verdict", T_STR, .values = provider_verdicts),
+	F("reason", T_STR), F("probe", T_OBJ, .members = probe_fields),
+	F("claims", T_OBJ | T_NULL), F("observed", T_OBJ | T_NULL),
+	F("underclaim", T_ARR, .items = T_STR), F("failing_checks", T_ARR, .items = T_STR),
+	F("checks", T_ARR, .items = T_OBJ, .item_members = check_fields),
+	F("timings", T_OBJ, .members = timings_fields),
+	{ .key = NULL }
+};
+static const struct field att_summary_fields[] = {
+	F("format", T_STR, .values = summary_formats), F("passed", T_INT), F("failed", T_INT),
+	F("skipped", T_INT), { .key = NULL }
+};
+static const struct field attachment_fields[] = {
+	F("argv", T_ARR, .items = T_STR), F("exit_status", T_INT), F("duration_us", T_INT),
+	F("summary", T_OBJ, .members = att_summary_fields),
+	F("stdout_tail", T_STR), F("stdout_truncated", T_BOOL),
+	F("stderr_tail", T_STR), F("stderr_truncated", T_BOOL),
+	{ .key = NULL }
+};
+static const struct field summary_fields[] = {
+	F("providers", T_INT), F("conformant", T_INT), F("defective", T_INT), F("blocked", T_INT),
+	F("skipped", T_INT), F("defects", T_ARR, .items = T_STR), F("exit_status", T_INT), { .key = NULL }
+};
+static const struct field signature_fields[] = {
+	F("format", T_STR, .required = true), F("namespace", T_STR, .required = true), F("hash", T_STR, .required = true),
+	F("armored", T_STR, .required = true), F("public_key", T_STR, .required = true), F("fingerprint", T_STR, .required = true),
+	{ .key = NULL }
+};
+static const struct field bundle_fields[] = {
+	F("schema", T_STR, .required = true, .values = schema_values),
+	F("tool", T_OBJ, .members = tool_fields),
+	F("created_at", T_STR),
+	F("challenge", T_STR),
+	F("subject", T_OBJ, .members = subject_fields),
+	F("host", T_OBJ),
+	F("context", T_OBJ, .members = context_fields),
+	F("providers", T_ARR, .items = T_OBJ, .item_members = provider_fields),
+	F("attachments", T_ARR, .items = T_OBJ, .item_members = attachment_fields),
+	F("summary", T_OBJ, .members = summary_fields),
+	F("signature", T_OBJ, .members = signature_fields),
+	{ .key = NULL }
+};
+
+static unsigned type_bit(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: return T_OBJ;
+	case JSON_ARRAY: return T_ARR;
+	case JSON_STRING: return T_STR;
+	case JSON_INTEGER: return T_INT;
+	case JSON_TRUE:
+	case JSON_FALSE: return T_BOOL;
+	case JSON_NULL: return T_NULL;
+	default: return 0;
+	}
+}
+
+static const char *type_names(unsigned t, char *buf, size_t size)
+{
+	static const char *const names[] = { "object", "array", "string", "integer", "boolean", "null" };
+	buf[0] = '\0';
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(names); i++) {
+		if (!(t & (1u << i)))
+			continue;
+		if (buf[0])
+			strncat(buf, " or ", size - strlen(buf) - 1);
+		strncat(buf, names[i], size - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+static int check_members(const json_t *obj, const struct field *fields, const char *path, char *err,
+			 size_t err_size);
+
+static int check_value(const json_t *v, const struct field *f, const char *path, char *err, size_t err_size)
+{
+	char tn[64];
+	if (!(type_bit(v) & f->types)) {
+		set_err(err, err_size, "%s: expected %s", path, type_names(f->types, tn, sizeof tn));
+		return -EINVAL;
+	}
+	if (f->values && json_is_string(v)) {
+		bool ok = false;
+		for (const char *const *p = f->values; *p && !ok; p++)
+			ok = strcmp(*p, json_string_value(v)) == 0;
+		if (!ok) {
+			set_err(err, err_size, "%s: unknown value \"%.64s\"", path, json_string_value(v));
+			return -EINVAL;
+		}
+	}
+	if (f->members && json_is_object(v))
+		return check_members(v, f->members, path, err, err_size);
+	if (json_is_array(v) && (f->items || f->item_members)) {
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			const json_t *e = json_array_get(v, i);
+			char sub[256];
+			if (snprintf(sub, sizeof sub, "%s[%zu]", path, i) < 0)
+				return -EINVAL;
+			if (f->items && !(type_bit(e) & f->items)) {
+				set_err(err, err_size, "%s: expected %s", sub, type_names(f->items, tn, sizeof tn));
+				return -EINVAL;
+			}
+			if (f->item_members && json_is_object(e)) {
+				int r = check_members(e, f->item_members, sub, err, err_size);
+				if (r < 0)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
+static int check_members(const json_t *obj, const struct field *fields, const char *path, char *err,
+			 size_t err_size)
+{
+	for (const struct field *f = fields; f->key; f++) {
+		char sub[256];
+		if (snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", f->key) < 0)
+			return -EINVAL;
+		const json_t *v = json_object_get(obj, f->key);
+		if (!v) {
+			if (f->required) {
+				set_err(err, err_size, "%s: missing", sub);
+				return -EINVAL;
+			}
+			continue;
+		}
+		int r = check_value(v, f, sub, err, err_size);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Integers only, each within what jq prints exactly. */
+static int check_numbers(const json_t *j, char *path, size_t plen, size_t psize, char *err, size_t err_size)
+{
+	if (json_is_real(j)) {
+		set_err(err, err_size, "%s: not an integer (bundles hold integers only)", plen ? path : "(top)");
+		return -EINVAL;
+	}
+	if (json_is_integer(j)) {
+		json_int_t v = json_integer_value(j);
+		if (v > AGSBX_JSON_INT_MAX || v < -AGSBX_JSON_INT_MAX) {
+			set_err(err, err_size, "%s: integer out of range (|n| <= 2^53)", path);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (json_is_object(j)) {
+		const char *key;
+		json_t *v;
+		json_object_foreach((json_t *)j, key, v) {
+			snprintf(path + plen, psize - plen, "%s%s", plen ? "." : "", key);
+			int r = check_numbers(v, path, strnlen(path, psize - 1), psize, err, err_size);
+			path[plen] = '\0';
+			if (r < 0)
+				return r;
+		}
+	} else if (json_is_array(j)) {
+		for (size_t i = 0; i < json_array_size(j); i++) {
+			snprintf(path + plen, psize - plen, "[%zu]", i);
+			int r = check_numbers(json_array_get(j, i), path, strnlen(path, psize - 1), psize, err,
+					      err_size);
+			path[plen] = '\0';
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* jansson reads "-0" as the integer 0, jq keeps it as -0 and prints "-0":
+ * the two would disagree on the canonical bytes, so refuse it. Scans the
+ * (already valid) JSON text outside strings. */
+static bool has_negative_zero(const char *s, size_t len)
+{
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '-' && i + 1 < len && s[i + 1] == '0') {
+			return true;
+		}
+	}
+	return false;
+}
+
+int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
+{
+	*bundle = NULL;
+	if (len > AGSBX_BUNDLE_MAX_BYTES) {
+		set_err(err, err_size, "bundle larger than %u MiB", AGSBX_BUNDLE_MAX_BYTES >> 20);
+		return -EFBIG;
+	}
+	json_error_t je;
+	_cleanup_json_ json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j) {
+		set_err(err, err_size, "not valid JSON: %s (line %d, column %d)", je.text, je.line, je.column);
+		return -EINVAL;
+	}
+	if (!json_is_object(j)) {
+		set_err(err, err_size, "not a bundle: top level is not an object");
+		return -EINVAL;
+	}
+	const char *schema = jstr(j, "schema");
+	if (!schema) {
+		set_err(err, err_size, "not a bundle: no \"schema\" member");
+		return -EINVAL;
+	}
+	if (strcmp(schema, AGSBX_BUNDLE_SCHEMA) != 0) {
+		set_err(err, err_size, "unknown schema \"%.64s\" (this tool reads %s)", schema, AGSBX_BUNDLE_SCHEMA);
+		return -EINVAL;
+	}
+	char path[256] = "";
+	int r = check_numbers(j, path, 0, sizeof path, err, err_size);
+	if (r < 0)
+		return r;
+	if (has_negative_zero(data, len)) {
+		set_err(err, err_size, "negative zero is not a canonical integer");
+		return -EINVAL;
+	}
+	r = check_members(j, bundle_fields, "", err, err_size);
+	if (r < 0)
+		return r;
+	*bundle = TAKE_PTR(j);
+	return 0;
+}
+
+static int read_capped(const char *path, char **data, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	/* Refuse big regular files before reading a byte. */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > AGSBX_BUNDLE_MAX_BYTES)
+		return -EFBIG;
+	size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, n = 0;
+	_cleanup_free_ char *buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap > AGSBX_BUNDLE_MAX_BYTES)
+				return -EFBIG;
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > AGSBX_BUNDLE_MAX_BYTES)
+			return -EFBIG;
+	}
+	buf[n] = '\0';
+	*data = TAKE_PTR(buf);
+	*len = n;
+	return 0;
+}
+
+int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size)
+{
+	*bundle = NULL;
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	int r = read_capped(path, &data, &len);
+	if (r == -EFBIG) {
+		set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
+		return r;
+	}
+	if (r < 0) {
+		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	char why[400] = "";
+	r = agsbx_bundle_parse(data, len, bundle, why, sizeof why);
+	if (r < 0)
+		set_err(err, err_size, "%s: %s", path, why);
+	return r;
+}
+
+int agsbx_bundle_write(const char *path, const json_t *bundle)
+{
+	/* Refuse what could not be signed or loaded back: reals, NULs, huge
+	 * integers, invalid UTF-8. */
+	size_t clen;
+	_cleanup_free_ char *canon = agsbx_json_canonical(bundle, NULL, &clen);
+	if (!canon)
+		return -errno;
+	_cleanup_free_ char *text = json_dumps(bundle, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!text)
+		return -ENOMEM;
+	size_t n = strlen(text);
+	_cleanup_free_ char *withnl = malloc(n + 2);
+	if (!withnl)
+		return -ENOMEM;
+	memcpy(withnl, text, n);
+	withnl[n] = '\n';
+	return agsbx_write_file_atomic(path, withnl, n + 1, 0644);
+}

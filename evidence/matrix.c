@@ -1,0 +1,147 @@
+/* matrix: many bundles side by side — one row per host/bundle, one column
+ * per provider, cells = verdict + failing check ids. Bundles from other
+ * tool versions may lack members; those show as "?". */
+#include "evidence/evidence.h"
+#include "evidence/internal.h"
+
+#include "base/cleanup.h"
+
+#include <errno.h>
+#include <string.h>
+
+static json_t *str_or_q(const char *s)
+{
+	return json_string(s ? s : "?");
+}
+
+static const char *host_str(const json_t *bundle, const char *family, const char *fact)
+{
+	return json_string_value(host_value(bundle, family, fact));
+}
+
+static json_t *provider_cell(const json_t *p)
+{
+	json_t *failing = json_array();
+	const json_t *checks = json_object_get(p, "checks");
+	for (size_t i = 0; failing && i < json_array_size(checks); i++) {
+		const json_t *c = json_array_get(checks, i);
+		const char *v = jstr(c, "verdict");
+		if (v && strcmp(v, "fail") == 0 && jstr(c, "id"))
+			json_array_append_new(failing, json_string(jstr(c, "id")));
+	}
+	/* older bundles may only carry failing_checks */
+	const json_t *listed = json_object_get(p, "failing_checks");
+	if (failing && json_array_size(failing) == 0 && json_array_size(listed))
+		json_array_extend(failing, (json_t *)listed);
+	return json_pack("{s:o, s:o, s:o}", "verdict", str_or_q(jstr(p, "verdict")), "reason",
+			 str_or_q(jstr(p, "reason")), "failing_checks", failing ? failing : json_array());
+}
+
+json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n)
+{
+	_cleanup_json_ json_t *m = json_pack("{s:[], s:[]}", "providers", "rows");
+	if (!m)
+		return NULL;
+	json_t *ids = json_object_get(m, "providers"), *rows = json_object_get(m, "rows");
+	_cleanup_json_ json_t *seen = json_object();
+	for (size_t i = 0; i < n; i++) {
+		const json_t *b = bundles[i];
+		json_t *cells = json_object();
+		const json_t *providers = json_object_get(b, "providers");
+		for (size_t k = 0; cells && k < json_array_size(providers); k++) {
+			const json_t *p = json_array_get(providers, k);
+			const char *id = jstr(p, "id");
+			if (!id || json_object_get(cells, id))
+				continue;
+			json_object_set_new(cells, id, provider_cell(p));
+			if (!json_object_get(seen, id)) {
+				json_object_set_new(seen, id, json_true());
+				json_array_append_new(ids, json_string(id));
+			}
+		}
+		const json_t *tool = json_object_get(b, "tool");
+		json_t *row = json_pack("{s:s, s:{s:o, s:o, s:o}, s:o, s:o, s:b, s:o}", "file", names[i] ? names[i] : "?",
+					"host", "kernel", str_or_q(host_str(b, "kernel", "release")), "os",
+					str_or_q(host_str(b, "os", "pretty_name")), "machine",
+					str_or_q(host_str(b, "kernel", "machine")), "created_at",
+					str_or_q(jstr(b, "created_at")), "tool_version", str_or_q(jstr(tool, "version")),
+					"signed", json_object_get(b, "signature") != NULL, "providers",
+					cells ? cells : json_object());
+		if (!row)
+			return NULL;
+		json_array_append_new(rows, row);
+	}
+	return TAKE_PTR(m);
+}
+
+static void put_cell(struct sbuf *b, const json_t *cell)
+{
+	if (!cell) {
+		sbuf_puts(b, "?");
+		return;
+	}
+	put_esc(b, jstr(cell, "verdict"), ESC_MD, 32);
+	const json_t *failing = json_object_get(cell, "failing_checks");
+	for (size_t i = 0; i < json_array_size(failing); i++) {
+		sbuf_puts(b, i ? ", " : ": ");
+		put_code(b, json_string_value(json_array_get(failing, i)), 80);
+	}
+}
+
+static void render_markdown(struct sbuf *b, const json_t *m)
+{
+	const json_t *ids = json_object_get(m, "providers"), *rows = json_object_get(m, "rows");
+	sbuf_puts(b, "| Host | Created | Tool |");
+	for (size_t i = 0; i < json_array_size(ids); i++) {
+		sbuf_putc(b, ' ');
+		put_esc(b, json_string_value(json_array_get(ids, i)), ESC_MD, 64);
+		sbuf_puts(b, " |");
+	}
+	sbuf_puts(b, "\n|---|---|---|");
+	for (size_t i = 0; i < json_array_size(ids); i++)
+		sbuf_puts(b, "---|");
+	sbuf_putc(b, '\n');
+	for (size_t r = 0; r < json_array_size(rows); r++) {
+		const json_t *row = json_array_get(rows, r), *host = json_object_get(row, "host");
+		sbuf_puts(b, "| ");
+		put_esc(b, jstr(host, "kernel"), ESC_MD, 64);
+		sbuf_putc(b, ' ');
+		put_esc(b, jstr(host, "machine"), ESC_MD, 32);
+		sbuf_puts(b, ", ");
+		put_esc(b, jstr(host, "os"), ESC_MD, 80);
+		sbuf_puts(b, " (");
+		put_esc(b, jstr(row, "file"), ESC_MD, 80);
+		sbuf_puts(b, ") | ");
+		put_esc(b, jstr(row, "created_at"), ESC_MD, 32);
+		sbuf_puts(b, " | ");
+		put_esc(b, jstr(row, "tool_version"), ESC_MD, 32);
+		sbuf_puts(b, " |");
+		for (size_t i = 0; i < json_array_size(ids); i++) {
+			sbuf_putc(b, ' ');
+			put_cell(b, json_object_get(json_object_get(row, "providers"),
+						    json_string_value(json_array_get(ids, i))));
+			sbuf_puts(b, " |");
+		}
+		sbuf_putc(b, '\n');
+	}
+}
+
+int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out)
+{
+	struct sbuf b = { 0 };
+	if (!json_is_object(matrix) || !format)
+		return -EINVAL;
+	if (strcmp(format, "markdown") == 0) {
+		render_markdown(&b, matrix);
+	} else if (strcmp(format, "json") == 0) {
+		char *s = json_dumps(matrix, JSON_INDENT(2) | JSON_SORT_KEYS);
+		if (!s)
+			return -ENOMEM;
+		sbuf_puts(&b, s);
+		sbuf_putc(&b, '\n');
+		free(s);
+	} else {
+		return -EINVAL;
+	}
+	return sbuf_flush(&b, 0, out);
+}

@@ -1,0 +1,234 @@
+/* Escaping for the renderers: bundle strings come from sandboxes and may
+ * hold anything valid UTF-8 can, including terminal escapes and markup. */
+#include "evidence/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp)
+{
+	unsigned c = s[0];
+	size_t n;
+	uint32_t min;
+	if (c < 0x80) {
+		*cp = c;
+		return c == 0 ? 0 : 1;
+	}
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		min = 0x80;
+	} else if ((c & 0xF0) == 0xE0) {
+		n = 3;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (left < n)
+		return 0;
+	uint32_t v = c & (0x7Fu >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3F);
+	}
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+static bool is_control(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+}
+
+/* XML 1.0 Char production. */
+static bool xml_ok(uint32_t cp)
+{
+	return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
+	       (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000;
+}
+
+static void put_cp_esc(struct sbuf *b, uint32_t cp, enum esc_mode mode)
+{
+	if (mode == ESC_YAML) {
+		if (cp <= 0xFF)
+			sbuf_printf(b, "\\x%02x", (unsigned)cp);
+		else if (cp <= 0xFFFF)
+			sbuf_printf(b, "\\u%04x", (unsigned)cp);
+		else
+			sbuf_printf(b, "\\U%08x", (unsigned)cp);
+		return;
+	}
+	if (cp == '\n' && mode != ESC_TEXT)
+		sbuf_putc(b, ' ');
+	else if (cp <= 0xFF)
+		sbuf_printf(b, "\\x%02x", (unsigned)cp);
+	else
+		sbuf_printf(b, "\\u%04x", (unsigned)cp);
+}
+
+static void put_one(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp, enum esc_mode mode)
+{
+	switch (mode) {
+	case ESC_TEXT:
+		if (cp == '\n' || cp == '\t' || !is_control(cp))
+			sbuf_put(b, s, n);
+		else
+			put_cp_esc(b, cp, mode);
+		return;
+	case ESC_MD:
+		if (is_control(cp)) {
+			put_cp_esc(b, cp, mode);
+		} else if (cp == '<') {
+			sbuf_puts(b, "&lt;");
+		} else if (cp == '>') {
+			sbuf_puts(b, "&gt;");
+		} else if (cp == '&') {
+			sbuf_puts(b, "&amp;");
+		} else if (cp < 0x80 && strchr("|*_`[]\\#~", (int)cp)) {
+			sbuf_putc(b, '\\');
+			sbuf_putc(b, (char)cp);
+		} else {
+			sbuf_put(b, s, n);
+		}
+		return;
+	case ESC_MDCODE:
+		if (is_control(cp))
+			put_cp_esc(b, cp, mode);
+		else if (cp == '`')
+			sbuf_putc(b, '\'');
+		else if (cp == '|')
+			sbuf_puts(b, "\\|");
+		else
+			sbuf_put(b, s, n);
+		return;
+	case ESC_XML:
+		if (!xml_ok(cp))
+			sbuf_puts(b, "\xEF\xBF\xBD");
+		else if (cp == '&')
+			sbuf_puts(b, "&amp;");
+		else if (cp == '<')
+			sbuf_puts(b, "&lt;");
+		else if (cp == '>')
+			sbuf_puts(b, "&gt;");
+		else if (cp == '"')
+			sbuf_puts(b, "&quot;");
+		else if (cp == '\'')
+			sbuf_puts(b, "&apos;");
+		else if (cp == '\n' || cp == '\r' || cp == '\t')
+			sbuf_printf(b, "&#%u;", (unsigned)cp);
+		else
+			sbuf_put(b, s, n);
+		return;
+	case ESC_TAP:
+		if (is_control(cp))
+			put_cp_esc(b, cp, mode);
+		else if (cp == '#' || cp == '\\') {
+			sbuf_putc(b, '\\');
+			sbuf_putc(b, (char)cp);
+		} else
+			sbuf_put(b, s, n);
+		return;
+	case ESC_YAML:
+		if (cp == '"' || cp == '\\') {
+			sbuf_putc(b, '\\');
+			sbuf_putc(b, (char)cp);
+		} else if (cp >= 0x20 && cp < 0x7F) {
+			sbuf_putc(b, (char)cp);
+		} else if (cp == '\n') {
+			sbuf_puts(b, "\\n");
+		} else {
+			put_cp_esc(b, cp, mode);
+		}
+		return;
+	}
+}
+
+void put_code(struct sbuf *b, const char *s, size_t max_chars)
+{
+	sbuf_putc(b, '`');
+	put_esc(b, s, ESC_MDCODE, max_chars);
+	sbuf_putc(b, '`');
+}
+
+void put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_chars)
+{
+	if (!str) {
+		sbuf_putc(b, '?');
+		return;
+	}
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strlen(str), chars = 0;
+	for (size_t i = 0; i < len;) {
+		if (max_chars && chars == max_chars) {
+			sbuf_puts(b, "...");
+			return;
+		}
+		uint32_t cp;
+		size_t n = utf8_decode(s + i, len - i, &cp);
+		if (n == 0) { /* never in a loaded bundle; be safe anyway */
+			sbuf_puts(b, "\xEF\xBF\xBD");
+			i++;
+		} else {
+			put_one(b, s + i, n, cp, mode);
+			i += n;
+		}
+		chars++;
+	}
+}
+
+void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)
+{
+	if (!v) {
+		sbuf_puts(b, "(absent)");
+		return;
+	}
+	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	put_esc(b, s ? s : "?", mode, max_chars);
+	free(s);
+}
+
+const json_t *host_value(const json_t *bundle, const char *family, const char *fact)
+{
+	const json_t *f = json_object_get(json_object_get(json_object_get(bundle, "host"), family), fact);
+	return json_is_object(f) ? json_object_get(f, "value") : NULL;
+}
+
+static void put_fact(struct sbuf *b, const json_t *bundle, const char *family, const char *fact,
+		     enum esc_mode mode)
+{
+	const json_t *v = host_value(bundle, family, fact);
+	if (json_is_string(v))
+		put_esc(b, json_string_value(v), mode, 120);
+	else
+		sbuf_putc(b, '?');
+}
+
+void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode)
+{
+	put_fact(b, bundle, "kernel", "sysname", mode);
+	sbuf_putc(b, ' ');
+	put_fact(b, bundle, "kernel", "release", mode);
+	sbuf_putc(b, ' ');
+	put_fact(b, bundle, "kernel", "machine", mode);
+	sbuf_puts(b, ", ");
+	put_fact(b, bundle, "os", "pretty_name", mode);
+}
+
+int sbuf_flush(struct sbuf *b, int r, FILE *out)
+{
+	if (r == 0 && b->oom)
+		r = -ENOMEM;
+	if (r == 0 && b->len > 0 && fwrite(b->p, 1, b->len, out) != b->len)
+		r = -EIO;
+	if (r == 0 && fflush(out) != 0)
+		r = -EIO;
+	sbuf_free(b);
+	return r;
+}

@@ -1,0 +1,457 @@
+/* Verifying a bundle: the SSHSIG over the canonical bytes, then trust (a
+ * key file, an OpenSSH allowed_signers file, or a keys URL), then the
+ * maintainer's challenge. */
+#include "evidence/evidence.h"
+#include "evidence/internal.h"
+
+#include "base/cleanup.h"
+#include "base/http.h"
+#include "base/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TRUST_FILE_MAX (1u << 20)
+#define KEYS_URL_MAX (256u << 10)
+
+const char *agsbx_verify_status_name(enum agsbx_verify_status s)
+{
+	switch (s) {
+	case AGSBX_VERIFY_OK: return "valid";
+	case AGSBX_VERIFY_UNSIGNED: return "unsigned";
+	case AGSBX_VERIFY_INVALID: return "invalid";
+	case AGSBX_VERIFY_UNTRUSTED: return "untrusted";
+	case AGSBX_VERIFY_NO_ANCHOR: return "signer not checked";
+	case AGSBX_VERIFY_CHALLENGE: return "wrong challenge";
+	}
+	return "?";
+}
+
+/* ---- trust anchors ---------------------------------------------------- */
+
+struct anchor {
+	struct sshkey key;
+	char *principals;         /* allowed_signers only */
+	char *namespaces;         /* namespaces="..." or NULL */
+	int64_t valid_after;      /* 0: unset */
+	int64_t valid_before;     /* 0: unset */
+	bool cert_authority;
+	int line;
+};
+
+struct anchors {
+	struct anchor *v;
+	size_t n;
+	const char *kind;         /* for messages */
+	const char *source;       /* path or URL */
+};
+
+static void anchors_free(struct anchors *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		sshkey_clear(&a->v[i].key);
+		free(a->v[i].principals);
+		free(a->v[i].namespaces);
+	}
+	free(a->v);
+	memset(a, 0, sizeof *a);
+}
+
+static struct anchor *anchors_add(struct anchors *a)
+{
+	struct anchor *v = realloc(a->v, (a->n + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	a->v = v;
+	memset(&v[a->n], 0, sizeof *v);
+	return &v[a->n++];
+}
+
+/* Next field: a "quoted" run (quotes kept out) or up to a blank. Quotes
+ * inside an option value (namespaces="a,b") stay part of the field. */
+static char *next_field(const char **p)
+{
+	const char *s = *p + strspn(*p, " \t");
+	if (!*s)
+		return NULL;
+	const char *e = s;
+	bool quoted = false;
+	if (*s == '"') {
+		s++;
+		e = strchr(s, '"');
+		if (!e)
+			return NULL;
+		*p = e + 1;
+		return strndup(s, (size_t)(e - s));
+	}
+	for (; *e && (quoted || (*e != ' ' && *e != '\t')); e++)
+		if (*e == '"')
+			quoted = !quoted;
+	if (quoted)
+		return NULL;
+	*p = e;
+	return strndup(s, (size_t)(e - s));
+}
+
+/* "YYYYMMDD[HHMM[SS]][Z]" as OpenSSH's valid-after/valid-before. */
+static int parse_ssh_time(const char *s, int64_t *t)
+{
+	size_t n = strlen(s);
+	bool utc = n > 0 && (s[n - 1] == 'Z' || s[n - 1] == 'z');
+	if (utc)
+		n--;
+	if (n != 8 && n != 12 && n != 14)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return -EINVAL;
+	int f[6] = { 0 };
+	const int w[6] = { 4, 2, 2, 2, 2, 2 };
+	for (size_t i = 0, off = 0; i < 6 && off < n; off += (size_t)w[i], i++)
+		for (int j = 0; j < w[i]; j++)
+			f[i] = f[i] * 10 + (s[off + (size_t)j] - '0');
+	struct tm tm = { .tm_year = f[0] - 1900, .tm_mon = f[1] - 1, .tm_mday = f[2],
+			 .tm_hour = f[3], .tm_min = f[4], .tm_sec = f[5], .tm_isdst = -1 };
+	time_t v = utc ? timegm(&tm) : mktime(&tm);
+	if (v == (time_t)-1)
+		return -EINVAL;
+	*t = v;
+	return 0;
+}
+
+static int parse_options(struct anchor *a, const char *opts, char *why, size_t why_size)
+{
+	const char *p = opts;
+	while (*p) {
+		size_t n = 0;
+		bool q = false;
+		while (p[n] && (q || p[n] != ',')) {
+			if (p[n] == '"')
+				q = !q;
+			n++;
+		}
+		_cleanup_free_ char *opt = strndup(p, n);
+		if (!opt)
+			return -ENOMEM;
+		char *eq = strchr(opt, '=');
+		char *val = NULL;
+		if (eq) {
+			*eq = '\0';
+			val = eq + 1;
+			size_t vl = strlen(val);
+			if (vl < 2 || val[0] != '"' || val[vl - 1] != '"') {
+				set_err(why, why_size, "option %s: value must be quoted", opt);
+				return -EINVAL;
+			}
+			val[vl - 1] = '\0';
+			val++;
+		}
+		if (strcasecmp(opt, "cert-authority") == 0 && !val) {
+			a->cert_authority = true;
+		} else if (strcasecmp(opt, "namespaces") == 0 && val) {
+			free(a->namespaces);
+			a->namespaces = strdup(val);
+			if (!a->namespaces)
+				return -ENOMEM;
+		} else if ((strcasecmp(opt, "valid-after") == 0 || strcasecmp(opt, "valid-before") == 0) && val) {
+			int64_t *t = strcasecmp(opt, "valid-after") == 0 ? &a->valid_after : &a->valid_before;
+			if (parse_ssh_time(val, t) < 0) {
+				set_err(why, why_size, "option %s: bad time \"%s\"", opt, val);
+				return -EINVAL;
+			}
+		} else {
+			set_err(why, why_size, "unsupported option \"%s\"", opt);
+			return -EINVAL;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* principals [options] keytype base64 [comment] */
+static int parse_signer_line(struct anchor *a, const char *line, char *why, size_t why_size)
+{
+	const char *p = line;
+	a->principals = next_field(&p);
+	if (!a->principals || !*a->principals) {
+		set_err(why, why_size, "no principals");
+		return -EINVAL;
+	}
+	if (sshkey_parse_line(p, &a->key) == 0)
+		return 0;
+	_cleanup_free_ char *opts = next_field(&p);
+	if (!opts) {
+		set_err(why, why_size, "no key");
+		return -EINVAL;
+	}
+	int r = parse_options(a, opts, why, why_size);
+	if (r < 0)
+		return r;
+	if (sshkey_parse_line(p, &a->key) < 0) {
+		set_err(why, why_size, "malformed public key");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Lines of a key file / allowed_signers / keys URL body. Blank and '#'
+ * lines are skipped; any malformed line makes the whole source bad input
+ * (silently ignoring a line could silently drop a trusted or revoked key). */
+static int parse_anchors(struct anchors *a, const char *text, bool signers, char *err, size_t err_size)
+{
+	int lineno = 0;
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		lineno++;
+		_cleanup_free_ char *line = strndup(p, n);
+		p += n;
+		if (*p == '\n')
+			p++;
+		if (!line)
+			return -ENOMEM;
+		line[strcspn(line, "\r")] = '\0';
+		const char *s = line + strspn(line, " \t");
+		if (!*s || *s == '#')
+			continue;
+		struct anchor *an = anchors_add(a);
+		if (!an)
+			return -ENOMEM;
+		an->line = lineno;
+		char why[256] = "malformed public key";
+		int r = signers ? parse_signer_line(an, s, why, sizeof why) : sshkey_parse_line(s, &an->key);
+		if (r < 0) {
+			set_err(err, err_size, "%s line %d: %s", a->source, lineno, why);
+			return r == -ENOMEM ? r : -EINVAL;
+		}
+	}
+	if (a->n == 0) {
+		set_err(err, err_size, "%s: no keys", a->source);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int load_file_anchors(struct anchors *a, const char *path, bool signers, char *err, size_t err_size)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = agsbx_read_file(path, TRUST_FILE_MAX, &text, NULL);
+	if (r < 0) {
+		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		return -EINVAL;
+	}
+	a->source = path;
+	return parse_anchors(a, text, signers, err, err_size);
+}
+
+static int load_url_anchors(struct anchors *a, const char *url, char *err, size_t err_size)
+{
+	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0) {
+		set_err(err, err_size, "%s: only http:// and https:// keys URLs", url);
+		return -EINVAL;
+	}
+	struct agsbx_http_request req = { .url = url, .timeout_ms = 15000, .connect_timeout_ms = 5000,
+					   .max_response = KEYS_URL_MAX };
+	struct agsbx_http_response resp;
+	int r = agsbx_http(&req, &resp);
+	if (r == -EFBIG) {
+		set_err(err, err_size, "%s: response larger than %u KiB", url, KEYS_URL_MAX >> 10);
+		return -EINVAL;
+	}
+	if (r < 0) {
+		set_err(err, err_size, "%s: %s", url, resp.error[0] ? resp.error : strerror(-r));
+		return -EIO;
+	}
+	if (resp.status != 200) {
+		set_err(err, err_size, "%s: HTTP status %ld", url, resp.status);
+		agsbx_http_response_free(&resp);
+		return -EINVAL;
+	}
+	if (memchr(resp.body, '\0', resp.len)) {
+		set_err(err, err_size, "%s: binary response", url);
+		agsbx_http_response_free(&resp);
+		return -EINVAL;
+	}
+	a->source = url;
+	r = parse_anchors(a, resp.body, false, err, err_size);
+	agsbx_http_response_free(&resp);
+	return r;
+}
+
+static bool same_key(const struct sshkey *k, const uint8_t *blob, size_t n)
+{
+	return k->blob_len == n && memcmp(k->blob, blob, n) == 0;
+}
+
+/* Decides trust; fills res->trusted/identity/reason. */
+static void check_anchors(const struct anchors *a, const struct agsbx_verify_opts *o, const uint8_t *blob,
+			  size_t n, struct agsbx_verify_result *res)
+{
+	int64_t now = o->now ? o->now : (int64_t)time(NULL);
+	const char *last_why = NULL;
+	snprintf(res->trust_source, sizeof res->trust_source, "%s", a->kind);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct anchor *an = &a->v[i];
+		if (an->cert_authority || !same_key(&an->key, blob, n))
+			continue;
+		if (!an->principals) { /* key file or keys URL */
+			snprintf(res->identity, sizeof res->identity, "%s",
+				 an->key.comment ? an->key.comment : a->source);
+			res->trusted = true;
+			return;
+		}
+		if (o->identity && !match_pattern_list(o->identity, an->principals)) {
+			last_why = "key listed, but not for this identity";
+			continue;
+		}
+		if (an->namespaces && !match_pattern_list(AGSBX_SSHSIG_NAMESPACE, an->namespaces)) {
+			last_why = "key listed, but its namespaces= does not allow " AGSBX_SSHSIG_NAMESPACE;
+			continue;
+		}
+		if ((an->valid_after && now < an->valid_after) || (an->valid_before && now > an->valid_before)) {
+			last_why = "key listed, but outside its valid-after/valid-before window";
+			continue;
+		}
+		snprintf(res->identity, sizeof res->identity, "%s", o->identity ? o->identity : an->principals);
+		res->trusted = true;
+		return;
+	}
+	snprintf(res->reason, sizeof res->reason, "%s (%s %s)",
+		 last_why ? last_why : "signing key not found", a->kind, a->source);
+}
+
+static int load_anchors(const struct agsbx_verify_opts *o, struct anchors *a, char *err, size_t err_size)
+{
+	int given = !!o->key_path + !!o->allowed_signers + !!o->keys_url;
+	if (given > 1) {
+		set_err(err, err_size, "give one of --key, --allowed-signers, --keys-url");
+		return -EINVAL;
+	}
+	if (o->identity && !o->allowed_signers) {
+		set_err(err, err_size, "--identity needs --allowed-signers");
+		return -EINVAL;
+	}
+	if (o->key_path) {
+		a->kind = "key file";
+		return load_file_anchors(a, o->key_path, false, err, err_size);
+	}
+	if (o->allowed_signers) {
+		a->kind = "allowed_signers";
+		return load_file_anchors(a, o->allowed_signers, true, err, err_size);
+	}
+	if (o->keys_url) {
+		a->kind = "keys URL";
+		return load_url_anchors(a, o->keys_url, err, err_size);
+	}
+	return 0;
+}
+
+/* ---- the signature ---------------------------------------------------- */
+
+static bool member_is(const json_t *sig, const char *key, const char *want)
+{
+	const char *v = jstr(sig, key);
+	return v && strcmp(v, want) == 0;
+}
+
+static int check_signature(const json_t *bundle, const json_t *sig, struct agsbx_verify_result *res,
+			   struct sshsig *s)
+{
+	char *why = res->reason;
+	size_t wsz = sizeof res->reason;
+	if (!json_is_object(sig) || !member_is(sig, "format", "sshsig") ||
+	    !member_is(sig, "namespace", AGSBX_SSHSIG_NAMESPACE)) {
+		set_err(why, wsz, "signature is not an sshsig in namespace %s", AGSBX_SSHSIG_NAMESPACE);
+		return -EINVAL;
+	}
+	const char *armored = jstr(sig, "armored");
+	if (!armored || sshsig_parse_armored(armored, strlen(armored), s, why, wsz) < 0)
+		return -EINVAL;
+	if (!member_is(sig, "hash", s->hash)) {
+		set_err(why, wsz, "signature: \"hash\" member differs from the signature's (%s)", s->hash);
+		return -EINVAL;
+	}
+	struct sshkey pub;
+	const char *pub_text = jstr(sig, "public_key");
+	if (!pub_text || sshkey_parse_line(pub_text, &pub) < 0) {
+		set_err(why, wsz, "signature: malformed public_key");
+		return -EINVAL;
+	}
+	bool same = same_key(&pub, s->pubkey, s->pubkey_len);
+	snprintf(res->key_type, sizeof res->key_type, "%s", pub.type);
+	sshkey_clear(&pub);
+	if (!same) {
+		set_err(why, wsz, "signature: public_key is not the key that signed");
+		return -EINVAL;
+	}
+	sshkey_fingerprint(s->pubkey, s->pubkey_len, res->fingerprint);
+	if (!member_is(sig, "fingerprint", res->fingerprint)) {
+		set_err(why, wsz, "signature: fingerprint member is not the signing key's");
+		return -EINVAL;
+	}
+	size_t clen;
+	_cleanup_free_ char *canon = agsbx_bundle_canonical(bundle, &clen);
+	if (!canon) {
+		set_err(why, wsz, "bundle has no canonical form: %s", strerror(errno));
+		return -EINVAL;
+	}
+	return sshsig_verify(s, AGSBX_SSHSIG_NAMESPACE, canon, clen, why, wsz);
+}
+
+int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
+			struct agsbx_verify_result *res, char *err, size_t err_size)
+{
+	static const struct agsbx_verify_opts none = { 0 };
+	const struct agsbx_verify_opts *o = opts ? opts : &none;
+	memset(res, 0, sizeof *res);
+	if (sodium_init() < 0)
+		return -ENOMEM;
+	struct anchors a = { 0 };
+	int r = load_anchors(o, &a, err, err_size);
+	if (r < 0) {
+		anchors_free(&a);
+		return r;
+	}
+	const json_t *sig = json_object_get(bundle, "signature");
+	if (o->expect_challenge) {
+		const char *c = jstr(bundle, "challenge");
+		res->challenge_checked = true;
+		res->challenge_ok = c && strcmp(c, o->expect_challenge) == 0;
+	}
+	if (!sig) {
+		res->status = AGSBX_VERIFY_UNSIGNED;
+		set_err(res->reason, sizeof res->reason, "bundle is not signed");
+		anchors_free(&a);
+		return 0;
+	}
+	struct sshsig s = { 0 };
+	if (check_signature(bundle, sig, res, &s) < 0) {
+		res->status = AGSBX_VERIFY_INVALID;
+		sshsig_clear(&s);
+		anchors_free(&a);
+		return 0;
+	}
+	res->signature_valid = true;
+	if (a.n == 0) {
+		res->status = AGSBX_VERIFY_NO_ANCHOR;
+		set_err(res->reason, sizeof res->reason,
+			"signature is good but no trust anchor was given (--key, --allowed-signers or --keys-url)");
+	} else {
+		check_anchors(&a, o, s.pubkey, s.pubkey_len, res);
+		res->status = res->trusted ? AGSBX_VERIFY_OK : AGSBX_VERIFY_UNTRUSTED;
+	}
+	if (res->status == AGSBX_VERIFY_OK && res->challenge_checked && !res->challenge_ok) {
+		res->status = AGSBX_VERIFY_CHALLENGE;
+		const char *c = jstr(bundle, "challenge");
+		set_err(res->reason, sizeof res->reason, "challenge is %s%.64s%s, expected \"%.64s\"",
+			c ? "\"" : "", c ? c : "absent", c ? "\"" : "", o->expect_challenge);
+	}
+	sshsig_clear(&s);
+	anchors_free(&a);
+	return 0;
+}
