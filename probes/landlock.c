@@ -6,13 +6,24 @@
 
 #include <errno.h>
 
+#ifdef __linux__
 #include "base/landlock.h"
+#else
+#define AGSBX_LL_ABI_KNOWN 7 /* as in base/landlock.h (Linux-only header) */
+/* Landlock is a Linux LSM: elsewhere the syscall does not exist. */
+static int agsbx_ll_abi(void) { return -ENOSYS; }
+static int agsbx_ll_errata(void) { return -ENOSYS; }
+#endif
 
 #define SRC_ABI "landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)"
 #define SRC_ERRATA "landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_ERRATA)"
 
 static const char *landlock_reason(int err)
 {
+#ifndef __linux__
+	(void)err;
+	return "not_linux";
+#endif
 	switch (err) {
 	case -ENOSYS:
 		return "kernel_does_not_support_landlock";

@@ -16,11 +16,35 @@
 
 static const char *const sudo_vars[] = { "SUDO_USER", "SUDO_UID", "SUDO_GID", "SUDO_COMMAND", "SUDO_HOME" };
 
+/* getres[ug]id(2) are Linux's; elsewhere the saved id is not reported
+ * separately and is taken as the effective one. */
+static int res_uid(uid_t *r, uid_t *e, uid_t *s)
+{
+#ifdef __linux__
+	return getresuid(r, e, s);
+#else
+	*r = getuid();
+	*e = *s = geteuid();
+	return 0;
+#endif
+}
+
+static int res_gid(gid_t *r, gid_t *e, gid_t *s)
+{
+#ifdef __linux__
+	return getresgid(r, e, s);
+#else
+	*r = getgid();
+	*e = *s = getegid();
+	return 0;
+#endif
+}
+
 static void put_ids(json_t *f)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
-	if (getresuid(&ru, &eu, &su) == 0) {
+	if (res_uid(&ru, &eu, &su) == 0) {
 		agsbx_fact_put(f, "uid", agsbx_fact_int(ru, "getresuid(2)"));
 		agsbx_fact_put(f, "euid", agsbx_fact_int(eu, "getresuid(2)"));
 		agsbx_fact_put(f, "suid", agsbx_fact_int(su, "getresuid(2)"));
@@ -29,7 +53,7 @@ static void put_ids(json_t *f)
 		agsbx_fact_put(f, "euid", agsbx_fact_errno(errno, "getresuid(2)"));
 		agsbx_fact_put(f, "suid", agsbx_fact_errno(errno, "getresuid(2)"));
 	}
-	if (getresgid(&rg, &eg, &sg) == 0) {
+	if (res_gid(&rg, &eg, &sg) == 0) {
 		agsbx_fact_put(f, "gid", agsbx_fact_int(rg, "getresgid(2)"));
 		agsbx_fact_put(f, "egid", agsbx_fact_int(eg, "getresgid(2)"));
 	} else {
