@@ -249,7 +249,8 @@ json_t *agsbx_probe_docker(const struct agsbx_probe_opts *opts)
 	struct failure why = { 0 };
 	_cleanup_free_ char *sock = NULL;
 	if (agsbx_docker_socket_path(endpoint, &sock, why.detail, sizeof why.detail) < 0) {
-		why.reason = strstr(endpoint, "://") ? "unsupported_scheme" : "invalid_docker_host";
+		bool other_scheme = strstr(endpoint, "://") && strncmp(endpoint, "unix://", 7) != 0;
+		why.reason = other_scheme ? "unsupported_scheme" : "invalid_docker_host";
 		agsbx_fact_put(f, "socket", agsbx_fact_detail(agsbx_fact_absent(why.reason, ep_source), why.detail));
 		unreachable(f, &why, ep_source);
 		return f;

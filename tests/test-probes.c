@@ -747,6 +747,29 @@ START_TEST(docker_tcp_is_never_contacted)
 }
 END_TEST
 
+static const struct {
+	const char *host;
+	const char *reason;
+} bad_hosts[] = {
+	{ "tcp://1.2.3.4:2375", "unsupported_scheme" },
+	{ "ssh://me@example.invalid", "unsupported_scheme" },
+	{ "unix://relative.sock", "invalid_docker_host" },
+	{ "unix://", "invalid_docker_host" },
+	{ "/var/run/docker.sock", "invalid_docker_host" },
+};
+
+START_TEST(docker_bad_hosts)
+{
+	struct agsbx_probe_opts o = { .docker_host = bad_hosts[_i].host };
+	json_t *d = agsbx_probe_docker(&o);
+	assert_unreachable(d, bad_hosts[_i].reason);
+	ck_assert_str_eq(reason_of(d, "socket"), bad_hosts[_i].reason);
+	ck_assert_str_eq(json_string_value(json_object_get(fact_of(d, "endpoint"), "source")), "option:docker_host");
+	ck_assert_ptr_nonnull(json_object_get(fact_of(d, "reachable"), "detail"));
+	json_decref(d);
+}
+END_TEST
+
 START_TEST(docker_missing_and_not_socket)
 {
 	char *dir = agsbx_test_tmpdir("agsbx-t-probe-dk");
@@ -948,6 +971,7 @@ static Suite *probes_suite(void)
 	tcase_add_loop_test(dk, docker_socket_path_table, 0, sizeof socket_cases / sizeof socket_cases[0]);
 	tcase_add_test(dk, docker_socket_path_defaults);
 	tcase_add_test(dk, docker_tcp_is_never_contacted);
+	tcase_add_loop_test(dk, docker_bad_hosts, 0, sizeof bad_hosts / sizeof bad_hosts[0]);
 	tcase_add_test(dk, docker_missing_and_not_socket);
 	tcase_add_loop_test(dk, docker_fake_servers, 0, sizeof fake_cases / sizeof fake_cases[0]);
 	suite_add_tcase(s, dk);
