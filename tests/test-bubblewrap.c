@@ -1194,6 +1194,111 @@ START_TEST(test_execute_threads)
 }
 END_TEST
 
+START_TEST(test_binary_missing)
+{
+	setenv("PATH", "/nonexistent-agsbx-bin", 1);
+	struct agsbx_ctx c = user_ctx();
+	struct agsbx_probe p;
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, "bwrap_binary_missing");
+	ck_assert(json_is_null(json_object_get(p.facts, "path")));
+	ck_assert_ptr_nonnull(p.hint);
+	agsbx_probe_clear(&p);
+	struct agsbx_grant *g = new_grant(t_uid, t_gid);
+	struct agsbx_failure f = { 0 };
+	struct agsbx_handle *h = NULL;
+	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), 0);
+	ck_assert_ptr_null(h);
+	ck_assert_str_eq(f.reason, "bwrap_binary_missing");
+	agsbx_grant_destroy(g);
+}
+END_TEST
+
+START_TEST(test_probe_spawn_error)
+{
+	/* The simulation wrapper is missing: nothing could be started. */
+	struct agsbx_ctx c = user_ctx();
+	c.simulate = AGSBX_SIM_BLOCKED_USERNS;
+	c.tool_dir = "/nonexistent-agsbx-tools";
+	struct agsbx_probe p;
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
+	ck_assert_str_eq(jstr(json_object_get(p.facts, "sandbox_probe"), "spawn_errno"), "ENOENT");
+	agsbx_probe_clear(&p);
+}
+END_TEST
+
+START_TEST(test_probe_timeout)
+{
+	/* bwrap needs milliseconds to set up; 1 ms is never enough. */
+	struct agsbx_ctx c = user_ctx();
+	c.probe_timeout_ms = 1;
+	struct agsbx_probe p;
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
+	ck_assert(json_is_true(json_object_get(json_object_get(p.facts, "sandbox_probe"), "timed_out")));
+	agsbx_probe_clear(&p);
+	ck_assert_int_eq(count_marker(t_scratch), 0);
+}
+END_TEST
+
+START_TEST(test_health_rechecks)
+{
+	/* A handle that was ready turns unhealthy when the mechanism stops
+	 * working underneath it: health runs a real probe, it does not
+	 * remember. */
+	struct env e;
+	env_up(&e, NULL);
+	ck_assert_int_eq(e.h->ops->health(e.h), 0);
+	e.ctx.simulate = AGSBX_SIM_BLOCKED_USERNS;
+	ck_assert_int_lt(e.h->ops->health(e.h), 0);
+	e.ctx.simulate = NULL;
+	ck_assert_int_eq(e.h->ops->health(e.h), 0);
+	env_down(&e);
+}
+END_TEST
+
+START_TEST(test_setuid_bwrap)
+{
+	/* A setuid-root bwrap (as some distributions ship it): recorded, and
+	 * the sandbox still holds no privilege. The copy lives in a directory
+	 * only root and the test user's group can enter, for this test only. */
+	char *dir = agsbx_path_join(t_scratch, "suid");
+	ck_assert_int_eq(mkdir(dir, 0750), 0);
+	ck_assert_int_eq(chown(dir, 0, t_gid), 0);
+	char *copy = agsbx_path_join(dir, "bwrap");
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "install -o root -g root -m 4755 '%s' '%s'", t_bwrap, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s:/usr/bin:/bin", dir);
+	setenv("PATH", path, 1);
+
+	struct env e;
+	env_up(&e, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(e.h->versions, "bwrap_path")), copy);
+	ck_assert(json_is_true(json_object_get(e.h->versions, "setuid")));
+	json_t *j = payload(&e, (const char *[]){ "status", NULL });
+	ck_assert(jbool(j, "cap_eff_zero"));
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "euid")), t_uid);
+	json_decref(j);
+	j = payload(&e, (const char *[]){ "remount", e.grant->roots[AGSBX_ROOT_SOURCE].path, NULL });
+	ck_assert(!jbool(j, "ok"));
+	json_decref(j);
+	j = payload(&e, (const char *[]){ "read", e.canary_file, NULL });
+	ck_assert(!jbool(j, "ok"));
+	json_decref(j);
+	env_down(&e);
+	ck_assert_int_eq(unlink(copy), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	free(copy);
+	free(dir);
+}
+END_TEST
+
 /* Last: nothing this suite started is still running (any user). */
 START_TEST(test_no_leftovers)
 {
@@ -1313,6 +1418,11 @@ int main(void)
 		tcase_add_test(t, test_lifecycle);
 		tcase_add_test(t, test_bundle_changed_refused);
 		tcase_add_test(t, test_execute_threads);
+		tcase_add_test(t, test_binary_missing);
+		tcase_add_test(t, test_probe_timeout);
+		tcase_add_test(t, test_health_rechecks);
+		tcase_add_test(t, test_setuid_bwrap);
+		tcase_add_test(t, test_probe_spawn_error);
 		if (want(have_sim, "provider/simulate", "build/agsbx-simulate missing"))
 			tcase_add_test(t, test_simulated_block_fails_closed);
 		tcase_add_test(t, test_no_leftovers);
