@@ -470,15 +470,10 @@ static void gather_locked(struct agsbx_run_tree *t, bool include_child, bool swe
 	pid_t our_sid = getsid(0);
 	set->n = 0;
 
+	/* Without include_child the child has exited: its children were
+	 * re-parented to us before it became a zombie, so it is no root. */
 	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
 		procset_add(set, &p);
-	else {
-		/* Not a member, but still the root to walk from. */
-		children_of(t->child, &snap, &kids);
-		for (size_t i = 0; i < kids.n; i++)
-			if (!procset_find_pid(set, kids.v[i]) && agsbx_runner_read_proc(kids.v[i], &p) == 0)
-				procset_add(set, &p);
-	}
 
 	if (sweep_orphans)
 		children_of(self, &snap, &kids);
@@ -681,6 +676,11 @@ unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
 {
 	struct agsbx_procset targets = { 0 };
 	stop_tree(t, kill_child, &targets);
+	if (!targets.n && !t->used_cgroup) {
+		/* Nobody: the exited child was the whole tree. */
+		procset_free(&targets);
+		return 0;
+	}
 	unsigned killed = kill_targets(&targets);
 	/* Belt and braces for the child's process group: safe while the
 	 * child is unreaped, since its pid (the pgid) cannot be reused. */

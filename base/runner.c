@@ -39,15 +39,11 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
-#ifndef F_SETPIPE_SZ
-#define F_SETPIPE_SZ 1031
-#endif
 
 #define SCAN_INTERVAL_US 25000       /* tree walk while the child runs */
 #define NO_PIDFD_TICK_MS 10          /* exit polling when pidfds are missing */
 #define DRAIN_GRACE_US 2000000       /* pipes after the tree was killed */
 #define DISCARD_CHUNK 65536
-#define PIPE_SIZE (256 * 1024)
 
 /* ---- time ---- */
 
@@ -73,6 +69,17 @@ int agsbx_runner_init(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPIPE, &sa, NULL) < 0)
 		return -errno;
+	/* SIGCHLD ignored (or SA_NOCLDWAIT) makes the kernel reap children
+	 * itself: no exit status, and no zombie holding the child's pid while
+	 * the tree is cleaned up. */
+	struct sigaction chld;
+	if (sigaction(SIGCHLD, NULL, &chld) == 0 &&
+	    (chld.sa_handler == SIG_IGN || (chld.sa_flags & SA_NOCLDWAIT))) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		sigemptyset(&dfl.sa_mask);
+		if (sigaction(SIGCHLD, &dfl, NULL) < 0)
+			return -errno;
+	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return -errno;
 	atomic_store(&initialised_pid, self);
@@ -390,8 +397,6 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 	if ((r = pipe_above_stdio(outp)) < 0 || (r = pipe_above_stdio(errp)) < 0 ||
 	    (r = pipe_above_stdio(rep)) < 0)
 		goto out;
-	fcntl(outp[0], F_SETPIPE_SZ, PIPE_SIZE);
-	fcntl(errp[0], F_SETPIPE_SZ, PIPE_SIZE);
 	if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
 		r = -errno;
 		goto out;
@@ -682,8 +687,10 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	res->killed = agsbx_runner_tree_kill(&run.tree, end != END_EXITED);
 	drain_rest(&run);
 	int st = 0;
-	while (waitpid(run.pid, &st, 0) < 0 && errno == EINTR)
+	pid_t w;
+	while ((w = waitpid(run.pid, &st, 0)) < 0 && errno == EINTR)
 		;
+	int wait_err = w < 0 ? -errno : 0;
 	agsbx_runner_unregister_child(run.pid);
 	res->used_cgroup = run.tree.used_cgroup;
 	fill_status(res, st, end);
@@ -696,6 +703,14 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	if (r == 0)
 		r = stream_finish(&run.err, &res->err, &res->err_len);
 	run_release(&run);
+	/* Someone else's waitpid(-1) took the child: its status is lost and
+	 * must not pass for an exit 0. */
+	if (r == 0 && wait_err < 0) {
+		res->exited = false;
+		res->exit_code = 0;
+		res->status = -1;
+		r = wait_err;
+	}
 	return r;
 }
 
