@@ -6,6 +6,7 @@
 #ifndef AGSBX_BASE_LANDLOCK_H
 #define AGSBX_BASE_LANDLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>

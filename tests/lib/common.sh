@@ -83,7 +83,7 @@ user_processes() {
   for p in /proc/[0-9]*; do
     [[ -r $p/status ]] || continue
     if awk -v u="$uid" '/^Uid:/ { exit !($2 == u) }' "$p/status" 2>/dev/null; then
-      printf '%s %s\n' "${p#/proc/}" "$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)"
+      printf '%s %s\n' "${p#/proc/}" "$({ tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)"
     fi
   done
 }
@@ -93,7 +93,7 @@ marker_processes() {
   local p
   for p in /proc/[0-9]*; do
     [[ $p == /proc/$$ ]] && continue
-    if tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "$1"; then
+    if { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -qF -- "$1"; then
       echo "${p#/proc/}"
     fi
   done
