@@ -1,18 +1,708 @@
-/* placeholder until the provider lands */
+/* gvisor: programs run in Docker containers on a runtime whose binary is
+ * runsc, driven through the Engine API over a unix socket.
+ *
+ * The verification chain fails closed at each step with its own reason:
+ *   daemon reachable (docker_unavailable)
+ *   -> a runtime whose path is runsc in /info Runtimes
+ *      (runsc_runtime_unregistered / runsc_runtime_registry_invalid)
+ *   -> our own image, imported from the static payload, never pulled
+ *      (runsc_runtime_image_missing)
+ *   -> real containers on that runtime run (runsc_runtime_execution_failed)
+ *      and are observed to be gVisor: the kernel release inside differs
+ *      from the host's and inspect names the runtime (runsc_not_observed).
+ * Never runc, never the daemon's default runtime, never a fallback. */
 #include "providers/provider.h"
+#include "providers/gvisor/gvisor.h"
+
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-static const char *const reasons[] = { "ready", "not_implemented", NULL };
-static int p_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+static const char *const reasons[] = {
+	GV_R_READY, GV_R_UNAVAILABLE, GV_R_UNREGISTERED, GV_R_REGISTRY_INVALID,
+	GV_R_IMAGE_MISSING, GV_R_EXEC_FAILED, GV_R_NOT_OBSERVED, NULL,
+};
+static const char *const config_keys[] = { "runtime", NULL };
+
+#define MECHANISM "gvisor_container"
+#define DEFAULT_PROBE_TIMEOUT_MS 5000
+/* A container start goes through dockerd, containerd, the shim and runsc
+ * (about 0.5 s here); never give a verification container less. */
+#define MIN_VERIFY_TIMEOUT_MS 10000
+
+/* What the verification chain established. */
+struct gv_env {
+	struct gv_docker d;
+	char *runtime;                /* verified runtime name */
+	char *runtime_path;
+	bool runtime_network_none;
+	struct gv_image img;
+	struct agsbx_caps caps;
+	json_t *versions;
+};
+
+struct gv_priv {
+	struct gv_env env;
+	char run_id[33];
+	pthread_mutex_t lock;         /* guards ids */
+	char (*ids)[65];              /* every container this handle created */
+	size_t nids;
+};
+
+static void env_clear(struct gv_env *e)
+{
+	gv_docker_close(&e->d);
+	free(e->runtime);
+	free(e->runtime_path);
+	json_decref(e->versions);
+	memset(e, 0, sizeof *e);
+}
+
+/* ---- verification steps ------------------------------------------------ */
+
+struct verdict {
+	const char *reason;
+	unsigned leaked_killed;       /* host processes a failed start left, stopped by us */
+	char detail[768];
+	char hint[512];
+};
+
+static const char *set_verdict(struct verdict *v, const char *reason, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static const char *set_verdict(struct verdict *v, const char *reason, const char *hint, const char *fmt, ...)
+{
+	v->reason = reason;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->detail, sizeof v->detail, fmt, ap);
+	va_end(ap);
+	snprintf(v->hint, sizeof v->hint, "%s", hint ? hint : "");
+	return reason;
+}
+
+static const char HINT_DAEMON[] =
+	"start dockerd and point DOCKER_HOST at its unix socket (unix:///path), or use /var/run/docker.sock";
+static const char HINT_REGISTER[] =
+	"register runsc in daemon.json: \"runtimes\": {\"runsc\": {\"path\": \"/usr/bin/runsc\", "
+	"\"runtimeArgs\": [\"--network=none\"]}} and restart dockerd (see docs/providers/gvisor.md)";
+
+/* The endpoint: the labelled simulation points at a socket that cannot
+ * exist (inside a directory we created and removed). */
+static int endpoint_socket(const struct agsbx_ctx *ctx, json_t *facts, char **sock, struct verdict *v)
+{
+	if (ctx->simulate && strcmp(ctx->simulate, AGSBX_SIM_DOCKER_UNREACHABLE) == 0) {
+		char dir[] = "/tmp/agsbx-gv-sim-XXXXXX";
+		if (!mkdtemp(dir))
+			return -errno;
+		rmdir(dir);
+		json_object_set_new(facts, "simulated", json_string(ctx->simulate));
+		*sock = agsbx_path_join(dir, "docker.sock");
+		return *sock ? 0 : -ENOMEM;
+	}
+	const char *dh = getenv("DOCKER_HOST");
+	json_object_set_new(facts, "docker_host", dh ? json_string(dh) : json_null());
+	char err[256] = "";
+	int r = gv_docker_socket_from_host(dh, sock, err, sizeof err);
+	if (r < 0)
+		set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err[0] ? err : strerror(-r));
+	return r;
+}
+
+static bool is_runsc_path(const char *path)
+{
+	if (!path)
+		return false;
+	const char *b = strrchr(path, '/');
+	return strcmp(b ? b + 1 : path, "runsc") == 0;
+}
+
+static bool args_have_network_none(const json_t *args)
+{
+	size_t i;
+	json_t *a;
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+		if (s && (strcmp(s, "--network=none") == 0 || strcmp(s, "-network=none") == 0))
+			return true;
+		/* "--network" "none" as two words */
+		const char *next = json_string_value(json_array_get(args, i + 1));
+		if (s && next && (strcmp(s, "--network") == 0 || strcmp(s, "-network") == 0) &&
+		    strcmp(next, "none") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Records every runtime, then picks: the configured name (must be runsc),
+ * else a runsc runtime with --network=none, else any runsc runtime. */
+static const char *pick_runtime(const struct agsbx_ctx *ctx, const json_t *info, json_t *facts, struct gv_env *e,
+				struct verdict *v)
+{
+	json_t *rts = json_object_get(info, "Runtimes");
+	if (!json_is_object(rts))
+		return set_verdict(v, GV_R_REGISTRY_INVALID, HINT_REGISTER,
+				   "/info has no Runtimes object: the runtime registry cannot be read");
+	json_t *rec = json_object();
+	json_object_set_new(facts, "runtimes", rec);
+	const char *best = NULL;
+	bool best_nonet = false;
+	const char *name;
+	json_t *rt;
+	/* jansson iterates in insertion order; pick by sorted name so the
+	 * choice does not depend on Docker's JSON order. */
+	json_object_foreach(rts, name, rt) {
+		const char *path = json_string_value(json_object_get(rt, "path"));
+		json_t *args = json_object_get(rt, "runtimeArgs");
+		bool runsc = is_runsc_path(path), nonet = args_have_network_none(args);
+		json_object_set_new(rec, name, json_pack("{s:s?, s:o, s:b, s:b}", "path", path, "runtimeArgs",
+							 json_is_array(args) ? json_deep_copy(args) : json_array(),
+							 "runsc", runsc, "network_none", nonet));
+		if (!runsc)
+			continue;
+		if (!best || (nonet && !best_nonet) || (nonet == best_nonet && strcmp(name, best) < 0)) {
+			best = name;
+			best_nonet = nonet;
+		}
+	}
+	json_t *cfg = json_object_get(ctx->config, "runtime");
+	if (cfg && !json_is_string(cfg))
+		return set_verdict(v, GV_R_REGISTRY_INVALID, NULL, "config 'runtime' must be a string");
+	if (cfg) {
+		const char *want = json_string_value(cfg);
+		json_t *w = json_object_get(rts, want);
+		if (!json_is_object(w))
+			return set_verdict(v, GV_R_REGISTRY_INVALID, HINT_REGISTER,
+					   "configured runtime '%s' is not registered with the daemon", want);
+		if (!is_runsc_path(json_string_value(json_object_get(w, "path"))))
+			return set_verdict(v, GV_R_REGISTRY_INVALID, HINT_REGISTER,
+					   "configured runtime '%s' runs '%s', not runsc", want,
+					   json_string_value(json_object_get(w, "path")) ?: "?");
+		best = want;
+		best_nonet = args_have_network_none(json_object_get(w, "runtimeArgs"));
+	}
+	if (!best)
+		return set_verdict(v, GV_R_UNREGISTERED, HINT_REGISTER,
+				   "no runtime whose path is runsc is registered with the daemon");
+	e->runtime = strdup(best);
+	e->runtime_path = strdup(json_string_value(json_object_get(json_object_get(rts, best), "path")));
+	e->runtime_network_none = best_nonet;
+	json_object_set_new(facts, "runtime", json_string(best));
+	json_object_set_new(facts, "runtime_network_none", json_boolean(best_nonet));
+	return e->runtime && e->runtime_path ? NULL : set_verdict(v, GV_R_UNAVAILABLE, NULL, "out of memory");
+}
+
+static void record_info(const json_t *info, json_t *facts)
+{
+	static const struct { const char *from, *to; } keys[] = {
+		{ "DefaultRuntime", "default_runtime" }, { "SecurityOptions", "security_options" },
+		{ "CgroupVersion", "cgroup_version" }, { "CgroupDriver", "cgroup_driver" },
+		{ "KernelVersion", "daemon_kernel_version" }, { "ServerVersion", "info_server_version" },
+	};
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
+		json_t *val = json_object_get(info, keys[i].from);
+		json_object_set_new(facts, keys[i].to, val ? json_deep_copy(val) : json_null());
+	}
+}
+
+/* `<runtime path> --version` through the bounded runner: a fact, never a
+ * gate (the container observation is the gate). */
+static json_t *runsc_version(const char *path, int64_t timeout_ms)
+{
+	const char *argv[] = { path && path[0] == '/' ? path : "runsc", "--version", NULL };
+	struct agsbx_run_opts o = { .argv = argv, .timeout_ms = timeout_ms, .cancel_fd = -1,
+				    .max_output_bytes = 4096 };
+	struct agsbx_run_result r;
+	int rc = agsbx_run(&o, &r);
+	json_t *out;
+	if (rc < 0 || !r.exited || r.exit_code != 0 || !r.out) {
+		out = json_pack("{s:b, s:s}", "absent", 1, "reason",
+				rc < 0 ? strerror(-rc) : "runsc --version failed");
+	} else {
+		/* "runsc version 0.0~20221219.0\nspec: 1.0.2-dev\n" */
+		size_t n = strcspn(r.out, "\n");
+		const char *s = r.out;
+		if (strncmp(s, "runsc version ", 14) == 0) {
+			s += 14;
+			n -= 14;
+		}
+		out = json_pack("{s:o, s:s}", "value", agsbx_json_string_sanitized(s, n), "source",
+				argv[0]);
+	}
+	agsbx_run_result_free(&r);
+	return out;
+}
+
+/* ---- observation containers ------------------------------------------- */
+
+struct observed {
+	json_t *uname, *status, *ns, *read;
+	char runtime_seen[128];
+};
+
+static int64_t verify_timeout(const struct agsbx_ctx *ctx)
+{
+	int64_t t = ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms : DEFAULT_PROBE_TIMEOUT_MS;
+	return t < MIN_VERIFY_TIMEOUT_MS ? MIN_VERIFY_TIMEOUT_MS : t;
+}
+
+static char *run_as_user(const struct agsbx_ctx *ctx)
+{
+	char *u = NULL;
+	if (ctx->run_as && asprintf(&u, "%u:%u", (unsigned)ctx->run_uid, (unsigned)ctx->run_gid) < 0)
+		return NULL;
+	return u;
+}
+
+/* One payload op in a throw-away container; the parsed JSON it printed. */
+static const char *observe(const struct agsbx_ctx *ctx, const struct gv_env *e, const char *const *args,
+			   json_t **obj, char *seen, size_t seen_size, struct verdict *v)
+{
+	const char *argv[8] = { GV_IMAGE_PAYLOAD };
+	for (size_t i = 0; args[i] && i + 2 < AGSBX_ARRAY_SIZE(argv); i++)
+		argv[i + 1] = args[i];
+	static const char *const env[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	char label[40] = "probe-";
+	agsbx_random_hex(label + 6, 12);
+	_cleanup_free_ char *user = run_as_user(ctx);
+	struct gv_run_spec s = {
+		.image = e->img.name, .runtime = e->runtime, .runsc_path = e->runtime_path,
+		.argv = argv, .env = env, .workdir = "/", .user = user, .run_label = label,
+		.max_output = 65536, .timeout_ms = verify_timeout(ctx), .cancel_fd = -1, .inspect = seen != NULL,
+	};
+	struct gv_run_out o;
+	int r = gv_container_run(&e->d, &s, &o);
+	v->leaked_killed += o.leaked_killed;
+	const char *reason = NULL;
+	if (r < 0) {
+		const char *why = o.reason && strcmp(o.reason, GV_R_UNAVAILABLE) == 0 ? GV_R_UNAVAILABLE :
+				  o.reason && strcmp(o.reason, GV_R_IMAGE_MISSING) == 0 ? GV_R_IMAGE_MISSING :
+				  GV_R_EXEC_FAILED;
+		reason = set_verdict(v, why, e->runtime_network_none ? NULL :
+				     "this runsc runtime lacks --network=none: on this kernel runsc's default network "
+				     "mode cannot start (see docs/providers/gvisor.md)",
+				     "payload '%s' did not run on runtime '%s': %s", args[0], e->runtime, o.message);
+	} else if (o.run.timed_out) {
+		reason = set_verdict(v, GV_R_EXEC_FAILED, NULL, "payload '%s' timed out on runtime '%s'", args[0],
+				     e->runtime);
+	} else if (o.run.status != 0) {
+		reason = set_verdict(v, GV_R_EXEC_FAILED, NULL, "payload '%s' exited %d on runtime '%s': %.200s",
+				     args[0], o.run.status, e->runtime, o.run.err ? o.run.err : "");
+	} else {
+		*obj = json_loadb(o.run.out, o.run.out_len, 0, NULL);
+		if (!json_is_object(*obj))
+			reason = set_verdict(v, GV_R_NOT_OBSERVED, NULL, "payload '%s' printed no JSON object",
+					     args[0]);
+		if (seen)
+			snprintf(seen, seen_size, "%s", o.runtime_seen);
+	}
+	agsbx_run_result_free(&o.run);
+	return reason;
+}
+
+static json_t *ns_inode(const char *name)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/ns/%s", name);
+	struct stat st;
+	return stat(path, &st) == 0 ? json_integer((json_int_t)st.st_ino) : json_null();
+}
+
+static bool differs(const json_t *inside, const json_t *host)
+{
+	return json_is_integer(inside) && json_is_integer(host) &&
+	       json_integer_value(inside) != json_integer_value(host);
+}
+
+/* Capabilities from what the containers showed, nothing more. */
+static void derive_caps(const struct agsbx_ctx *ctx, const struct observed *ob, bool kernel_differs,
+			json_t *facts, struct agsbx_caps *c)
+{
+	_cleanup_json_ json_t *host_ns = json_pack("{s:o, s:o}", "pid", ns_inode("pid"), "net", ns_inode("net"));
+	json_t *in_ns = json_object_get(ob->ns, "ns");
+	bool pid_distinct = differs(json_object_get(in_ns, "pid"), json_object_get(host_ns, "pid"));
+	bool net_distinct = differs(json_object_get(in_ns, "net"), json_object_get(host_ns, "net"));
+	bool nnp = json_integer_value(json_object_get(ob->status, "no_new_privs")) == 1;
+	bool cap0 = json_is_true(json_object_get(ob->status, "cap_eff_zero"));
+	/* The payload's own host path must not be visible inside. */
+	bool host_hidden = json_is_false(json_object_get(ob->read, "ok")) &&
+			   access(ctx->payload_path, R_OK) == 0;
+	memset(c, 0, sizeof *c);
+	c->mechanism = MECHANISM;
+	c->safety_class = "isolated";
+	/* Syscalls are served by gVisor's Sentry: the foreign kernel release
+	 * on the verified runtime is the observation. */
+	c->syscalls_restricted = kernel_differs;
+	c->process_contained = kernel_differs && pid_distinct;
+	c->privilege_escalation_blocked = nnp && cap0;
+	c->host_filesystem_restricted = host_hidden;
+	c->network = net_distinct ? AGSBX_NET_ISOLATED : AGSBX_NET_INHERITED;
+	/* Env is built from scratch for every container (agsbx_provider_min_env). */
+	c->environment_scrubbed = true;
+	json_object_set_new(facts, "observed", json_pack("{s:O, s:O, s:O, s:O, s:O, s:{s:b, s:b, s:b, s:b, s:b}}",
+							 "uname", ob->uname, "status", ob->status, "ns", ob->ns,
+							 "read_host_path", ob->read, "host_ns", host_ns, "evidence",
+							 "kernel_differs", kernel_differs, "pid_ns_distinct",
+							 pid_distinct, "net_ns_distinct", net_distinct,
+							 "no_new_privs_and_no_caps", nnp && cap0,
+							 "host_path_hidden", host_hidden));
+}
+
+static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
+{
+	struct observed ob = { 0 };
+	const char *reason = NULL;
+	const char *const a_uname[] = { "uname", NULL };
+	const char *const a_status[] = { "status", NULL };
+	const char *const a_ns[] = { "ns", NULL };
+	const char *const a_read[] = { "read", ctx->payload_path, NULL };
+	reason = observe(ctx, e, a_uname, &ob.uname, ob.runtime_seen, sizeof ob.runtime_seen, v);
+	struct utsname host;
+	uname(&host);
+	const char *inside = json_string_value(json_object_get(ob.uname, "release"));
+	json_object_set_new(facts, "kernel_release_host", json_string(host.release));
+	json_object_set_new(facts, "kernel_release_inside", inside ? json_string(inside) : json_null());
+	json_object_set_new(facts, "inspect_runtime", json_string(ob.runtime_seen));
+	if (!reason && strcmp(ob.runtime_seen, e->runtime) != 0)
+		reason = set_verdict(v, GV_R_NOT_OBSERVED, NULL,
+				     "inspect shows runtime '%s', not the verified '%s'", ob.runtime_seen, e->runtime);
+	if (!reason && (!inside || strcmp(inside, host.release) == 0))
+		reason = set_verdict(v, GV_R_NOT_OBSERVED, NULL,
+				     "kernel release inside (%s) is the host's (%s): not a gVisor sandbox",
+				     inside ? inside : "unknown", host.release);
+	if (!reason)
+		reason = observe(ctx, e, a_status, &ob.status, NULL, 0, v);
+	if (!reason)
+		reason = observe(ctx, e, a_ns, &ob.ns, NULL, 0, v);
+	if (!reason && ctx->payload_path)
+		reason = observe(ctx, e, a_read, &ob.read, NULL, 0, v);
+	if (!reason)
+		derive_caps(ctx, &ob, true, facts, &e->caps);
+	json_decref(ob.uname);
+	json_decref(ob.status);
+	json_decref(ob.ns);
+	json_decref(ob.read);
+	return reason;
+}
+
+/* ---- the chain -------------------------------------------------------- */
+
+static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
+{
+	_cleanup_free_ char *sock = NULL;
+	if (endpoint_socket(ctx, facts, &sock, v) < 0)
+		return v->reason ? v->reason : set_verdict(v, GV_R_UNAVAILABLE, NULL, "no endpoint");
+	json_object_set_new(facts, "endpoint", json_sprintf("unix://%s", sock));
+	long t = ctx->probe_timeout_ms > 0 ? (long)ctx->probe_timeout_ms : DEFAULT_PROBE_TIMEOUT_MS;
+	char err[512] = "";
+	if (gv_docker_open(&e->d, sock, t, err, sizeof err) < 0)
+		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err);
+	json_object_set_new(facts, "server_version", json_string(e->d.server_version));
+	json_object_set_new(facts, "server_api_version", json_string(e->d.server_api_version));
+	json_object_set_new(facts, "api_version", json_string(e->d.api_version));
+	long st;
+	_cleanup_json_ json_t *info = NULL;
+	if (gv_docker_call(&e->d, "GET", "/info", NULL, 0, &st, &info, err, sizeof err) < 0 || st != 200 ||
+	    !json_is_object(info))
+		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "GET /info failed: %s",
+				   err[0] ? err : "not a JSON object");
+	record_info(info, facts);
+	if (pick_runtime(ctx, info, facts, e, v))
+		return v->reason;
+	json_t *ver = runsc_version(e->runtime_path, t);
+	json_object_set_new(facts, "runsc_version", ver);
+	const char *rv = json_string_value(json_object_get(ver, "value"));
+	if (gv_image_ensure(&e->d, ctx->payload_path, &e->img, err, sizeof err) < 0)
+		return set_verdict(v, GV_R_IMAGE_MISSING, NULL, "%s", err);
+	json_object_set_new(facts, "image", json_pack("{s:s, s:s, s:b}", "name", e->img.name, "payload_sha256",
+						      e->img.payload_sha256, "imported", e->img.imported));
+	e->versions = json_pack("{s:s, s:s, s:s, s:s, s:s}", "docker_server", e->d.server_version, "docker_api",
+				e->d.api_version, "runtime", e->runtime, "runsc", rv ? rv : "unknown", "image",
+				e->img.name);
+	json_object_set_new(facts, "versions", json_incref(e->versions));
+	return observe_gvisor(ctx, e, facts, v);
+}
+
+static const char *verify(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
+{
+	memset(e, 0, sizeof *e);
+	memset(v, 0, sizeof *v);
+	const char *reason = chain(ctx, e, facts, v);
+	if (!reason)
+		v->reason = reason = GV_R_READY;
+	bool ready = strcmp(reason, GV_R_READY) == 0;
+	json_object_set_new(facts, "verified", json_boolean(ready));
+	json_object_set_new(facts, "leaked_host_processes_killed", json_integer(v->leaked_killed));
+	if (!ready) {
+		/* Nothing is claimed for a mechanism that was not observed. */
+		memset(&e->caps, 0, sizeof e->caps);
+		e->caps.mechanism = MECHANISM;
+		e->caps.network = AGSBX_NET_INHERITED;
+		e->caps.safety_class = "none";
+	}
+	return reason;
+}
+
+/* ---- provider ops ----------------------------------------------------- */
+
+static int gv_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
-	out->reason = "not_implemented";
 	out->facts = json_object();
+	if (!out->facts)
+		return -ENOMEM;
+	struct gv_env e;
+	struct verdict v;
+	out->reason = verify(ctx, &e, out->facts, &v);
+	out->available = strcmp(out->reason, GV_R_READY) == 0;
+	out->caps = e.caps;
+	if (v.detail[0])
+		out->detail = strdup(v.detail);
+	if (v.hint[0])
+		out->hint = strdup(v.hint);
+	env_clear(&e);
 	return 0;
 }
+
+static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
+		     struct agsbx_failure *fail)
+{
+	*out = NULL;
+	if (agsbx_provider_check_config(&agsbx_provider_gvisor, ctx->config, fail) < 0)
+		return -EINVAL;
+	json_t *rt = json_object_get(ctx->config, "runtime");
+	if (rt && !json_is_string(rt)) {
+		agsbx_fail(fail, "config_invalid", "gvisor: config 'runtime' must be a string");
+		return -EINVAL;
+	}
+	struct gv_priv *p = calloc(1, sizeof *p);
+	_cleanup_json_ json_t *facts = json_object();
+	if (!p || !facts) {
+		free(p);
+		return -ENOMEM;
+	}
+	struct verdict v;
+	if (strcmp(verify(ctx, &p->env, facts, &v), GV_R_READY) != 0) {
+		agsbx_fail(fail, v.reason, "gvisor: %s", v.detail);
+		if (fail)
+			snprintf(fail->hint, sizeof fail->hint, "%s", v.hint);
+		env_clear(&p->env);
+		free(p);
+		return -ENODEV;
+	}
+	struct agsbx_handle *h = agsbx_handle_new(&agsbx_provider_gvisor, ctx, g, &p->env.caps);
+	if (!h) {
+		env_clear(&p->env);
+		free(p);
+		return -ENOMEM;
+	}
+	for (int r = 0; r < AGSBX_ROOT_COUNT; r++) {
+		free(h->paths[r]);
+		if (asprintf(&h->paths[r], GV_MOUNT_BASE "/%s", agsbx_root_role_name(r)) < 0)
+			h->paths[r] = NULL;
+	}
+	json_decref(h->versions);
+	h->versions = json_incref(p->env.versions);
+	agsbx_random_hex(p->run_id, 16);
+	pthread_mutex_init(&p->lock, NULL);
+	h->priv = p;
+	for (int r = 0; r < AGSBX_ROOT_COUNT; r++)
+		if (!h->paths[r]) {
+			h->ops->release(h);
+			agsbx_handle_free(h);
+			return -ENOMEM;
+		}
+	*out = h;
+	return 0;
+}
+
+static void remember(void *ud, const char *id)
+{
+	struct gv_priv *p = ud;
+	pthread_mutex_lock(&p->lock);
+	char (*n)[65] = realloc(p->ids, (p->nids + 1) * sizeof *n);
+	if (n) {
+		p->ids = n;
+		snprintf(p->ids[p->nids++], 65, "%s", id);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* "host:/agsbx/<role>:ro|rw" per grant root. Docker's Binds syntax splits
+ * on ':', so a root path containing one is refused, not mangled. */
+static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUNT + 1], struct agsbx_failure *fail)
+{
+	memset(binds, 0, (AGSBX_ROOT_COUNT + 1) * sizeof *binds);
+	for (int r = 0; r < AGSBX_ROOT_COUNT; r++) {
+		const struct agsbx_grant_root *root = &h->grant->roots[r];
+		if (strchr(root->path, ':') || agsbx_path_check_no_symlink(root->path) < 0) {
+			agsbx_fail(fail, GV_R_EXEC_FAILED, "gvisor: grant root %s cannot be bound (':' or symlink)",
+				   root->path);
+			return -EINVAL;
+		}
+		if (asprintf(&binds[r], "%s:%s:%s", root->path, h->paths[r], root->writable ? "rw" : "ro") < 0) {
+			binds[r] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	memset(out, 0, sizeof *out);
+	struct gv_priv *p = h->priv;
+	if (h->released || !p) {
+		agsbx_fail(fail, "released", "gvisor: execute after release");
+		return -ESTALE;
+	}
+	char why[512];
+	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
+		agsbx_fail(fail, "bundle_changed", "%s", why);
+		return -EBADMSG;
+	}
+	if (!step || !step->argv || !step->argv[0] || step->cwd >= AGSBX_ROOT_COUNT) {
+		agsbx_fail(fail, "invalid_step", "gvisor: empty argv or bad cwd");
+		return -EINVAL;
+	}
+	char *binds[AGSBX_ROOT_COUNT + 1];
+	int r = grant_binds(h, binds, fail);
+	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
+	_cleanup_free_ char *user = run_as_user(h->ctx);
+	if (r == 0 && (!env || (h->ctx->run_as && !user)))
+		r = -ENOMEM;
+	if (r == 0) {
+		struct gv_run_spec s = {
+			.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
+			.argv = step->argv, .env = (const char *const *)env, .workdir = h->paths[step->cwd],
+			.user = user, .binds = (const char *const *)binds, .run_label = p->run_id,
+			.max_output = limits->max_output_bytes, .timeout_ms = limits->timeout_ms,
+			.cancel_fd = limits->cancel_fd, .on_created = remember, .ud = p,
+		};
+		struct gv_run_out o;
+		r = gv_container_run(&p->env.d, &s, &o);
+		out->run = o.run;
+		out->run.killed = o.leaked_killed;
+		if (r < 0)
+			agsbx_fail(fail, o.reason ? o.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.message);
+	}
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		free(binds[i]);
+	agsbx_strv_free(env);
+	out->meta = agsbx_handle_meta(h);
+	return r;
+}
+
+/* Cheap re-verification (no container): the daemon answers, the verified
+ * runtime is still registered as runsc, and the image is still there. A
+ * full observation per health check would cost ~2 s; execute() itself
+ * fails closed if the runtime stops working. */
+static int gv_health(struct agsbx_handle *h)
+{
+	struct gv_priv *p = h->priv;
+	if (h->released || !p)
+		return -ESTALE;
+	long st;
+	_cleanup_json_ json_t *info = NULL;
+	char err[256];
+	int r = gv_docker_call(&p->env.d, "GET", "/info", NULL, 0, &st, &info, err, sizeof err);
+	if (r < 0)
+		return r;
+	json_t *rt = json_object_get(json_object_get(info, "Runtimes"), p->env.runtime);
+	if (st != 200 || !is_runsc_path(json_string_value(json_object_get(rt, "path"))))
+		return -ENODEV;
+	bool present = false;
+	r = gv_image_present(&p->env.d, p->env.img.name, &present, err, sizeof err);
+	return r < 0 ? r : present ? 0 : -ENODEV;
+}
+
+static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
+{
+	*found = NULL;
+	struct gv_priv *p = h->priv;
+	if (!p)
+		return -ESTALE;
+	json_t *list = json_array();
+	_cleanup_json_ json_t *ids = NULL;
+	char err[256];
+	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ids, err, sizeof err);
+	if (n < 0) {
+		json_decref(list);
+		return n;
+	}
+	size_t i;
+	json_t *id;
+	json_array_foreach(ids, i, id)
+		json_array_append_new(list, json_pack("{s:s, s:O}", "kind", "container", "id", id));
+	pthread_mutex_lock(&p->lock);
+	for (size_t k = 0; k < p->nids; k++) {
+		_cleanup_free_ pid_t *pids = NULL;
+		int np = gv_procs_matching(p->ids[k], &pids);
+		for (int j = 0; j < np; j++)
+			json_array_append_new(list, json_pack("{s:s, s:i, s:s}", "kind", "process", "pid",
+							      (int)pids[j], "container", p->ids[k]));
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (marker && *marker) {
+		_cleanup_free_ pid_t *pids = NULL;
+		int np = gv_procs_matching(marker, &pids);
+		for (int j = 0; j < np; j++)
+			json_array_append_new(list, json_pack("{s:s, s:i, s:s}", "kind", "process", "pid",
+							      (int)pids[j], "marker", marker));
+	}
+	*found = list;
+	return (int)json_array_size(list);
+}
+
+/* Idempotent. Removes every container of the run, stops any host process
+ * still naming one, then frees the provider state: health, execute and
+ * leftovers refuse afterwards. */
+static void gv_release(struct agsbx_handle *h)
+{
+	struct gv_priv *p = h->priv;
+	h->released = true;
+	if (!p)
+		return;
+	_cleanup_json_ json_t *ids = NULL;
+	char err[256];
+	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ids, err, sizeof err) > 0) {
+		size_t i;
+		json_t *id;
+		json_array_foreach(ids, i, id) {
+			_cleanup_free_ char *path = NULL;
+			long st;
+			if (asprintf(&path, "/containers/%s?force=1&v=1", json_string_value(id)) >= 0)
+				gv_docker_call(&p->env.d, "DELETE", path, NULL, 0, &st, NULL, err, sizeof err);
+		}
+	}
+	for (size_t k = 0; k < p->nids; k++)
+		gv_procs_reap(p->ids[k], 1000, p->env.runtime_path);
+	h->priv = NULL;
+	pthread_mutex_destroy(&p->lock);
+	free(p->ids);
+	env_clear(&p->env);
+	free(p);
+}
+
 const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.id = "gvisor",
-	.summary = "(not implemented yet)",
+	.summary = "Docker containers on a runsc (gVisor) runtime, observed from the inside",
 	.reasons = reasons,
-	.probe = p_probe,
+	.config_keys = config_keys,
+	.fail_closed_simulation = AGSBX_SIM_DOCKER_UNREACHABLE,
+	.probe = gv_probe,
+	.ensure = gv_ensure,
+	.health = gv_health,
+	.execute = gv_execute,
+	.release = gv_release,
+	.leftovers = gv_leftovers,
 };

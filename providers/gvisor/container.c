@@ -1,0 +1,507 @@
+/* One bounded container run through the Engine API.
+ *
+ * create -> attach + wait?condition=next-exit (both registered before the
+ * start, so no output and no exit can be missed) -> start -> a curl multi
+ * loop that drains the attach stream into the capped demultiplexer while
+ * watching the deadline and cancel_fd -> kill on timeout/cancel -> remove
+ * -> verify that no container with the execution's label remains and that
+ * no host process (shim, runsc-gofer, runsc-sandbox) names the container.
+ * The log driver is "none": output never lands on the daemon's disk, and a
+ * flood costs at most the caps in our memory. */
+#include "providers/gvisor/gvisor.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define MEMORY_LIMIT (512LL << 20)
+#define PIDS_LIMIT 256
+/* After the wait answered, how long the attach stream may still drain. */
+#define ATTACH_GRACE_MS 2000
+/* After a kill, how long we wait for Docker to report the exit. */
+#define KILL_GRACE_MS 10000
+/* How long a removed container's shim/runsc processes may take to exit
+ * before we stop them ourselves. */
+#define PROC_GRACE_MS 3000
+#define PROC_GRACE_SHORT_MS 500
+
+struct xfer {
+	CURL *e;
+	struct curl_slist *hdrs;
+	bool headers_done;
+	bool done;
+	CURLcode rc;
+	struct gv_demux *demux;       /* attach: the output */
+	char small[4096];             /* wait: the JSON answer */
+	size_t small_len;
+};
+
+static size_t on_header(char *buf, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+	/* The blank line ends the header block; Docker flushes it for both
+	 * attach and wait before anything happens to the container. */
+	if (len <= 2 && (len == 0 || buf[0] == '\r' || buf[0] == '\n'))
+		x->headers_done = true;
+	return len;
+}
+
+static size_t on_attach(char *buf, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	gv_demux_feed(x->demux, buf, size * n);
+	return size * n;
+}
+
+static size_t on_small(char *buf, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+	if (x->small_len + len >= sizeof x->small)
+		return 0; /* a wait answer is tiny: anything else is wrong */
+	memcpy(x->small + x->small_len, buf, len);
+	x->small_len += len;
+	x->small[x->small_len] = '\0';
+	return len;
+}
+
+static int xfer_setup(struct xfer *x, const struct gv_docker *d, const char *path, curl_write_callback wcb)
+{
+	_cleanup_free_ char *url = NULL;
+	if (asprintf(&url, "http://docker%s%s", d->prefix, path) < 0)
+		return -ENOMEM;
+	x->e = curl_easy_init();
+	if (!x->e)
+		return -ENOMEM;
+	x->hdrs = curl_slist_append(NULL, "Expect:");
+	curl_easy_setopt(x->e, CURLOPT_UNIX_SOCKET_PATH, d->socket);
+	curl_easy_setopt(x->e, CURLOPT_URL, url);
+	curl_easy_setopt(x->e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->e, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+	curl_easy_setopt(x->e, CURLOPT_POST, 1L);
+	curl_easy_setopt(x->e, CURLOPT_POSTFIELDS, "");
+	curl_easy_setopt(x->e, CURLOPT_POSTFIELDSIZE, 0L);
+	curl_easy_setopt(x->e, CURLOPT_HTTPHEADER, x->hdrs);
+	curl_easy_setopt(x->e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->e, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->e, CURLOPT_WRITEFUNCTION, wcb);
+	curl_easy_setopt(x->e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(x->e, CURLOPT_PRIVATE, x);
+	return 0;
+}
+
+static void xfer_cleanup(CURLM *m, struct xfer *x)
+{
+	if (x->e) {
+		if (m)
+			curl_multi_remove_handle(m, x->e);
+		curl_easy_cleanup(x->e);
+	}
+	curl_slist_free_all(x->hdrs);
+	x->e = NULL;
+	x->hdrs = NULL;
+}
+
+static long xfer_status(struct xfer *x)
+{
+	long st = 0;
+	curl_easy_getinfo(x->e, CURLINFO_RESPONSE_CODE, &st);
+	return st;
+}
+
+static void multi_step(CURLM *m)
+{
+	int running;
+	curl_multi_perform(m, &running);
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(m, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		struct xfer *x = NULL;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		if (x) {
+			x->done = true;
+			x->rc = msg->data.result;
+		}
+	}
+}
+
+static void fail_run(struct gv_run_out *o, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail_run(struct gv_run_out *o, const char *reason, const char *fmt, ...)
+{
+	if (o->reason)
+		return; /* first error wins */
+	o->reason = reason;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->message, sizeof o->message, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- the create request ------------------------------------------------ */
+
+static json_t *strv_json(const char *const *v)
+{
+	json_t *a = json_array();
+	for (; v && *v; v++)
+		json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+static json_t *create_body(const struct gv_run_spec *s, const char *exec_id)
+{
+	json_t *hc = json_pack("{s:s, s:s, s:b, s:[s], s:[s], s:I, s:I, s:I, s:o, s:{s:s, s:{}}, s:b}",
+			       "Runtime", s->runtime, "NetworkMode", "none", "ReadonlyRootfs", 1,
+			       "CapDrop", "ALL", "SecurityOpt", "no-new-privileges",
+			       "PidsLimit", (json_int_t)PIDS_LIMIT, "Memory", (json_int_t)MEMORY_LIMIT,
+			       "MemorySwap", (json_int_t)MEMORY_LIMIT, "Binds", strv_json(s->binds),
+			       "LogConfig", "Type", "none", "Config", "AutoRemove", 0);
+	json_t *b = json_pack("{s:s, s:o, s:o, s:{s:s, s:s}, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
+			      "Image", s->image, "Cmd", strv_json(s->argv), "Env", strv_json(s->env),
+			      "Labels", GV_LABEL_RUN, s->run_label, GV_LABEL_EXEC, exec_id,
+			      "AttachStdin", 0, "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "OpenStdin", 0,
+			      "NetworkDisabled", 1, "HostConfig", hc);
+	if (b && s->workdir)
+		json_object_set_new(b, "WorkingDir", json_string(s->workdir));
+	if (b && s->user)
+		json_object_set_new(b, "User", json_string(s->user));
+	return b;
+}
+
+static int container_create(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	_cleanup_json_ json_t *body = create_body(s, o->exec_id);
+	if (!body)
+		return -ENOMEM;
+	long st;
+	_cleanup_json_ json_t *reply = NULL;
+	char err[384] = "";
+	int r = gv_docker_call(d, "POST", "/containers/create", body, 0, &st, &reply, err, sizeof err);
+	if (r < 0) {
+		fail_run(o, GV_R_UNAVAILABLE, "%s", err);
+		return r;
+	}
+	const char *id = json_string_value(json_object_get(reply, "Id"));
+	if (st != 201 || !id || strlen(id) != 64) {
+		fail_run(o, st == 404 ? GV_R_IMAGE_MISSING : GV_R_EXEC_FAILED,
+			 "cannot create a container on runtime '%s': %s", s->runtime, err);
+		return -EIO;
+	}
+	snprintf(o->id, sizeof o->id, "%s", id);
+	if (s->on_created)
+		s->on_created(s->ud, o->id);
+	return 0;
+}
+
+/* ---- kill / remove / verify ------------------------------------------ */
+
+static int container_post(const struct gv_docker *d, const char *id, const char *what, long *st, char *err,
+			  size_t err_size)
+{
+	_cleanup_free_ char *path = NULL;
+	if (asprintf(&path, "/containers/%s/%s", id, what) < 0)
+		return -ENOMEM;
+	return gv_docker_call(d, "POST", path, NULL, 0, st, NULL, err, err_size);
+}
+
+static void container_inspect(const struct gv_docker *d, struct gv_run_out *o)
+{
+	_cleanup_free_ char *path = NULL;
+	if (asprintf(&path, "/containers/%s/json", o->id) < 0)
+		return;
+	long st;
+	_cleanup_json_ json_t *j = NULL;
+	char err[256];
+	if (gv_docker_call(d, "GET", path, NULL, 0, &st, &j, err, sizeof err) < 0 || st != 200)
+		return;
+	const char *rt = json_string_value(json_object_get(json_object_get(j, "HostConfig"), "Runtime"));
+	snprintf(o->runtime_seen, sizeof o->runtime_seen, "%s", rt ? rt : "");
+}
+
+int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **ids,
+			     char *err, size_t err_size)
+{
+	if (ids)
+		*ids = NULL;
+	_cleanup_free_ char *label = NULL, *filters = NULL, *esc = NULL, *path = NULL;
+	if (asprintf(&label, "%s=%s", key, value) < 0)
+		return -ENOMEM;
+	_cleanup_json_ json_t *f = json_pack("{s:[s]}", "label", label);
+	filters = f ? json_dumps(f, JSON_COMPACT) : NULL;
+	esc = filters ? gv_url_escape(filters) : NULL;
+	if (!esc || asprintf(&path, "/containers/json?all=1&filters=%s", esc) < 0)
+		return -ENOMEM;
+	long st;
+	_cleanup_json_ json_t *list = NULL;
+	int r = gv_docker_call(d, "GET", path, NULL, 0, &st, &list, err, err_size);
+	if (r < 0)
+		return r;
+	if (st != 200 || !json_is_array(list)) {
+		snprintf(err, err_size, "container list: HTTP %ld", st);
+		return -EPROTO;
+	}
+	json_t *out = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach(list, i, c) {
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		json_array_append_new(out, json_string(id ? id : "?"));
+	}
+	int n = (int)json_array_size(out);
+	if (ids)
+		*ids = out;
+	else
+		json_decref(out);
+	return n;
+}
+
+static void container_remove(const struct gv_docker *d, struct gv_run_out *o)
+{
+	char err[384] = "";
+	_cleanup_free_ char *path = NULL;
+	if (asprintf(&path, "/containers/%s?force=1&v=1", o->id) < 0) {
+		o->cleanup_failed = true;
+		return;
+	}
+	long st = 0;
+	int r = 0;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		r = gv_docker_call(d, "DELETE", path, NULL, 0, &st, NULL, err, sizeof err);
+		if (r < 0)
+			break;
+		if (st == 204 || st == 404)
+			break;
+	}
+	if (r < 0) {
+		o->cleanup_failed = true;
+		fail_run(o, GV_R_UNAVAILABLE, "the Docker daemon went away before container %.12s was removed: %s",
+			 o->id, err);
+		return;
+	}
+	/* Docker's word is checked, not trusted: list by the label. */
+	int n = gv_containers_with_label(d, GV_LABEL_EXEC, o->exec_id, NULL, err, sizeof err);
+	if (n != 0) {
+		o->cleanup_failed = true;
+		fail_run(o, n < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+			 "container %.12s may remain after removal: %s", o->id, n < 0 ? err : "still listed");
+	}
+}
+
+static void container_cleanup(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	container_remove(d, o);
+	/* A container that never started leaves nothing that will exit on
+	 * its own: a short grace is enough there. */
+	int k = gv_procs_reap(o->id, o->started ? PROC_GRACE_MS : PROC_GRACE_SHORT_MS, s->runsc_path);
+	if (k > 0)
+		o->leaked_killed = (unsigned)k;
+	int left = gv_procs_matching(o->id, NULL);
+	if (left != 0) {
+		o->cleanup_failed = true;
+		fail_run(o, GV_R_EXEC_FAILED, "host processes of container %.12s remain%s", o->id,
+			 left < 0 ? " (cannot scan /proc)" : "");
+	}
+}
+
+/* ---- the attached run ----------------------------------------------- */
+
+struct loop {
+	CURLM *m;
+	struct xfer att, wt;
+	struct gv_demux demux;
+};
+
+static bool cancel_requested(int fd)
+{
+	if (fd < 0)
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+/* Registers attach and wait; returns once Docker has answered both
+ * (headers), so the start cannot outrun them. */
+static int loop_open(struct loop *l, const struct gv_docker *d, struct gv_run_out *o)
+{
+	_cleanup_free_ char *att = NULL, *wt = NULL;
+	if (asprintf(&att, "/containers/%s/attach?stream=1&stdout=1&stderr=1", o->id) < 0 ||
+	    asprintf(&wt, "/containers/%s/wait?condition=next-exit", o->id) < 0)
+		return -ENOMEM;
+	l->att.demux = &l->demux;
+	l->m = curl_multi_init();
+	if (!l->m || xfer_setup(&l->att, d, att, on_attach) < 0 || xfer_setup(&l->wt, d, wt, on_small) < 0)
+		return -ENOMEM;
+	curl_multi_add_handle(l->m, l->att.e);
+	curl_multi_add_handle(l->m, l->wt.e);
+	uint64_t deadline = agsbx_now_us() + (uint64_t)d->timeout_ms * 1000;
+	for (;;) {
+		multi_step(l->m);
+		if (l->att.headers_done && l->wt.headers_done)
+			break;
+		if (l->att.done || l->wt.done || agsbx_now_us() > deadline) {
+			fail_run(o, l->att.rc == CURLE_COULDNT_CONNECT || l->wt.rc == CURLE_COULDNT_CONNECT ?
+				 GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+				 "cannot attach to container %.12s (attach/wait did not answer)", o->id);
+			return -EIO;
+		}
+		curl_multi_poll(l->m, NULL, 0, 100, NULL);
+	}
+	long sa = xfer_status(&l->att), sw = xfer_status(&l->wt);
+	if (sa != 200 && sa != 101) {
+		fail_run(o, GV_R_EXEC_FAILED, "attach to container %.12s refused (HTTP %ld)", o->id, sa);
+		return -EIO;
+	}
+	if (sw != 200) {
+		fail_run(o, GV_R_EXEC_FAILED, "wait on container %.12s refused (HTTP %ld)", o->id, sw);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void loop_close(struct loop *l)
+{
+	xfer_cleanup(l->m, &l->att);
+	xfer_cleanup(l->m, &l->wt);
+	if (l->m)
+		curl_multi_cleanup(l->m);
+	gv_demux_free(&l->demux);
+}
+
+static void kill_container(const struct gv_docker *d, struct gv_run_out *o)
+{
+	long st;
+	char err[256];
+	/* The whole sandbox goes with its init: detached descendants inside
+	 * gVisor cannot outlive the container. */
+	container_post(d, o->id, "kill?signal=KILL", &st, err, sizeof err);
+}
+
+/* Drives the transfers until the wait answers (and the stream drains),
+ * the deadline passes or cancel_fd fires. */
+static void loop_run(struct loop *l, const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o,
+		     uint64_t t0)
+{
+	uint64_t deadline = s->timeout_ms > 0 ? t0 + (uint64_t)s->timeout_ms * 1000 : UINT64_MAX;
+	uint64_t give_up = UINT64_MAX, grace = UINT64_MAX;
+	bool killed = false;
+	for (;;) {
+		multi_step(l->m);
+		uint64_t now = agsbx_now_us();
+		if (l->wt.done && l->att.done)
+			break;
+		if (l->wt.done && grace == UINT64_MAX)
+			grace = now + ATTACH_GRACE_MS * 1000ULL;
+		if (now >= grace || now >= give_up)
+			break;
+		if (!killed && (now >= deadline || cancel_requested(s->cancel_fd))) {
+			if (now >= deadline)
+				o->run.timed_out = true;
+			else
+				o->run.cancelled = true;
+			kill_container(d, o);
+			killed = true;
+			give_up = agsbx_now_us() + KILL_GRACE_MS * 1000ULL;
+			continue;
+		}
+		int wait_ms = 100;
+		if (!killed && deadline != UINT64_MAX) {
+			uint64_t left_ms = (deadline - now) / 1000 + 1;
+			if (left_ms < (uint64_t)wait_ms)
+				wait_ms = (int)left_ms;
+		}
+		struct curl_waitfd extra = { .fd = s->cancel_fd, .events = CURL_WAIT_POLLIN };
+		curl_multi_poll(l->m, !killed && s->cancel_fd >= 0 ? &extra : NULL,
+				!killed && s->cancel_fd >= 0 ? 1 : 0, wait_ms, NULL);
+	}
+}
+
+static void loop_result(struct loop *l, struct gv_run_out *o)
+{
+	struct agsbx_run_result *r = &o->run;
+	gv_demux_take(&l->demux, r);
+	if (r->timed_out) {
+		r->status = AGSBX_RUN_STATUS_TIMEOUT;
+		return;
+	}
+	if (r->cancelled) {
+		r->status = AGSBX_RUN_STATUS_CANCELLED;
+		return;
+	}
+	_cleanup_json_ json_t *w = l->wt.done && l->wt.rc == CURLE_OK ?
+		json_loads(l->wt.small, 0, NULL) : NULL;
+	json_t *code = json_object_get(w, "StatusCode");
+	const char *werr = json_string_value(json_object_get(json_object_get(w, "Error"), "Message"));
+	if (!json_is_integer(code)) {
+		fail_run(o, GV_R_UNAVAILABLE, "lost the Docker daemon while container %.12s ran%s", o->id,
+			 l->wt.done ? "" : " (no exit status)");
+		return;
+	}
+	if (werr && *werr)
+		fail_run(o, GV_R_EXEC_FAILED, "waiting for container %.12s: %s", o->id, werr);
+	r->exited = true;
+	r->exit_code = (int)json_integer_value(code);
+	r->status = r->exit_code;
+}
+
+static int run_attached(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	struct loop l = { 0 };
+	gv_demux_init(&l.demux, s->max_output);
+	int r = loop_open(&l, d, o);
+	if (r < 0) {
+		loop_close(&l);
+		return r;
+	}
+	uint64_t t0 = agsbx_now_us();
+	long st;
+	char err[384] = "";
+	r = container_post(d, o->id, "start", &st, err, sizeof err);
+	if (r < 0 || (st != 204 && st != 304)) {
+		fail_run(o, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+			 "container did not start on runtime '%s': %s", s->runtime, err);
+		loop_close(&l);
+		return r < 0 ? r : -EIO;
+	}
+	o->started = true;
+	loop_run(&l, d, s, o, t0);
+	o->run.duration_us = agsbx_now_us() - t0;
+	loop_result(&l, o);
+	if (s->inspect)
+		container_inspect(d, o);
+	loop_close(&l);
+	return o->reason ? -EIO : 0;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	memset(o, 0, sizeof *o);
+	pthread_once(&curl_once, curl_init_once);
+	agsbx_random_hex(o->exec_id, 16);
+	int r = container_create(d, s, o);
+	if (r < 0)
+		return r;
+	r = run_attached(d, s, o);
+	container_cleanup(d, s, o);
+	if (!o->run.out)
+		o->run.out = strdup("");
+	if (!o->run.err)
+		o->run.err = strdup("");
+	if (o->reason && r == 0)
+		r = -EIO;
+	return r;
+}

@@ -1,0 +1,303 @@
+/* Docker Engine API over a unix socket: endpoint resolution, version
+ * negotiation, bounded JSON calls, and the attach-stream demultiplexer. */
+#include "providers/gvisor/docker-api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/http.h"
+
+#define DEFAULT_SOCKET "/var/run/docker.sock"
+
+int gv_docker_socket_from_host(const char *docker_host, char **path, char *err, size_t err_size)
+{
+	*path = NULL;
+	if (!docker_host || !*docker_host) {
+		*path = strdup(DEFAULT_SOCKET);
+		return *path ? 0 : -ENOMEM;
+	}
+	static const char scheme[] = "unix://";
+	if (strncmp(docker_host, scheme, sizeof scheme - 1) != 0) {
+		/* tcp:// and ssh:// would leave the host (and TLS) out of what
+		 * this provider can vouch for; refuse rather than guess. */
+		snprintf(err, err_size, "unsupported DOCKER_HOST scheme: %s (only unix:// is supported)", docker_host);
+		return -EINVAL;
+	}
+	const char *p = docker_host + sizeof scheme - 1;
+	if (p[0] != '/') {
+		snprintf(err, err_size, "unsupported DOCKER_HOST scheme: %s (unix:// needs an absolute path)",
+			 docker_host);
+		return -EINVAL;
+	}
+	*path = strdup(p);
+	return *path ? 0 : -ENOMEM;
+}
+
+static void transport_message(int r, const struct gv_docker *d, const char *what, const char *curl_err,
+			      char *err, size_t err_size)
+{
+	const char *sock = d->socket ? d->socket : "?";
+	switch (r) {
+	case -ECONNREFUSED:
+	case -ENOENT:
+		snprintf(err, err_size, "cannot reach the Docker daemon at unix://%s (%s): %s", sock, what,
+			 curl_err && *curl_err ? curl_err : "connection refused");
+		break;
+	case -ETIMEDOUT:
+		snprintf(err, err_size, "Docker daemon at unix://%s timed out (%s)", sock, what);
+		break;
+	case -EFBIG:
+		snprintf(err, err_size, "Docker daemon answer too large (%s)", what);
+		break;
+	default:
+		snprintf(err, err_size, "Docker API transfer failed (%s): %s", what,
+			 curl_err && *curl_err ? curl_err : strerror(-r));
+	}
+}
+
+/* "1.41" -> 41; -EINVAL for anything else. */
+static int api_minor(const char *v)
+{
+	int major, minor;
+	char tail;
+	if (!v || sscanf(v, "%d.%d%c", &major, &minor, &tail) != 2 || major != 1 || minor < 0)
+		return -EINVAL;
+	return minor;
+}
+
+int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, char *err, size_t err_size)
+{
+	memset(d, 0, sizeof *d);
+	d->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
+	d->socket = strdup(socket);
+	if (!d->socket || asprintf(&d->endpoint, "unix://%s", socket) < 0) {
+		d->endpoint = NULL;
+		gv_docker_close(d);
+		return -ENOMEM;
+	}
+	long status = 0;
+	_cleanup_json_ json_t *v = NULL;
+	char cerr[256] = "";
+	int r = gv_docker_call(d, "GET", "/version", NULL, 0, &status, &v, cerr, sizeof cerr);
+	if (r < 0) {
+		snprintf(err, err_size, "%s", cerr);
+		return r;
+	}
+	const char *api = json_string_value(json_object_get(v, "ApiVersion"));
+	const char *ver = json_string_value(json_object_get(v, "Version"));
+	if (status != 200 || !json_is_object(v) || !api) {
+		snprintf(err, err_size,
+			 "unix://%s answered GET /version with HTTP %ld but not as a Docker Engine API "
+			 "(no ApiVersion)", socket, status);
+		return -EPROTO;
+	}
+	int minor = api_minor(api);
+	if (minor < 0) {
+		snprintf(err, err_size, "unix://%s: unparsable ApiVersion '%.32s'", socket, api);
+		return -EPROTO;
+	}
+	if (minor < GV_API_MIN_MINOR) {
+		snprintf(err, err_size, "Docker Engine API %s at unix://%s is older than 1.%d", api, socket,
+			 GV_API_MIN_MINOR);
+		return -EPROTONOSUPPORT;
+	}
+	if (minor > GV_API_MAX_MINOR)
+		minor = GV_API_MAX_MINOR;
+	snprintf(d->prefix, sizeof d->prefix, "/v1.%d", minor);
+	snprintf(d->api_version, sizeof d->api_version, "1.%d", minor);
+	snprintf(d->server_api_version, sizeof d->server_api_version, "%s", api);
+	snprintf(d->server_version, sizeof d->server_version, "%s", ver ? ver : "unknown");
+	return 0;
+}
+
+void gv_docker_close(struct gv_docker *d)
+{
+	free(d->socket);
+	free(d->endpoint);
+	memset(d, 0, sizeof *d);
+}
+
+/* Docker's error answers are {"message": "..."}. */
+static void status_message(const struct agsbx_http_response *resp, const json_t *reply, char *err,
+			   size_t err_size)
+{
+	const char *m = json_string_value(json_object_get(reply, "message"));
+	if (m) {
+		snprintf(err, err_size, "%s", m);
+		return;
+	}
+	int n = (int)(resp->len > 200 ? 200 : resp->len);
+	snprintf(err, err_size, "HTTP %ld: %.*s", resp->status, n, resp->body ? resp->body : "");
+}
+
+int gv_docker_call(const struct gv_docker *d, const char *method, const char *path, const json_t *body,
+		   long timeout_ms, long *status, json_t **reply, char *err, size_t err_size)
+{
+	*status = 0;
+	if (reply)
+		*reply = NULL;
+	_cleanup_free_ char *url = NULL;
+	/* /version is fetched before negotiation: d->prefix is "" then. */
+	if (asprintf(&url, "http://docker%s%s", d->prefix, path) < 0)
+		return -ENOMEM;
+	_cleanup_free_ char *payload = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	if (body && !payload)
+		return -ENOMEM;
+	struct agsbx_http_request req = {
+		.unix_socket = d->socket,
+		.method = method,
+		.url = url,
+		.content_type = payload ? "application/json" : NULL,
+		.body = payload,
+		.body_len = payload ? strlen(payload) : 0,
+		.timeout_ms = timeout_ms > 0 ? timeout_ms : d->timeout_ms,
+		.connect_timeout_ms = 2000,
+		.max_response = GV_MAX_JSON_REPLY,
+	};
+	struct agsbx_http_response resp;
+	int r = agsbx_http(&req, &resp);
+	if (r < 0) {
+		char what[160];
+		snprintf(what, sizeof what, "%s %s", method, path);
+		transport_message(r, d, what, resp.error, err, err_size);
+		agsbx_http_response_free(&resp);
+		return r;
+	}
+	*status = resp.status;
+	json_t *j = resp.len ? json_loadb(resp.body, resp.len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	if (resp.status >= 400)
+		status_message(&resp, j, err, err_size);
+	if (reply)
+		*reply = j;
+	else
+		json_decref(j);
+	agsbx_http_response_free(&resp);
+	return 0;
+}
+
+char *gv_url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(s);
+	char *o = malloc(3 * n + 1);
+	if (!o)
+		return NULL;
+	char *p = o;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		    *c == '-' || *c == '_' || *c == '.' || *c == '~') {
+			*p++ = (char)*c;
+		} else {
+			*p++ = '%';
+			*p++ = hex[*c >> 4];
+			*p++ = hex[*c & 15];
+		}
+	}
+	*p = '\0';
+	return o;
+}
+
+/* ---- demultiplexer ----------------------------------------------------- */
+
+void gv_demux_init(struct gv_demux *m, size_t cap)
+{
+	memset(m, 0, sizeof *m);
+	m->cap = cap ? cap : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
+}
+
+static void stream_add(struct gv_demux *m, struct gv_stream *s, const char *data, size_t n)
+{
+	s->total += n;
+	size_t room = m->cap - s->len;
+	size_t keep = n < room ? n : room;
+	if (keep < n)
+		s->truncated = true;
+	if (keep == 0)
+		return;
+	if (s->len + keep + 1 > s->alloc) {
+		/* Grow geometrically but never past cap + 1: a flood costs at
+		 * most cap bytes of memory per stream. */
+		size_t want = s->alloc ? s->alloc : 4096;
+		while (want < s->len + keep + 1)
+			want *= 2;
+		if (want > m->cap + 1)
+			want = m->cap + 1;
+		char *nb = realloc(s->buf, want);
+		if (!nb) {
+			m->oom = true;
+			s->truncated = true;
+			return;
+		}
+		s->buf = nb;
+		s->alloc = want;
+	}
+	memcpy(s->buf + s->len, data, keep);
+	s->len += keep;
+	s->buf[s->len] = '\0';
+}
+
+void gv_demux_feed(struct gv_demux *m, const char *data, size_t n)
+{
+	while (n > 0) {
+		if (m->raw) {
+			stream_add(m, &m->s[0], data, n);
+			return;
+		}
+		if (m->frame_left == 0) {
+			size_t take = 8 - m->hdr_len;
+			if (take > n)
+				take = n;
+			memcpy(m->hdr + m->hdr_len, data, take);
+			m->hdr_len += take;
+			data += take;
+			n -= take;
+			if (m->hdr_len < 8)
+				return;
+			m->hdr_len = 0;
+			if (m->hdr[0] > 2 || m->hdr[1] || m->hdr[2] || m->hdr[3]) {
+				/* Not Docker framing (a TTY stream, or garbage):
+				 * keep the bytes, as stdout, rather than lose them. */
+				m->raw = true;
+				stream_add(m, &m->s[0], (const char *)m->hdr, 8);
+				continue;
+			}
+			m->stream = m->hdr[0] == 2 ? 1 : 0;
+			m->frame_left = (uint32_t)m->hdr[4] << 24 | (uint32_t)m->hdr[5] << 16 |
+					(uint32_t)m->hdr[6] << 8 | (uint32_t)m->hdr[7];
+			continue;
+		}
+		size_t take = n < m->frame_left ? n : m->frame_left;
+		stream_add(m, &m->s[m->stream], data, take);
+		m->frame_left -= (uint32_t)take;
+		data += take;
+		n -= take;
+	}
+}
+
+static void stream_take(struct gv_stream *s, char **buf, size_t *len, uint64_t *total, bool *trunc)
+{
+	*buf = s->buf ? s->buf : strdup("");
+	*len = s->len;
+	*total = s->total;
+	*trunc = s->truncated;
+	s->buf = NULL;
+	s->len = s->alloc = 0;
+}
+
+void gv_demux_take(struct gv_demux *m, struct agsbx_run_result *r)
+{
+	free(r->out);
+	free(r->err);
+	stream_take(&m->s[0], &r->out, &r->out_len, &r->out_total, &r->out_truncated);
+	stream_take(&m->s[1], &r->err, &r->err_len, &r->err_total, &r->err_truncated);
+}
+
+void gv_demux_free(struct gv_demux *m)
+{
+	free(m->s[0].buf);
+	free(m->s[1].buf);
+	m->s[0].buf = m->s[1].buf = NULL;
+}

@@ -1,0 +1,109 @@
+/* Internals of the gvisor provider (providers/gvisor only; tests include it
+ * for the pieces that can be checked without a daemon). */
+#ifndef AGSBX_PROVIDERS_GVISOR_GVISOR_H
+#define AGSBX_PROVIDERS_GVISOR_GVISOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "base/runner.h"
+#include "providers/gvisor/docker-api.h"
+
+/* Reasons (the closed set, also in gvisor.c's reasons[]). */
+#define GV_R_READY "ready"
+#define GV_R_UNAVAILABLE "docker_unavailable"
+#define GV_R_UNREGISTERED "runsc_runtime_unregistered"
+#define GV_R_REGISTRY_INVALID "runsc_runtime_registry_invalid"
+#define GV_R_IMAGE_MISSING "runsc_runtime_image_missing"
+#define GV_R_EXEC_FAILED "runsc_runtime_execution_failed"
+#define GV_R_NOT_OBSERVED "runsc_not_observed"
+
+/* Labels on every container: the handle's run, and the one execution. */
+#define GV_LABEL_RUN "agsbx-evidence.run"
+#define GV_LABEL_EXEC "agsbx-evidence.exec"
+
+/* The image: repo, tag = first GV_IMAGE_TAG_HEX hex digits of the
+ * payload's sha256, and where the payload sits inside it. */
+#define GV_IMAGE_REPO "agsbx-payload"
+#define GV_IMAGE_TAG_HEX 32
+#define GV_IMAGE_PAYLOAD "/agsbx-payload"
+/* Grant roots appear at /agsbx/<role>. */
+#define GV_MOUNT_BASE "/agsbx"
+
+struct gv_image {
+	char payload_sha256[65];
+	char tag[GV_IMAGE_TAG_HEX + 1];
+	char name[sizeof GV_IMAGE_REPO + GV_IMAGE_TAG_HEX + 2];
+	bool imported;                /* this call imported it */
+};
+
+/* A ustar archive: the payload at /agsbx-payload (0755) and the empty
+ * directories a container needs. *tar malloc'd. */
+int gv_image_tar(const void *payload, size_t len, char **tar, size_t *tar_len);
+/* GET /images/NAME/json: *present on 200, false on 404, -errno otherwise. */
+int gv_image_present(const struct gv_docker *d, const char *name, bool *present, char *err, size_t err_size);
+/* Present (by sha256 tag) or imported now; -errno with err otherwise. */
+int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct gv_image *img, char *err,
+		    size_t err_size);
+
+/* ---- one container run ------------------------------------------------ */
+
+struct gv_run_spec {
+	const char *image;
+	const char *runtime;          /* the verified runsc runtime, never empty */
+	const char *runsc_path;       /* for `runsc delete` of leaked state, may be NULL */
+	const char *const *argv;
+	const char *const *env;       /* KEY=VALUE, NULL-terminated */
+	const char *workdir;          /* NULL: image default */
+	const char *user;             /* "uid:gid" or NULL (root) */
+	const char *const *binds;     /* "host:ctr:ro|rw", NULL-terminated, may be NULL */
+	const char *run_label;        /* value of GV_LABEL_RUN */
+	size_t max_output;            /* per stream */
+	int64_t timeout_ms;           /* <= 0: none */
+	int cancel_fd;                /* -1: none */
+	bool inspect;                 /* record HostConfig.Runtime before removal */
+	/* Called with the id as soon as the container exists (e.g. to
+	 * remember it for leftovers); may be NULL. */
+	void (*on_created)(void *ud, const char *id);
+	void *ud;
+};
+
+struct gv_run_out {
+	struct agsbx_run_result run;
+	char id[65];
+	char exec_id[33];
+	char runtime_seen[128];       /* HostConfig.Runtime from inspect */
+	const char *reason;           /* on failure: a GV_R_* */
+	char message[512];
+	unsigned leaked_killed;       /* host processes of the container we had to kill */
+	bool cleanup_failed;          /* a container or process of it may remain */
+	bool started;                 /* the start call succeeded */
+};
+
+/* Creates, starts, waits (timeout/cancel), captures bounded output, then
+ * removes the container and makes sure nothing of it is left on the host.
+ * 0: the program ran (any status, including timeout/cancel); -errno with
+ * reason/message otherwise. o->run must be freed by the caller. */
+int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
+
+/* Containers (all states) with label KEY=VALUE: count, ids in *ids (new
+ * array of strings, may be NULL). */
+int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **ids,
+			     char *err, size_t err_size);
+
+/* ---- host processes of a container ---------------------------------- */
+
+/* PIDs of live processes whose cmdline contains needle (never ourselves):
+ * containerd-shim, runsc-gofer and runsc-sandbox carry the container id.
+ * Returns the count, *pids malloc'd (may be NULL). */
+int gv_procs_matching(const char *needle, pid_t **pids);
+/* Waits up to grace_ms for those processes to go, then SIGKILLs exactly
+ * the remaining ones (pidfd, cmdline re-checked). When runsc_path is set
+ * and a runsc process showed its --root, runs `runsc --root=R delete
+ * --force ID` afterwards. Returns the number killed, or -errno. */
+int gv_procs_reap(const char *needle, int grace_ms, const char *runsc_path);
+
+#endif

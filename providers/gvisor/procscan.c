@@ -1,0 +1,185 @@
+/* Host processes that belong to one container. A start that fails on a
+ * misconfigured runsc runtime leaves containerd-shim, runsc-gofer and
+ * runsc-sandbox running after Docker has forgotten the container
+ * (ci-host-mechanisms.md §5); each carries the container id in its
+ * cmdline, so we find and stop exactly those PIDs, never by name. */
+#include "providers/gvisor/gvisor.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+#define CMDLINE_MAX 65536
+
+/* cmdline of pid with NULs as spaces (malloc'd), or NULL. */
+static char *read_cmdline(int dirfd_proc, const char *pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "%s/cmdline", pid);
+	_cleanup_close_ int fd = openat(dirfd_proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *buf = malloc(CMDLINE_MAX + 1);
+	if (!buf)
+		return NULL;
+	size_t len = 0;
+	while (len < CMDLINE_MAX) {
+		ssize_t n = read(fd, buf + len, CMDLINE_MAX - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+	return buf;
+}
+
+static bool pid_matches(int dirfd_proc, const char *pid, const char *needle, char **cmdline)
+{
+	char *c = read_cmdline(dirfd_proc, pid);
+	bool m = c && strstr(c, needle);
+	if (m && cmdline)
+		*cmdline = c;
+	else
+		free(c);
+	return m;
+}
+
+int gv_procs_matching(const char *needle, pid_t **pids)
+{
+	if (pids)
+		*pids = NULL;
+	if (!needle || !*needle)
+		return -EINVAL;
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	pid_t self = getpid();
+	pid_t *v = NULL;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		if (!pid_matches(dirfd(d), e->d_name, needle, NULL))
+			continue;
+		pid_t *nv = realloc(v, (size_t)(n + 1) * sizeof *nv);
+		if (!nv) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[n++] = (pid_t)pid;
+	}
+	if (pids)
+		*pids = v;
+	else
+		free(v);
+	return n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The value of --root=... in a runsc cmdline (malloc'd) or NULL. */
+static char *runsc_root(const char *cmdline)
+{
+	if (!strstr(cmdline, "runsc"))
+		return NULL;
+	const char *p = strstr(cmdline, "--root=");
+	if (!p)
+		return NULL;
+	p += strlen("--root=");
+	return strndup(p, strcspn(p, " "));
+}
+
+/* SIGKILL pid through a pidfd after checking, on that pidfd's process,
+ * that it still carries the needle (no PID-reuse accident). */
+static bool kill_exact(int dirfd_proc, pid_t pid, const char *needle)
+{
+#ifdef SYS_pidfd_open
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		char name[24];
+		snprintf(name, sizeof name, "%d", (int)pid);
+		bool ok = pid_matches(dirfd_proc, name, needle, NULL) &&
+			  syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0;
+		close(pfd);
+		return ok;
+	}
+#endif
+	char name[24];
+	snprintf(name, sizeof name, "%d", (int)pid);
+	return pid_matches(dirfd_proc, name, needle, NULL) && kill(pid, SIGKILL) == 0;
+}
+
+static void runsc_delete(const char *runsc_path, const char *root, const char *id)
+{
+	_cleanup_free_ char *root_arg = NULL;
+	if (asprintf(&root_arg, "--root=%s", root) < 0)
+		return;
+	const char *argv[] = { runsc_path, root_arg, "delete", "--force", id, NULL };
+	struct agsbx_run_opts o = { .argv = argv, .timeout_ms = 10000, .cancel_fd = -1, .max_output_bytes = 4096 };
+	struct agsbx_run_result r;
+	/* Best effort: the processes are gone already; this only clears
+	 * runsc's state directory of the dead sandbox. */
+	agsbx_run(&o, &r);
+	agsbx_run_result_free(&r);
+}
+
+int gv_procs_reap(const char *needle, int grace_ms, const char *runsc_path)
+{
+	uint64_t deadline = agsbx_now_us() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
+	_cleanup_free_ pid_t *pids = NULL;
+	int n;
+	for (;;) {
+		free(pids);
+		pids = NULL;
+		n = gv_procs_matching(needle, &pids);
+		if (n <= 0)
+			return n;
+		if (agsbx_now_us() >= deadline)
+			break;
+		sleep_ms(50);
+	}
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	_cleanup_free_ char *root = NULL;
+	int killed = 0;
+	for (int i = 0; i < n; i++) {
+		char name[24];
+		snprintf(name, sizeof name, "%d", (int)pids[i]);
+		_cleanup_free_ char *cmd = NULL;
+		if (!root && pid_matches(dirfd(d), name, needle, &cmd))
+			root = runsc_root(cmd);
+		if (kill_exact(dirfd(d), pids[i], needle))
+			killed++;
+	}
+	/* SIGKILL is asynchronous: give the kernel a moment, then report. */
+	for (int i = 0; i < 40 && gv_procs_matching(needle, NULL) > 0; i++)
+		sleep_ms(50);
+	if (root && runsc_path)
+		runsc_delete(runsc_path, root, needle);
+	return killed;
+}

@@ -1,0 +1,1282 @@
+/* The gvisor provider.
+ *
+ * Without arguments (plain ctest): what needs no daemon — the hand-written
+ * image tar, the stream demultiplexer, DOCKER_HOST parsing, and the chain
+ * failing closed against endpoints that are not a working Docker (a
+ * missing socket, tcp://, an in-process unix server answering non-Docker
+ * JSON, a registry without runsc, a broken registry, a failing import).
+ *
+ * With a scenario (AGSBX_GV_SCENARIO, set by tests/cli/gvisor-*.sh after
+ * dockerd_start): the real mechanism on a self-contained dockerd.
+ *   ready        dockerd with a runsc --network=none runtime
+ *   norunsc      dockerd without runsc
+ *   broken       runsc without --network=none (containers cannot start)
+ *   daemon-stop  dockerd is SIGKILLed (DOCKERD_PID) while an execution hangs
+ *   bench        N executions of `true`, per-execution times on stdout */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "providers/gvisor/gvisor.h"
+#include "providers/provider.h"
+#include "tests/lib/testlib.h"
+
+static const struct agsbx_provider_ops *gv = &agsbx_provider_gvisor;
+
+static char *payload_path;
+static char *tmp;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static struct agsbx_ctx make_ctx(void)
+{
+	struct agsbx_ctx c = {
+		.tool_dir = getenv("AGSBX_BUILD_DIR") ? getenv("AGSBX_BUILD_DIR") : ".",
+		.payload_path = payload_path,
+		.probe_timeout_ms = 10000,
+	};
+	return c;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+	char *d = NULL;
+	size_t n;
+	return agsbx_read_file(path, 1 << 20, &d, &n) == 0 ? d : NULL;
+}
+
+/* =====================================================================
+ * Daemon-free units
+ * ===================================================================== */
+
+START_TEST(test_tar_lists_and_extracts)
+{
+	static const char data[] = "#!payload bytes\n\x01\x02\x03";
+	char *tar = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(gv_image_tar(data, sizeof data, &tar, &len), 0);
+	ck_assert_int_eq(len % 512, 0);
+	char *tarpath = agsbx_path_join(tmp, "img.tar");
+	FILE *f = fopen(tarpath, "we");
+	ck_assert(f && fwrite(tar, 1, len, f) == len);
+	fclose(f);
+	char cmd[1024];
+	/* GNU tar is strict about ustar checksums; it must list and extract it. */
+	snprintf(cmd, sizeof cmd, "tar -tvf '%s' > '%s/list' && mkdir '%s/x' && tar -xf '%s' -C '%s/x'", tarpath,
+		 tmp, tmp, tarpath, tmp);
+	ck_assert_int_eq(system(cmd), 0);
+	char *lp = agsbx_path_join(tmp, "list");
+	char *list = slurp(lp);
+	ck_assert_ptr_nonnull(list);
+	ck_assert_ptr_nonnull(strstr(list, "-rwxr-xr-x root/root"));
+	ck_assert_ptr_nonnull(strstr(list, " agsbx-payload\n"));
+	static const char *const dirs[] = { "agsbx/", "agsbx/source/", "agsbx/output/", "tmp/", "proc/",
+					    "dev/", "sys/", "etc/" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		char want[64];
+		snprintf(want, sizeof want, " %s\n", dirs[i]);
+		ck_assert_msg(strstr(list, want), "missing %s in %s", dirs[i], list);
+	}
+	char *xp = agsbx_path_join(tmp, "x/agsbx-payload");
+	char *got = NULL;
+	size_t gl = 0;
+	ck_assert_int_eq(agsbx_read_file(xp, 4096, &got, &gl), 0);
+	ck_assert_uint_eq(gl, sizeof data);
+	ck_assert_int_eq(memcmp(got, data, gl), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(xp, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	free(got);
+	free(xp);
+	free(list);
+	free(lp);
+	free(tarpath);
+	free(tar);
+}
+END_TEST
+
+/* Frames of "stdout"/"stderr" payloads, fed in chunks of every size from
+ * 1 to 17 bytes: the demultiplexer must not depend on read boundaries. */
+static size_t frame(unsigned char *buf, int stream, const char *s, size_t n)
+{
+	buf[0] = (unsigned char)stream;
+	buf[1] = buf[2] = buf[3] = 0;
+	buf[4] = (unsigned char)(n >> 24);
+	buf[5] = (unsigned char)(n >> 16);
+	buf[6] = (unsigned char)(n >> 8);
+	buf[7] = (unsigned char)n;
+	memcpy(buf + 8, s, n);
+	return n + 8;
+}
+
+START_TEST(test_demux_any_split)
+{
+	unsigned char buf[256];
+	size_t len = 0;
+	len += frame(buf + len, 1, "hello ", 6);
+	len += frame(buf + len, 2, "oops", 4);
+	len += frame(buf + len, 1, "world", 5);
+	len += frame(buf + len, 2, "", 0);
+	len += frame(buf + len, 2, "!!", 2);
+	for (size_t chunk = 1; chunk <= 17; chunk++) {
+		struct gv_demux m;
+		gv_demux_init(&m, 1024);
+		for (size_t off = 0; off < len; off += chunk)
+			gv_demux_feed(&m, (const char *)buf + off, len - off < chunk ? len - off : chunk);
+		struct agsbx_run_result r = { 0 };
+		gv_demux_take(&m, &r);
+		ck_assert_str_eq(r.out, "hello world");
+		ck_assert_str_eq(r.err, "oops!!");
+		ck_assert_uint_eq(r.out_total, 11);
+		ck_assert_uint_eq(r.err_total, 6);
+		ck_assert(!r.out_truncated && !r.err_truncated);
+		gv_demux_free(&m);
+		agsbx_run_result_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_demux_caps_and_counts)
+{
+	/* 1 MiB per stream in 4 KiB frames, cap 1000: keeps 1000, counts all. */
+	static char chunk[4096 + 8];
+	struct gv_demux m;
+	gv_demux_init(&m, 1000);
+	memset(chunk + 8, 'x', 4096);
+	for (int i = 0; i < 256; i++) {
+		frame((unsigned char *)chunk, 1, chunk + 8, 4096);
+		gv_demux_feed(&m, chunk, sizeof chunk);
+		frame((unsigned char *)chunk, 2, chunk + 8, 4096);
+		gv_demux_feed(&m, chunk, sizeof chunk);
+	}
+	ck_assert_uint_le(m.s[0].alloc, 1001);
+	struct agsbx_run_result r = { 0 };
+	gv_demux_take(&m, &r);
+	ck_assert_uint_eq(r.out_len, 1000);
+	ck_assert_uint_eq(r.err_len, 1000);
+	ck_assert_uint_eq(r.out_total, 256 * 4096);
+	ck_assert_uint_eq(r.err_total, 256 * 4096);
+	ck_assert(r.out_truncated && r.err_truncated);
+	gv_demux_free(&m);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_demux_unframed_is_kept_raw)
+{
+	struct gv_demux m;
+	gv_demux_init(&m, 64);
+	gv_demux_feed(&m, "plain text, no frames", 21);
+	struct agsbx_run_result r = { 0 };
+	gv_demux_take(&m, &r);
+	ck_assert_str_eq(r.out, "plain text, no frames");
+	ck_assert_uint_eq(r.err_len, 0);
+	gv_demux_free(&m);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_docker_host_parsing)
+{
+	char *p = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(gv_docker_socket_from_host(NULL, &p, err, sizeof err), 0);
+	ck_assert_str_eq(p, "/var/run/docker.sock");
+	free(p);
+	ck_assert_int_eq(gv_docker_socket_from_host("unix:///tmp/d/docker.sock", &p, err, sizeof err), 0);
+	ck_assert_str_eq(p, "/tmp/d/docker.sock");
+	free(p);
+	static const char *const bad[] = { "tcp://127.0.0.1:2375", "ssh://me@host", "unix://relative.sock",
+					   "npipe:////./pipe/docker_engine", "/var/run/docker.sock" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(gv_docker_socket_from_host(bad[i], &p, err, sizeof err), -EINVAL);
+		ck_assert_ptr_null(p);
+		ck_assert_msg(strstr(err, "unsupported DOCKER_HOST scheme"), "%s: %s", bad[i], err);
+	}
+}
+END_TEST
+
+/* Probe + ensure must both refuse with `reason`, and nothing may run. */
+static void expect_blocked(const struct agsbx_ctx *ctx, const char *reason, const char *detail_part)
+{
+	struct agsbx_probe p;
+	ck_assert_int_eq(gv->probe(ctx, &p), 0);
+	ck_assert_msg(!p.available, "available against a non-working endpoint");
+	ck_assert_str_eq(p.reason, reason);
+	ck_assert(agsbx_reason_in_set(gv, p.reason));
+	ck_assert(!p.caps.process_contained && !p.caps.syscalls_restricted);
+	if (detail_part)
+		ck_assert_msg(p.detail && strstr(p.detail, detail_part), "detail: %s", p.detail ? p.detail : "");
+	agsbx_probe_clear(&p);
+
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_failure f = { 0 };
+	ck_assert_int_lt(gv->ensure(ctx, g, &h, &f), 0);
+	ck_assert_ptr_null(h);
+	ck_assert_str_eq(f.reason, reason);
+	agsbx_grant_destroy(g);
+}
+
+START_TEST(test_tcp_docker_host_refused)
+{
+	setenv("DOCKER_HOST", "tcp://127.0.0.1:2375", 1);
+	struct agsbx_ctx c = make_ctx();
+	expect_blocked(&c, GV_R_UNAVAILABLE, "unsupported DOCKER_HOST scheme");
+}
+END_TEST
+
+START_TEST(test_missing_socket)
+{
+	char *sock = agsbx_path_join(tmp, "no/such/docker.sock");
+	char *dh = NULL;
+	ck_assert_int_ge(asprintf(&dh, "unix://%s", sock), 0);
+	setenv("DOCKER_HOST", dh, 1);
+	struct agsbx_ctx c = make_ctx();
+	expect_blocked(&c, GV_R_UNAVAILABLE, "cannot reach the Docker daemon");
+	free(dh);
+	free(sock);
+}
+END_TEST
+
+START_TEST(test_simulation_unreachable)
+{
+	/* Even with DOCKER_HOST pointing somewhere valid-looking, the
+	 * simulation must make the provider unavailable. */
+	setenv("DOCKER_HOST", "unix:///var/run/docker.sock", 1);
+	struct agsbx_ctx c = make_ctx();
+	c.simulate = AGSBX_SIM_DOCKER_UNREACHABLE;
+	ck_assert_str_eq(gv->fail_closed_simulation, AGSBX_SIM_DOCKER_UNREACHABLE);
+	expect_blocked(&c, GV_R_UNAVAILABLE, NULL);
+}
+END_TEST
+
+/* ---- an in-process unix-socket HTTP server (not Docker) ---------------- */
+
+struct route {
+	const char *path_part;        /* substring of the request line */
+	int status;
+	const char *body;             /* NULL: a huge body */
+};
+
+struct fake {
+	int fd;
+	char path[108];
+	const struct route *routes;
+	pthread_t thr;
+	int requests;
+};
+
+static void send_all(int fd, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	for (;;) {
+		int c = accept4(f->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			return NULL;
+		char req[8192];
+		size_t len = 0;
+		while (len < sizeof req - 1) {
+			ssize_t n = recv(c, req + len, sizeof req - 1 - len, 0);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+			req[len] = '\0';
+			if (strstr(req, "\r\n\r\n"))
+				break;
+		}
+		req[len] = '\0';
+		/* Drain a request body (the image import sends ~1 MB). */
+		const char *cl = strcasestr(req, "\r\nContent-Length:");
+		char *eoh = strstr(req, "\r\n\r\n");
+		if (cl && eoh) {
+			long want = atol(cl + 17) - (long)(len - (size_t)(eoh + 4 - req));
+			char sink[65536];
+			while (want > 0) {
+				ssize_t n = recv(c, sink, sizeof sink, 0);
+				if (n <= 0)
+					break;
+				want -= n;
+			}
+		}
+		f->requests++;
+		const struct route *r = NULL;
+		for (const struct route *it = f->routes; it->path_part; it++)
+			if (strstr(req, it->path_part)) {
+				r = it;
+				break;
+			}
+		char hdr[256];
+		if (!r) {
+			static const char nf[] = "{\"message\":\"not found\"}";
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", sizeof nf - 1);
+			send_all(c, hdr, strlen(hdr));
+			send_all(c, nf, sizeof nf - 1);
+		} else if (!r->body) {
+			/* 64 MiB of JSON-ish noise: the client must stop at its cap. */
+			size_t total = 64u << 20;
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 %d OK\r\nContent-Type: application/json\r\n"
+				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", r->status, total);
+			send_all(c, hdr, strlen(hdr));
+			static char junk[65536];
+			memset(junk, '[', sizeof junk);
+			for (size_t sent = 0; sent < total; sent += sizeof junk) {
+				ssize_t w = send(c, junk, sizeof junk, MSG_NOSIGNAL);
+				if (w <= 0)
+					break;
+			}
+		} else {
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", r->status, strlen(r->body));
+			send_all(c, hdr, strlen(hdr));
+			send_all(c, r->body, strlen(r->body));
+		}
+		close(c);
+	}
+}
+
+static void fake_start(struct fake *f, const struct route *routes)
+{
+	memset(f, 0, sizeof *f);
+	f->routes = routes;
+	snprintf(f->path, sizeof f->path, "%s/fake.sock", tmp);
+	f->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(f->fd, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", f->path);
+	ck_assert_int_eq(bind(f->fd, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(f->fd, 16), 0);
+	ck_assert_int_eq(pthread_create(&f->thr, NULL, fake_main, f), 0);
+	char *dh = NULL;
+	ck_assert_int_ge(asprintf(&dh, "unix://%s", f->path), 0);
+	setenv("DOCKER_HOST", dh, 1);
+	free(dh);
+}
+
+static void fake_stop(struct fake *f)
+{
+	shutdown(f->fd, SHUT_RDWR);
+	close(f->fd);
+	pthread_join(f->thr, NULL);
+	unlink(f->path);
+}
+
+#define VERSION_OK "{\"Version\":\"20.10.24\",\"ApiVersion\":\"1.41\",\"MinAPIVersion\":\"1.12\"}"
+
+START_TEST(test_non_docker_json)
+{
+	static const struct route routes[] = { { "GET ", 200, "{\"hello\":\"world\"}" }, { NULL, 0, NULL } };
+	struct fake f;
+	fake_start(&f, routes);
+	struct agsbx_ctx c = make_ctx();
+	expect_blocked(&c, GV_R_UNAVAILABLE, "not as a Docker Engine API");
+	fake_stop(&f);
+	ck_assert_int_ge(f.requests, 1);
+}
+END_TEST
+
+START_TEST(test_non_json_and_huge_answers)
+{
+	static const struct route garbage[] = { { "GET ", 200, "<html>nope</html>" }, { NULL, 0, NULL } };
+	static const struct route huge[] = { { "GET ", 200, NULL }, { NULL, 0, NULL } };
+	static const struct route old[] = {
+		{ "/version", 200, "{\"Version\":\"1.12\",\"ApiVersion\":\"1.24\"}" }, { NULL, 0, NULL } };
+	struct fake f;
+	struct agsbx_ctx c = make_ctx();
+	fake_start(&f, garbage);
+	expect_blocked(&c, GV_R_UNAVAILABLE, "not as a Docker Engine API");
+	fake_stop(&f);
+	fake_start(&f, huge);
+	expect_blocked(&c, GV_R_UNAVAILABLE, "too large");
+	fake_stop(&f);
+	fake_start(&f, old);
+	expect_blocked(&c, GV_R_UNAVAILABLE, "older than 1.30");
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(test_registry_shapes)
+{
+	/* Deterministic registry cases through the real client; the
+	 * container steps are exercised against dockerd (scenarios). */
+	static const struct route no_runtimes[] = {
+		{ "/version", 200, VERSION_OK }, { "/info", 200, "{\"DefaultRuntime\":\"runc\"}" }, { NULL, 0, NULL } };
+	static const struct route bad_runtimes[] = {
+		{ "/version", 200, VERSION_OK }, { "/info", 200, "{\"Runtimes\":[\"runsc\"]}" }, { NULL, 0, NULL } };
+	static const struct route runc_only[] = {
+		{ "/version", 200, VERSION_OK },
+		{ "/info", 200, "{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"gvisor\":{\"path\":\"/usr/bin/runc\"}}}" },
+		{ NULL, 0, NULL } };
+	static const struct route import_fails[] = {
+		{ "/version", 200, VERSION_OK },
+		{ "/info", 200, "{\"Runtimes\":{\"my-gvisor\":{\"path\":\"/opt/bin/runsc\",\"runtimeArgs\":[\"--network=none\"]}}}" },
+		{ "/images/create", 200, "{\"status\":\"importing\"}\n{\"errorDetail\":{\"message\":\"disk full\"},\"error\":\"disk full\"}\n" },
+		{ NULL, 0, NULL } };
+	struct fake f;
+	struct agsbx_ctx c = make_ctx();
+	fake_start(&f, no_runtimes);
+	expect_blocked(&c, GV_R_REGISTRY_INVALID, "no Runtimes object");
+	fake_stop(&f);
+	fake_start(&f, bad_runtimes);
+	expect_blocked(&c, GV_R_REGISTRY_INVALID, NULL);
+	fake_stop(&f);
+	fake_start(&f, runc_only);
+	expect_blocked(&c, GV_R_UNREGISTERED, "no runtime whose path is runsc");
+	/* A configured name must resolve to runsc, never to runc. */
+	json_t *cfg = json_pack("{s:s}", "runtime", "gvisor");
+	c.config = cfg;
+	expect_blocked(&c, GV_R_REGISTRY_INVALID, "not runsc");
+	json_object_set_new(cfg, "runtime", json_string("absent"));
+	expect_blocked(&c, GV_R_REGISTRY_INVALID, "not registered");
+	c.config = NULL;
+	json_decref(cfg);
+	fake_stop(&f);
+	fake_start(&f, import_fails);
+	expect_blocked(&c, GV_R_IMAGE_MISSING, "disk full");
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(test_unknown_config_key)
+{
+	json_t *cfg = json_pack("{s:s}", "image", "alpine");
+	struct agsbx_ctx c = make_ctx();
+	c.config = cfg;
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_failure f = { 0 };
+	ck_assert_int_eq(gv->ensure(&c, g, &h, &f), -EINVAL);
+	ck_assert_str_eq(f.reason, "config_invalid");
+	agsbx_grant_destroy(g);
+	json_decref(cfg);
+}
+END_TEST
+
+START_TEST(test_reason_set_closed)
+{
+	static const char *const want[] = { "ready", "docker_unavailable", "runsc_runtime_unregistered",
+					    "runsc_runtime_registry_invalid", "runsc_runtime_image_missing",
+					    "runsc_runtime_execution_failed", "runsc_not_observed" };
+	size_t n = 0;
+	for (const char *const *r = gv->reasons; *r; r++)
+		n++;
+	ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert(agsbx_reason_in_set(gv, want[i]));
+	ck_assert_ptr_eq(agsbx_provider_find("gvisor"), gv);
+}
+END_TEST
+
+static void unit_setup(void)
+{
+	tmp = agsbx_test_tmpdir("agsbx-gvu");
+	ck_assert_ptr_nonnull(tmp);
+}
+
+static void unit_teardown(void)
+{
+	agsbx_test_rmtree(tmp);
+	free(tmp);
+	tmp = NULL;
+}
+
+static Suite *unit_suite(void)
+{
+	Suite *s = suite_create("gvisor-units");
+	TCase *t = tcase_create("units");
+	tcase_add_checked_fixture(t, unit_setup, unit_teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_tar_lists_and_extracts);
+	tcase_add_test(t, test_demux_any_split);
+	tcase_add_test(t, test_demux_caps_and_counts);
+	tcase_add_test(t, test_demux_unframed_is_kept_raw);
+	tcase_add_test(t, test_docker_host_parsing);
+	tcase_add_test(t, test_tcp_docker_host_refused);
+	tcase_add_test(t, test_missing_socket);
+	tcase_add_test(t, test_simulation_unreachable);
+	tcase_add_test(t, test_non_docker_json);
+	tcase_add_test(t, test_non_json_and_huge_answers);
+	tcase_add_test(t, test_registry_shapes);
+	tcase_add_test(t, test_unknown_config_key);
+	tcase_add_test(t, test_reason_set_closed);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+/* =====================================================================
+ * Against a real dockerd (scenarios)
+ * ===================================================================== */
+
+static struct agsbx_ctx g_ctx;
+static struct agsbx_grant *g_grant;
+static struct agsbx_handle *g_h;
+
+/* Host processes of the test daemon's containers: shims and runsc
+ * processes name the daemon's exec root (DOCKERD_DIR). */
+static int daemon_container_procs(void)
+{
+	const char *dir = getenv("DOCKERD_DIR");
+	ck_assert_ptr_nonnull(dir);
+	pid_t *pids = NULL;
+	int n = gv_procs_matching(dir, &pids);
+	ck_assert_int_ge(n, 0);
+	int found = 0;
+	for (int i = 0; i < n; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
+		char *c = NULL;
+		size_t len = 0;
+		if (agsbx_read_file(path, 65536, &c, &len) < 0)
+			continue;
+		/* argv[0] only: dockerd and containerd themselves are fine */
+		if (strstr(c, "containerd-shim") || strstr(c, "runsc")) {
+			fprintf(stderr, "leftover host process %d: %s\n", (int)pids[i], c);
+			found++;
+		}
+		free(c);
+	}
+	free(pids);
+	return found;
+}
+
+static int daemon_containers(const char *label_key, const char *label_value)
+{
+	char *sock = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(gv_docker_socket_from_host(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	struct gv_docker d;
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	int n;
+	if (label_key) {
+		n = gv_containers_with_label(&d, label_key, label_value, NULL, err, sizeof err);
+	} else {
+		long st;
+		json_t *list = NULL;
+		ck_assert_int_eq(gv_docker_call(&d, "GET", "/containers/json?all=1", NULL, 0, &st, &list, err,
+						sizeof err), 0);
+		n = (int)json_array_size(list);
+		json_decref(list);
+	}
+	gv_docker_close(&d);
+	free(sock);
+	return n;
+}
+
+static struct agsbx_grant *new_grant(uid_t owner, gid_t group)
+{
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", owner, group, &g), 0);
+	ck_assert_int_eq(agsbx_grant_add_file(g, "agsbx-payload", payload_path, true), 0);
+	ck_assert_int_eq(agsbx_grant_seal(g), 0);
+	return g;
+}
+
+static void scenario_setup(void)
+{
+	tmp = agsbx_test_tmpdir("agsbx-gvs");
+	ck_assert_ptr_nonnull(tmp);
+	g_ctx = make_ctx();
+}
+
+static void scenario_teardown(void)
+{
+	agsbx_test_rmtree(tmp);
+	free(tmp);
+	tmp = NULL;
+}
+
+/* One handle for the execution tests (ensure costs a few containers). */
+static void handle_setup(void)
+{
+	scenario_setup();
+	g_grant = new_grant((uid_t)-1, (gid_t)-1);
+	struct agsbx_failure f = { 0 };
+	int r = gv->ensure(&g_ctx, g_grant, &g_h, &f);
+	ck_assert_msg(r == 0, "ensure: %s: %s", f.reason ? f.reason : "?", f.message);
+}
+
+static void handle_teardown(void)
+{
+	if (g_h) {
+		gv->release(g_h);
+		agsbx_handle_free(g_h);
+		g_h = NULL;
+	}
+	agsbx_grant_destroy(g_grant);
+	g_grant = NULL;
+	scenario_teardown();
+}
+
+struct run {
+	struct agsbx_exec_result res;
+	struct agsbx_failure fail;
+	int rc;
+	json_t *json;                 /* the payload's object, when parsable */
+};
+
+static void run_in(struct agsbx_handle *h, struct run *out, const char *const *args, int64_t timeout_ms,
+		   size_t cap, int cancel_fd)
+{
+	const char *argv[16];
+	char *p0 = agsbx_handle_path(h, AGSBX_ROOT_SOURCE, "agsbx-payload");
+	argv[0] = p0;
+	size_t n = 1;
+	for (; args[n - 1] && n < 15; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
+	struct agsbx_limits lim = { .max_output_bytes = cap, .timeout_ms = timeout_ms, .cancel_fd = cancel_fd };
+	memset(out, 0, sizeof *out);
+	out->rc = gv->execute(h, &step, &lim, &out->res, &out->fail);
+	if (out->res.run.out)
+		out->json = json_loadb(out->res.run.out, out->res.run.out_len, JSON_DISABLE_EOF_CHECK, NULL);
+	free(p0);
+}
+
+static void run_payload(struct run *out, const char *const *args)
+{
+	run_in(g_h, out, args, 60000, 65536, -1);
+	ck_assert_msg(out->rc == 0, "execute %s: %s %s", args[0], out->fail.reason ? out->fail.reason : "",
+		      out->fail.message);
+}
+
+static void run_clear(struct run *r)
+{
+	agsbx_exec_result_clear(&r->res);
+	json_decref(r->json);
+}
+
+START_TEST(test_probe_ready_observed)
+{
+	struct agsbx_probe p;
+	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert_msg(p.available, "%s: %s", p.reason, p.detail ? p.detail : "");
+	ck_assert_str_eq(p.reason, "ready");
+	json_t *f = p.facts;
+	char *dump = json_dumps(f, JSON_INDENT(1));
+	fprintf(stderr, "probe facts: %s\n", dump);
+	free(dump);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "runtime")), "runsc");
+	ck_assert(json_is_true(json_object_get(f, "runtime_network_none")));
+	json_t *rt = json_object_get(json_object_get(f, "runtimes"), "runsc");
+	ck_assert_str_eq(json_string_value(json_object_get(rt, "path")), "/usr/bin/runsc");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(rt, "runtimeArgs"), 0)), "--network=none");
+	ck_assert(json_is_object(json_object_get(json_object_get(f, "runtimes"), "runc")));
+	struct utsname u;
+	uname(&u);
+	const char *inside = json_string_value(json_object_get(f, "kernel_release_inside"));
+	ck_assert_ptr_nonnull(inside);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "kernel_release_host")), u.release);
+	ck_assert_str_ne(inside, u.release);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "inspect_runtime")), "runsc");
+	ck_assert_str_eq(json_string_value(json_object_get(f, "api_version")), "1.41");
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(json_object_get(f, "versions"), "runsc")));
+	ck_assert(p.caps.process_contained && p.caps.host_filesystem_restricted &&
+		  p.caps.privilege_escalation_blocked && p.caps.syscalls_restricted && p.caps.environment_scrubbed);
+	ck_assert_str_eq(p.caps.network, AGSBX_NET_ISOLATED);
+	ck_assert_str_eq(p.caps.safety_class, "isolated");
+	ck_assert_str_eq(p.caps.mechanism, "gvisor_container");
+	agsbx_probe_clear(&p);
+	/* The verification containers are gone. */
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+}
+END_TEST
+
+START_TEST(test_write_output_reaches_host)
+{
+	char nonce[33];
+	agsbx_random_hex(nonce, 16);
+	const char *const args[] = { "write", "/agsbx/output/f", nonce, NULL };
+	struct run r;
+	run_payload(&r, args);
+	ck_assert_int_eq(r.res.run.status, 0);
+	ck_assert(json_is_true(json_object_get(r.json, "ok")));
+	char *hp = agsbx_path_join(g_grant->roots[AGSBX_ROOT_OUTPUT].path, "f");
+	char *got = slurp(hp);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, nonce);
+	/* meta matches the handle */
+	ck_assert_str_eq(json_string_value(json_object_get(r.res.meta, "provider")), "gvisor");
+	ck_assert_str_eq(json_string_value(json_object_get(r.res.meta, "mechanism")), "gvisor_container");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r.res.meta, "versions"), "runtime")),
+			 "runsc");
+	free(got);
+	free(hp);
+	run_clear(&r);
+}
+END_TEST
+
+START_TEST(test_source_is_read_only)
+{
+	const char *const args[] = { "write", "/agsbx/source/planted", "x", NULL };
+	struct run r;
+	run_payload(&r, args);
+	ck_assert(json_is_false(json_object_get(r.json, "ok")));
+	char *hp = agsbx_path_join(g_grant->roots[AGSBX_ROOT_SOURCE].path, "planted");
+	ck_assert_int_ne(access(hp, F_OK), 0);
+	free(hp);
+	run_clear(&r);
+}
+END_TEST
+
+START_TEST(test_host_canary_unreadable)
+{
+	char secret[33];
+	agsbx_random_hex(secret, 16);
+	char *canary = agsbx_path_join(tmp, "canary");
+	write_file(canary, secret);
+	const char *const args[] = { "read", canary, NULL };
+	struct run r;
+	run_payload(&r, args);
+	ck_assert(json_is_false(json_object_get(r.json, "ok")));
+	ck_assert_str_eq(json_string_value(json_object_get(r.json, "errno")), "ENOENT");
+	ck_assert_ptr_null(strstr(r.res.run.out, secret));
+	ck_assert_ptr_null(strstr(r.res.run.err, secret));
+	free(canary);
+	run_clear(&r);
+}
+END_TEST
+
+START_TEST(test_namespaces_and_privileges)
+{
+	const char *const a_ns[] = { "ns", NULL };
+	struct run r;
+	run_payload(&r, a_ns);
+	json_t *ns = json_object_get(r.json, "ns");
+	struct stat st;
+	ck_assert_int_eq(stat("/proc/self/ns/net", &st), 0);
+	ck_assert(json_is_integer(json_object_get(ns, "net")));
+	ck_assert_int_ne(json_integer_value(json_object_get(ns, "net")), (json_int_t)st.st_ino);
+	ck_assert_int_eq(stat("/proc/self/ns/pid", &st), 0);
+	ck_assert_int_ne(json_integer_value(json_object_get(ns, "pid")), (json_int_t)st.st_ino);
+	run_clear(&r);
+
+	const char *const a_st[] = { "status", NULL };
+	run_payload(&r, a_st);
+	ck_assert_int_eq(json_integer_value(json_object_get(r.json, "no_new_privs")), 1);
+	ck_assert(json_is_true(json_object_get(r.json, "cap_eff_zero")));
+	run_clear(&r);
+
+	/* The environment is the provider's, not ours. */
+	setenv("AGSBX_GV_CANARY", "leak", 1);
+	const char *const a_env[] = { "env", "AGSBX_GV_CANARY", NULL };
+	run_payload(&r, a_env);
+	ck_assert(json_is_false(json_object_get(r.json, "present")));
+	run_clear(&r);
+	const char *const a_home[] = { "env", "HOME", NULL };
+	run_payload(&r, a_home);
+	ck_assert_str_eq(json_string_value(json_object_get(r.json, "value")), "/agsbx/build");
+	run_clear(&r);
+}
+END_TEST
+
+START_TEST(test_loopback_listener_unreachable)
+{
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(l, 4), 0);
+	socklen_t al = sizeof a;
+	getsockname(l, (struct sockaddr *)&a, &al);
+	char port[16];
+	snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
+	const char *const args[] = { "connect", "127.0.0.1", port, "2000", NULL };
+	struct run r;
+	run_payload(&r, args);
+	ck_assert(json_is_false(json_object_get(r.json, "ok")));
+	/* and nothing reached the listener */
+	struct pollfd p = { .fd = l, .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	/* control: the host reaches it */
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+	close(c);
+	close(l);
+	run_clear(&r);
+}
+END_TEST
+
+START_TEST(test_exit_status_passes_through)
+{
+	const char *const args[] = { "no-such-op", NULL };
+	struct run r;
+	run_payload(&r, args);
+	ck_assert_int_eq(r.res.run.status, 2);
+	ck_assert(r.res.run.exited);
+	run_clear(&r);
+}
+END_TEST
+
+static void expect_no_leftovers(const char *marker)
+{
+	json_t *found = NULL;
+	int n = gv->leftovers(g_h, marker, &found);
+	char *d = found ? json_dumps(found, 0) : NULL;
+	ck_assert_msg(n == 0, "leftovers: %d %s", n, d ? d : "");
+	free(d);
+	json_decref(found);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	ck_assert_int_eq(gv_procs_matching(marker, NULL), 0);
+}
+
+START_TEST(test_timeout_cleans_up)
+{
+	char marker[40] = "agsbx-gv-mark-";
+	agsbx_random_hex(marker + 14, 8);
+	const char *const args[] = { "spawn-detached", marker, "/agsbx/build/ready", NULL };
+	struct run r;
+	run_in(g_h, &r, args, 3000, 65536, -1);
+	ck_assert_msg(r.rc == 0, "%s", r.fail.message);
+	ck_assert(r.res.run.timed_out);
+	ck_assert_int_eq(r.res.run.status, AGSBX_RUN_STATUS_TIMEOUT);
+	ck_assert_uint_ge(r.res.run.duration_us, 3000000);
+	/* the program did run: the grandchild wrote its pid */
+	char *ready = agsbx_path_join(g_grant->roots[AGSBX_ROOT_BUILD].path, "ready");
+	ck_assert_int_eq(access(ready, F_OK), 0);
+	free(ready);
+	expect_no_leftovers(marker);
+	run_clear(&r);
+}
+END_TEST
+
+static void *cancel_later(void *arg)
+{
+	int fd = *(int *)arg;
+	sleep_ms(2000);
+	uint64_t one = 1;
+	ck_assert_int_eq(write(fd, &one, sizeof one), sizeof one);
+	return NULL;
+}
+
+START_TEST(test_cancel_cleans_up)
+{
+	char marker[40] = "agsbx-gv-mark-";
+	agsbx_random_hex(marker + 14, 8);
+	int efd = eventfd(0, EFD_CLOEXEC);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, cancel_later, &efd), 0);
+	const char *const args[] = { "spawn-detached", marker, "/agsbx/build/ready2", NULL };
+	struct run r;
+	run_in(g_h, &r, args, 60000, 65536, efd);
+	pthread_join(t, NULL);
+	close(efd);
+	ck_assert_msg(r.rc == 0, "%s", r.fail.message);
+	ck_assert(r.res.run.cancelled && !r.res.run.timed_out);
+	ck_assert_int_eq(r.res.run.status, AGSBX_RUN_STATUS_CANCELLED);
+	expect_no_leftovers(marker);
+	run_clear(&r);
+}
+END_TEST
+
+START_TEST(test_flood_is_bounded)
+{
+	const char *const args[] = { "flood", "67108864", NULL };
+	struct run r;
+	run_in(g_h, &r, args, 300000, 65536, -1);
+	ck_assert_msg(r.rc == 0, "%s", r.fail.message);
+	ck_assert_int_eq(r.res.run.status, 0);
+	ck_assert_uint_le(r.res.run.out_len, 65536);
+	ck_assert_uint_le(r.res.run.err_len, 65536);
+	ck_assert_uint_eq(r.res.run.out_len, 65536);
+	ck_assert(r.res.run.out_truncated && r.res.run.err_truncated);
+	ck_assert_uint_ge(r.res.run.out_total, 67108864);
+	ck_assert_uint_eq(r.res.run.err_total, 67108864);
+	ck_assert_int_eq(r.res.run.out[0], 'x');
+	ck_assert_int_eq(r.res.run.err[0], 'y');
+	fprintf(stderr, "flood: out_total=%llu err_total=%llu in %llu us\n",
+		(unsigned long long)r.res.run.out_total, (unsigned long long)r.res.run.err_total,
+		(unsigned long long)r.res.run.duration_us);
+	run_clear(&r);
+}
+END_TEST
+
+struct conc {
+	struct run r;
+	const char *op;
+};
+
+static void *conc_main(void *arg)
+{
+	struct conc *c = arg;
+	const char *const args[] = { c->op, NULL };
+	run_in(g_h, &c->r, args, 60000, 65536, -1);
+	return NULL;
+}
+
+START_TEST(test_concurrent_executions)
+{
+	struct conc c[3] = { { .op = "uname" }, { .op = "status" }, { .op = "true" } };
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, conc_main, &c[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(c[i].r.rc == 0, "%s: %s", c[i].op, c[i].r.fail.message);
+		ck_assert_int_eq(c[i].r.res.run.status, 0);
+		ck_assert_str_eq(json_string_value(json_object_get(c[i].r.json, "op")), c[i].op);
+		run_clear(&c[i].r);
+	}
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_run_as_user)
+{
+	uid_t uid;
+	gid_t gid;
+	const char *name;
+	if (!agsbx_test_user(&uid, &gid, &name)) {
+		fprintf(stderr, "note: no test user; run_as case not exercised\n");
+		return;
+	}
+	struct agsbx_ctx c = make_ctx();
+	c.run_as = true;
+	c.run_uid = uid;
+	c.run_gid = gid;
+	c.run_as_name = name;
+	struct agsbx_grant *g = new_grant(uid, gid);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_failure f = { 0 };
+	ck_assert_msg(gv->ensure(&c, g, &h, &f) == 0, "%s", f.message);
+	const char *const a_w[] = { "write", "/agsbx/output/mine", "v", NULL };
+	struct run r;
+	run_in(h, &r, a_w, 60000, 65536, -1);
+	ck_assert_int_eq(r.rc, 0);
+	ck_assert(json_is_true(json_object_get(r.json, "ok")));
+	run_clear(&r);
+	char *hp = agsbx_path_join(g->roots[AGSBX_ROOT_OUTPUT].path, "mine");
+	struct stat st;
+	ck_assert_int_eq(stat(hp, &st), 0);
+	ck_assert_uint_eq(st.st_uid, uid);
+	free(hp);
+	const char *const a_s[] = { "status", NULL };
+	run_in(h, &r, a_s, 60000, 65536, -1);
+	ck_assert_int_eq(json_integer_value(json_object_get(r.json, "uid")), uid);
+	run_clear(&r);
+	gv->release(h);
+	agsbx_handle_free(h);
+	agsbx_grant_destroy(g);
+}
+END_TEST
+
+START_TEST(test_lifecycle_and_toctou)
+{
+	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_failure f = { 0 };
+	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	ck_assert_str_eq(h->paths[AGSBX_ROOT_OUTPUT], "/agsbx/output");
+	ck_assert_int_eq(gv->health(h), 0);
+	const char *const a[] = { "true", NULL };
+	struct run r;
+	run_in(h, &r, a, 60000, 1024, -1);
+	ck_assert_int_eq(r.rc, 0);
+	run_clear(&r);
+	/* TOCTOU guard: a changed bundle is refused before any container. */
+	chmod(g->files[0].path, 0755);
+	write_file(g->files[0].path, "tampered");
+	run_in(h, &r, a, 60000, 1024, -1);
+	ck_assert_int_lt(r.rc, 0);
+	ck_assert_str_eq(r.fail.reason, "bundle_changed");
+	run_clear(&r);
+	gv->release(h);
+	ck_assert_int_lt(gv->health(h), 0);
+	run_in(h, &r, a, 60000, 1024, -1);
+	ck_assert_int_lt(r.rc, 0);
+	ck_assert_str_eq(r.fail.reason, "released");
+	run_clear(&r);
+	gv->release(h); /* idempotent */
+	json_t *found = NULL;
+	ck_assert_int_lt(gv->leftovers(h, "x", &found), 0);
+	agsbx_handle_free(h);
+	agsbx_grant_destroy(g);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_simulation_blocks_live_daemon)
+{
+	struct agsbx_ctx c = make_ctx();
+	c.simulate = AGSBX_SIM_DOCKER_UNREACHABLE;
+	struct agsbx_probe p;
+	ck_assert_int_eq(gv->probe(&c, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, GV_R_UNAVAILABLE);
+	agsbx_probe_clear(&p);
+	/* config naming runc is refused on a live daemon too */
+	json_t *cfg = json_pack("{s:s}", "runtime", "runc");
+	c.simulate = NULL;
+	c.config = cfg;
+	ck_assert_int_eq(gv->probe(&c, &p), 0);
+	ck_assert_str_eq(p.reason, GV_R_REGISTRY_INVALID);
+	agsbx_probe_clear(&p);
+	json_decref(cfg);
+}
+END_TEST
+
+static Suite *ready_suite(void)
+{
+	Suite *s = suite_create("gvisor-ready");
+	TCase *p = tcase_create("probe");
+	tcase_add_checked_fixture(p, scenario_setup, scenario_teardown);
+	tcase_set_timeout(p, 120);
+	tcase_add_test(p, test_probe_ready_observed);
+	tcase_add_test(p, test_simulation_blocks_live_daemon);
+	tcase_add_test(p, test_lifecycle_and_toctou);
+	tcase_add_test(p, test_run_as_user);
+	suite_add_tcase(s, p);
+	TCase *t = tcase_create("execute");
+	tcase_add_unchecked_fixture(t, handle_setup, handle_teardown);
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, test_write_output_reaches_host);
+	tcase_add_test(t, test_source_is_read_only);
+	tcase_add_test(t, test_host_canary_unreadable);
+	tcase_add_test(t, test_namespaces_and_privileges);
+	tcase_add_test(t, test_loopback_listener_unreachable);
+	tcase_add_test(t, test_exit_status_passes_through);
+	tcase_add_test(t, test_timeout_cleans_up);
+	tcase_add_test(t, test_cancel_cleans_up);
+	tcase_add_test(t, test_flood_is_bounded);
+	tcase_add_test(t, test_concurrent_executions);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+/* ---- blocked daemons ---------------------------------------------------- */
+
+START_TEST(test_norunsc_blocked)
+{
+	expect_blocked(&g_ctx, GV_R_UNREGISTERED, "no runtime whose path is runsc");
+	/* runc is registered; naming it must not make it acceptable */
+	json_t *cfg = json_pack("{s:s}", "runtime", "runc");
+	g_ctx.config = cfg;
+	expect_blocked(&g_ctx, GV_R_REGISTRY_INVALID, "not runsc");
+	g_ctx.config = NULL;
+	json_decref(cfg);
+	struct agsbx_probe p;
+	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert(json_is_object(json_object_get(json_object_get(p.facts, "runtimes"), "runc")));
+	agsbx_probe_clear(&p);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_broken_runsc_blocked_and_clean)
+{
+	struct agsbx_probe p;
+	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_msg(strcmp(p.reason, GV_R_EXEC_FAILED) == 0, "%s: %s", p.reason, p.detail ? p.detail : "");
+	ck_assert_str_eq(json_string_value(json_object_get(p.facts, "runtime")), "runsc");
+	ck_assert(json_is_false(json_object_get(p.facts, "runtime_network_none")));
+	ck_assert_ptr_nonnull(p.hint);
+	ck_assert_ptr_nonnull(strstr(p.hint, "--network=none"));
+	fprintf(stderr, "broken: %s\n", p.detail);
+	/* On this host the failed start leaks its shim and runsc processes
+	 * (ci-host-mechanisms.md §5): the provider found and stopped them. */
+	ck_assert_int_ge(json_integer_value(json_object_get(p.facts, "leaked_host_processes_killed")), 1);
+	agsbx_probe_clear(&p);
+	/* The failed start leaked shim and runsc processes; the provider must
+	 * have stopped exactly those. */
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	expect_blocked(&g_ctx, GV_R_EXEC_FAILED, "did not start");
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+}
+END_TEST
+
+/* ---- the daemon dies mid-run ------------------------------------------ */
+
+struct bg {
+	struct run r;
+	char marker[40];
+};
+
+static void *bg_main(void *arg)
+{
+	struct bg *b = arg;
+	const char *const args[] = { "linger", b->marker, NULL };
+	run_in(g_h, &b->r, args, 120000, 4096, -1);
+	return NULL;
+}
+
+START_TEST(test_daemon_killed_mid_run)
+{
+	const char *pidstr = getenv("DOCKERD_PID");
+	ck_assert_ptr_nonnull(pidstr);
+	pid_t dpid = (pid_t)atoi(pidstr);
+	struct bg b;
+	memset(&b, 0, sizeof b);
+	snprintf(b.marker, sizeof b.marker, "agsbx-gv-mark-");
+	agsbx_random_hex(b.marker + 14, 8);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, bg_main, &b), 0);
+	/* wait until a runsc sandbox of the daemon runs, then kill dockerd */
+	int i;
+	for (i = 0; i < 300; i++) {
+		pid_t *pids = NULL;
+		int n = gv_procs_matching("runsc-sandbox", &pids);
+		free(pids);
+		if (n > 0)
+			break;
+		sleep_ms(100);
+	}
+	ck_assert_int_lt(i, 300);
+	sleep_ms(1000);
+	ck_assert_int_eq(kill(dpid, SIGKILL), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_lt(b.r.rc, 0);
+	ck_assert_ptr_nonnull(b.r.fail.reason);
+	fprintf(stderr, "daemon killed: %s: %s\n", b.r.fail.reason, b.r.fail.message);
+	ck_assert_str_eq(b.r.fail.reason, GV_R_UNAVAILABLE);
+	/* the sandbox of that container did not survive us */
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	run_clear(&b.r);
+	/* health says so too */
+	ck_assert_int_lt(gv->health(g_h), 0);
+}
+END_TEST
+
+/* ---- bench --------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* No ck_assert here: Check cannot report outside a running suite. */
+static int bench(int n)
+{
+	if (n < 1)
+		n = 1;
+	tmp = agsbx_test_tmpdir("agsbx-gvb");
+	g_ctx = make_ctx();
+	struct agsbx_failure f = { 0 };
+	if (!tmp || agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g_grant) < 0 ||
+	    agsbx_grant_add_file(g_grant, "agsbx-payload", payload_path, true) < 0 || agsbx_grant_seal(g_grant) < 0) {
+		fprintf(stderr, "cannot create the grant\n");
+		return 1;
+	}
+	uint64_t t0 = agsbx_now_us();
+	if (gv->ensure(&g_ctx, g_grant, &g_h, &f) < 0) {
+		fprintf(stderr, "ensure: %s: %s\n", f.reason, f.message);
+		return 1;
+	}
+	uint64_t ensure_us = agsbx_now_us() - t0;
+	uint64_t *us = calloc((size_t)n, sizeof *us);
+	const char *const a[] = { "true", NULL };
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct run r;
+		uint64_t s = agsbx_now_us();
+		run_in(g_h, &r, a, 60000, 4096, -1);
+		us[i] = agsbx_now_us() - s;
+		if (r.rc != 0 || r.res.run.status != 0) {
+			fprintf(stderr, "execution %d failed: %s\n", i, r.fail.message);
+			rc = 1;
+		}
+		run_clear(&r);
+	}
+	if (rc == 0) {
+		qsort(us, (size_t)n, sizeof *us, cmp_u64);
+		printf("{\"ensure_us\": %llu, \"runs\": %d, \"median_us\": %llu, \"min_us\": %llu, "
+		       "\"max_us\": %llu}\n", (unsigned long long)ensure_us, n, (unsigned long long)us[n / 2],
+		       (unsigned long long)us[0], (unsigned long long)us[n - 1]);
+	}
+	free(us);
+	gv->release(g_h);
+	agsbx_handle_free(g_h);
+	agsbx_grant_destroy(g_grant);
+	agsbx_test_rmtree(tmp);
+	free(tmp);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	payload_path = agsbx_test_build_path("agsbx-payload");
+	const char *sc = getenv("AGSBX_GV_SCENARIO");
+	if (argc > 1)
+		sc = argv[1];
+	if (!sc || !*sc) {
+		/* The payload is only read (hashed, archived) by the units. */
+		if (access(payload_path, R_OK) != 0)
+			agsbx_test_skip("agsbx-payload", true, "not built");
+		unsetenv("DOCKER_HOST");
+		return agsbx_test_run_suite(unit_suite());
+	}
+	if (access(payload_path, X_OK) != 0)
+		agsbx_test_skip("agsbx-payload", true, "not built");
+	if (strcmp(sc, "bench") == 0)
+		return bench(argc > 2 ? atoi(argv[2]) : 20);
+	Suite *s;
+	TCase *t;
+	if (strcmp(sc, "ready") == 0) {
+		s = ready_suite();
+	} else if (strcmp(sc, "norunsc") == 0 || strcmp(sc, "broken") == 0) {
+		s = suite_create(sc);
+		t = tcase_create(sc);
+		tcase_add_checked_fixture(t, scenario_setup, scenario_teardown);
+		tcase_set_timeout(t, 120);
+		tcase_add_test(t, strcmp(sc, "norunsc") == 0 ? test_norunsc_blocked : test_broken_runsc_blocked_and_clean);
+		suite_add_tcase(s, t);
+	} else if (strcmp(sc, "daemon-stop") == 0) {
+		s = suite_create(sc);
+		t = tcase_create(sc);
+		tcase_add_unchecked_fixture(t, handle_setup, handle_teardown);
+		tcase_set_timeout(t, 180);
+		tcase_add_test(t, test_daemon_killed_mid_run);
+		suite_add_tcase(s, t);
+	} else {
+		fprintf(stderr, "unknown scenario %s\n", sc);
+		return 2;
+	}
+	return agsbx_test_run_suite(s);
+}
