@@ -865,6 +865,67 @@ START_TEST(test_leftovers_and_release_cleanup)
 }
 END_TEST
 
+/* Another handle on the same grant (the harness makes one per lifecycle
+ * check) is released while a run of the first is in flight: the run's
+ * policy files are neither reported nor removed. */
+struct bg_run {
+	struct agsbx_handle *h;
+	const char *ready;
+	const char *marker;
+	int cancel_fd;
+	int r;
+	struct agsbx_exec_result res;
+};
+
+static void *bg_linger(void *arg)
+{
+	struct bg_run *b = arg;
+	_cleanup_free_ char *pl = agsbx_handle_path(b->h, AGSBX_ROOT_SOURCE, "agsbx-payload");
+	const char *argv[] = { pl, "linger", b->marker, b->ready, NULL };
+	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
+	struct agsbx_limits lim = { .max_output_bytes = 4096, .timeout_ms = 60000, .cancel_fd = b->cancel_fd };
+	struct agsbx_failure fail = { 0 };
+	b->r = b->h->ops->execute(b->h, &step, &lim, &b->res, &fail);
+	return NULL;
+}
+
+START_TEST(test_release_spares_inflight_runs)
+{
+	struct fx f;
+	fx_init(&f, 0);
+	struct agsbx_handle *a = fx_ensure(&f, LL);
+	char marker[48] = "agsbx-ll-inflight-";
+	agsbx_random_hex(marker + strlen(marker), 8);
+	_cleanup_free_ char *ready = agsbx_handle_path(a, AGSBX_ROOT_BUILD, "ready");
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	struct bg_run b = { .h = a, .ready = ready, .marker = marker, .cancel_fd = p[0] };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, bg_linger, &b), 0);
+	for (int k = 0; k < 2000 && !file_exists(ready); k++) /* wait for the run, not a timing check */
+		usleep(10 * 1000);
+	ck_assert_msg(file_exists(ready), "the lingering run never started");
+	const char *logs = f.g->roots[AGSBX_ROOT_LOGS].path;
+	ck_assert_int_eq(count_temps(logs), 2); /* manifest + report of the running step */
+	json_t *found = NULL;
+	ck_assert_int_eq(a->ops->leftovers(a, marker, &found), 0);
+	json_decref(found);
+	struct agsbx_handle *other = fx_ensure(&f, LL);
+	fx_release(other);
+	ck_assert_int_eq(count_temps(logs), 2);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(b.r, 0);
+	ck_assert(b.res.run.cancelled);
+	ck_assert_int_eq(count_temps(logs), 0);
+	agsbx_exec_result_clear(&b.res);
+	close(p[0]);
+	close(p[1]);
+	fx_release(a);
+	fx_done(&f);
+}
+END_TEST
+
 /* ---- simulations -------------------------------------------------------- */
 
 START_TEST(test_sim_no_landlock)
@@ -972,6 +1033,7 @@ int main(void)
 		tcase_add_loop_test(tc, test_exec_tampered_bundle_refused, 0, modes);
 		tcase_add_loop_test(tc, test_exec_concurrent, 0, modes);
 		tcase_add_test(tc, test_leftovers_and_release_cleanup);
+		tcase_add_test(tc, test_release_spares_inflight_runs);
 		tcase_add_loop_test(tc, test_sim_no_landlock, 0, modes);
 		suite_add_tcase(s, tc);
 	}

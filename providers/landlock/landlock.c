@@ -164,13 +164,12 @@ static json_t *build_manifest(const struct agsbx_grant *g)
 /* Writes j to <dir>/.landlock-<hex>.json (exclusive, not following, 0644
  * so a dropped-privilege helper can read it); *report gets the matching
  * report name, which the helper creates itself. */
-static int write_manifest(const char *dir, const json_t *j, char **path, char **report, char sha[65])
+static int write_manifest(const char *dir, const char *hex, const json_t *j, char **path, char **report,
+			  char sha[65])
 {
 	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!s)
 		return -ENOMEM;
-	char hex[33];
-	agsbx_random_hex(hex, 16);
 	_cleanup_free_ char *p = NULL, *rp = NULL;
 	if (asprintf(&p, "%s/" TEMP_PREFIX "%s" TEMP_SUFFIX, dir, hex) < 0 ||
 	    asprintf(&rp, "%s/" TEMP_PREFIX "%s.report" TEMP_SUFFIX, dir, hex) < 0)
@@ -409,8 +408,10 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 	_cleanup_json_ json_t *m = build_manifest(NULL);
 	char sha[65];
 	int r = m ? probe_dir(ctx, &dir) : -ENOMEM;
+	char hex[33];
+	agsbx_random_hex(hex, 16);
 	if (r == 0)
-		r = write_manifest(dir, m, &manifest, &report, sha);
+		r = write_manifest(dir, hex, m, &manifest, &report, sha);
 	if (r < 0) {
 		state_set(st, "landlock_enforcement_failed", NULL, "preparing the probe manifest: %s", strerror(-r));
 		if (dir)
@@ -469,7 +470,8 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 /* ---- handle ------------------------------------------------------------ */
 
 /* One lock for all landlock handles: it guards `released`, the in-flight
- * count and the lifetime of priv (freed by whoever ends last). */
+ * count and the lifetime of priv (freed by whoever ends last), and the
+ * list of policy files in flight (below). */
 static pthread_mutex_t ll_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct ll_priv {
@@ -587,13 +589,46 @@ static void leave(struct agsbx_handle *h, struct ll_priv *p)
 		priv_free(p);
 }
 
+/* Per-run policy files in flight, across every landlock handle of this
+ * process (several handles may share one grant, and checks run
+ * concurrently): leftovers and release never count or remove these.
+ * Nodes live on run_step's stack; guarded by ll_lock. */
+struct inflight {
+	char hex[33];
+	struct inflight *next;
+};
+static struct inflight *inflight_runs;
+
+static void inflight_add(struct inflight *n)
+{
+	pthread_mutex_lock(&ll_lock);
+	n->next = inflight_runs;
+	inflight_runs = n;
+	pthread_mutex_unlock(&ll_lock);
+}
+
+static void inflight_remove(struct inflight *n)
+{
+	pthread_mutex_lock(&ll_lock);
+	for (struct inflight **pp = &inflight_runs; *pp; pp = &(*pp)->next)
+		if (*pp == n) {
+			*pp = n->next;
+			break;
+		}
+	pthread_mutex_unlock(&ll_lock);
+}
+
 static int run_step(struct agsbx_handle *h, struct ll_priv *p, const struct agsbx_step *step,
 		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
 	_cleanup_free_ char *manifest = NULL, *report = NULL;
 	char sha[65];
-	int r = write_manifest(h->grant->roots[AGSBX_ROOT_LOGS].path, p->manifest, &manifest, &report, sha);
+	struct inflight me = { .next = NULL };
+	agsbx_random_hex(me.hex, 16);
+	inflight_add(&me); /* before the file exists: no scan may catch it unlisted */
+	int r = write_manifest(h->grant->roots[AGSBX_ROOT_LOGS].path, me.hex, p->manifest, &manifest, &report, sha);
 	if (r < 0) {
+		inflight_remove(&me);
 		agsbx_fail(fail, "landlock_enforcement_failed", "landlock: writing the manifest: %s", strerror(-r));
 		return r;
 	}
@@ -605,6 +640,7 @@ static int run_step(struct agsbx_handle *h, struct ll_priv *p, const struct agsb
 	/* Whatever happened (exit, timeout, cancel): no policy file stays. */
 	unlink(report);
 	unlink(manifest);
+	inflight_remove(&me);
 	char line[512];
 	const char *refusal = r == 0 ? helper_refusal(&out->run, false, line, sizeof line) : NULL;
 	if (r < 0) {
@@ -645,8 +681,19 @@ static bool is_temp_name(const char *n)
 	       strcmp(n + l - strlen(TEMP_SUFFIX), TEMP_SUFFIX) == 0;
 }
 
-/* Lists (and with unlink_them removes) .landlock-*.json in the logs root;
- * unlinkat never follows a link a sandbox may have planted. */
+/* Caller holds ll_lock. */
+static bool is_inflight(const char *name)
+{
+	const char *hex = name + strlen(TEMP_PREFIX);
+	for (const struct inflight *i = inflight_runs; i; i = i->next)
+		if (strncmp(hex, i->hex, 32) == 0 && (hex[32] == '.'))
+			return true;
+	return false;
+}
+
+/* Lists (and with unlink_them removes) the .landlock-*.json in the logs
+ * root that no running execution owns; unlinkat never follows a link a
+ * sandbox may have planted. */
 static int scan_temps(const struct agsbx_handle *h, bool unlink_them, json_t *found)
 {
 	int dfd = open(h->grant->roots[AGSBX_ROOT_LOGS].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -659,8 +706,9 @@ static int scan_temps(const struct agsbx_handle *h, bool unlink_them, json_t *fo
 		return -e;
 	}
 	int n = 0;
+	pthread_mutex_lock(&ll_lock);
 	for (struct dirent *e; (e = readdir(d));) {
-		if (!is_temp_name(e->d_name))
+		if (!is_temp_name(e->d_name) || is_inflight(e->d_name))
 			continue;
 		n++;
 		if (found)
@@ -669,13 +717,14 @@ static int scan_temps(const struct agsbx_handle *h, bool unlink_them, json_t *fo
 		if (unlink_them)
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
+	pthread_mutex_unlock(&ll_lock);
 	closedir(d);
 	return n;
 }
 
 static int ll_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
 {
-	(void)marker; /* the manifests are per handle, not per marker */
+	(void)marker; /* policy files are per execution, not per marker */
 	json_t *arr = json_array();
 	int n = scan_temps(h, false, arr);
 	if (found)
@@ -695,7 +744,7 @@ static void ll_release(struct agsbx_handle *h)
 	if (idle)
 		h->priv = NULL;
 	pthread_mutex_unlock(&ll_lock);
-	if (first && idle)
+	if (first)
 		scan_temps(h, true, NULL); /* in-flight runs remove their own */
 	if (idle)
 		priv_free(p);
