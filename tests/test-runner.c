@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #define MiB (1024u * 1024u)
@@ -534,6 +535,117 @@ START_TEST(test_runaway_fork_chain)
 }
 END_TEST
 
+static int cancel_efd = -1;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	uint64_t one = 1;
+	ssize_t n = write(cancel_efd, &one, sizeof one);   /* async-signal-safe */
+	(void)n;
+}
+
+START_TEST(test_cancel_from_signal_handler)
+{
+	cancel_efd = eventfd(0, EFD_CLOEXEC);
+	ck_assert_int_ge(cancel_efd, 0);
+	struct sigaction sa = { .sa_handler = on_alarm };
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGALRM, &sa, NULL), 0);
+	struct itimerval it = { .it_value = { 0, 300000 } };
+	ck_assert_int_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+	const char *argv[] = { "sleep", "30", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.cancel_fd = cancel_efd;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.cancelled);
+	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_CANCELLED);
+	ck_assert_uint_eq(r.killed, 1);
+	agsbx_run_result_free(&r);
+	close(cancel_efd);
+}
+END_TEST
+
+START_TEST(test_sigchld_ignored_by_harness)
+{
+	/* A harness that ignores SIGCHLD would lose every exit status; the
+	 * runner's init undoes that (this forked test process has not run
+	 * anything yet, so the first agsbx_run initialises it). */
+	signal(SIGCHLD, SIG_IGN);
+	const char *argv[] = { "sh", "-c", "exit 5", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.exited);
+	ck_assert_int_eq(r.status, 5);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Children (live or zombie) of every thread of this process. */
+static int our_children(void)
+{
+	char path[320], buf[4096];
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/children", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(test_no_fd_or_child_leaks)
+{
+	char marker[128];
+	test_marker(marker, sizeof marker, "leaks");
+	const char *ok[] = { "true", NULL };
+	const char *missing[] = { "agsbx-no-such-program-4c1e", NULL };
+	const char *detach[] = { self_exe, "--runner-helper", "detach", marker, NULL };
+	const char *detach_exit[] = { self_exe, "--runner-helper", "detach-exit", marker, NULL };
+	const char *const *cases[] = { ok, missing, detach, detach_exit };
+	int fds_before = count_entries("/proc/self/fd");
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < 4; i++) {
+			struct agsbx_run_opts o = opts_for(cases[i]);
+			o.timeout_ms = 200;
+			o.use_cgroup = round == 1;
+			struct agsbx_run_result r;
+			agsbx_run(&o, &r);
+			agsbx_run_result_free(&r);
+		}
+	}
+	ck_assert_int_eq(count_entries("/proc/self/fd"), fds_before);
+	ck_assert_int_eq(our_children(), 0);
+	assert_no_marker(marker);
+}
+END_TEST
+
 /* ---- concurrency ---- */
 
 struct worker {
@@ -770,6 +882,9 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_concurrent_outputs);
 	tcase_add_test(tc, test_cleanup_spares_other_runs);
 	tcase_add_test(tc, test_cgroup_leaf);
+	tcase_add_test(tc, test_cancel_from_signal_handler);
+	tcase_add_test(tc, test_sigchld_ignored_by_harness);
+	tcase_add_test(tc, test_no_fd_or_child_leaks);
 	suite_add_tcase(s, tc);
 
 	if (privileged) {
