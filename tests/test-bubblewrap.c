@@ -156,13 +156,15 @@ static void check_hint(const char *cls, const json_t *host)
 
 START_TEST(test_hints_never_weaken)
 {
-	json_t *hosts[4];
+	json_t *hosts[6];
 	hosts[0] = agsbx_bwrap_host_facts();
 	hosts[1] = json_pack("{s:{s:b}}", "dockerenv", "value", 1);
 	hosts[2] = json_pack("{s:{s:i}}", "apparmor_restrict_unprivileged_userns", "value", 1);
-	hosts[3] = NULL;
+	hosts[3] = json_pack("{s:{s:i}, s:{s:b}}", "seccomp", "value", 2, "containerenv", "value", 1);
+	hosts[4] = json_pack("{s:{s:i}}", "max_user_namespaces", "value", 0);
+	hosts[5] = NULL;
 	for (const char *const *c = agsbx_bwrap_classes; *c; c++)
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 6; i++)
 			check_hint(*c, hosts[i]);
 	/* Where they can, hints point to a concrete way out. */
 	char *h = agsbx_bwrap_class_hint("uid_map_denied", hosts[2]);
@@ -172,8 +174,38 @@ START_TEST(test_hints_never_weaken)
 	h = agsbx_bwrap_class_hint("userns_disabled", hosts[1]);
 	ck_assert_ptr_nonnull(strstr(h, "outside the container"));
 	free(h);
-	for (int i = 0; i < 3; i++)
+	h = agsbx_bwrap_class_hint("userns_disabled", hosts[3]);
+	ck_assert_ptr_nonnull(strstr(h, "Seccomp: 2"));
+	free(h);
+	h = agsbx_bwrap_class_hint("userns_limit", hosts[4]);
+	ck_assert_ptr_nonnull(strstr(h, "max_user_namespaces is 0"));
+	free(h);
+	for (int i = 0; i < 5; i++)
 		json_decref(hosts[i]);
+}
+END_TEST
+
+START_TEST(test_suspected_layers)
+{
+	json_t *host = json_pack("{s:{s:i}, s:{s:i}, s:{s:i}, s:{s:i}, s:{s:b}, s:{s:b}}",
+				 "seccomp", "value", 2, "apparmor_restrict_unprivileged_userns", "value", 1,
+				 "max_user_namespaces", "value", 0, "unprivileged_userns_clone", "value", 0,
+				 "dockerenv", "value", 0, "containerenv", "value", 1);
+	json_t *l = agsbx_bwrap_suspected_layers(host);
+	json_t *want = json_pack("[s, s, s, s, s]", "seccomp", "apparmor", "userns_limit", "userns_clone", "container");
+	ck_assert_msg(json_equal(l, want), "layers %s", json_dumps(l, JSON_COMPACT));
+	json_decref(l);
+	json_decref(want);
+	json_decref(host);
+	/* Absent facts point at nothing. */
+	host = json_pack("{s:{s:b, s:s}}", "seccomp", "absent", 1, "reason", "ENOENT");
+	l = agsbx_bwrap_suspected_layers(host);
+	ck_assert_uint_eq(json_array_size(l), 0);
+	json_decref(l);
+	json_decref(host);
+	l = agsbx_bwrap_suspected_layers(NULL);
+	ck_assert_uint_eq(json_array_size(l), 0);
+	json_decref(l);
 }
 END_TEST
 
@@ -1049,6 +1081,7 @@ START_TEST(test_simulated_block_fails_closed)
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_user_namespace_blocked");
 	ck_assert_str_eq(jstr(p.facts, "failure_class"), "userns_disabled");
+	ck_assert(json_is_array(json_object_get(p.facts, "suspected_layers")));
 	ck_assert_ptr_nonnull(strstr(jstr(p.facts, "stderr"), "No permissions to create new namespace"));
 	ck_assert_str_eq(jstr(p.facts, "simulate"), AGSBX_SIM_BLOCKED_USERNS);
 	ck_assert(!p.caps.process_contained && !p.caps.host_filesystem_restricted);
@@ -1373,6 +1406,7 @@ int main(void)
 	tcase_add_test(t, test_classify_edges);
 	tcase_add_test(t, test_class_reasons);
 	tcase_add_test(t, test_hints_never_weaken);
+	tcase_add_test(t, test_suspected_layers);
 	tcase_add_test(t, test_host_facts_shape);
 	t = tc(s, "argv", 30);
 	tcase_add_test(t, test_argv_grant_only);

@@ -189,6 +189,7 @@ static void judge_exit(const struct agsbx_run_result *res, json_t *facts, struct
 	}
 	const char *cls = agsbx_bwrap_classify(res->err, res->err_len);
 	json_object_set_new(facts, "failure_class", json_string(cls));
+	json_object_set_new(facts, "suspected_layers", agsbx_bwrap_suspected_layers(json_object_get(facts, "host")));
 	_cleanup_free_ char *line = first_line(res->err, res->err_len);
 	char status[32];
 	if (res->exited)

@@ -29,6 +29,11 @@ const char *agsbx_bwrap_class_reason(const char *cls);
 /* Remedy for a class, informed by the host facts (agsbx_bwrap_host_facts;
  * may be NULL). Never recommends weakening host policy. malloc'd. */
 char *agsbx_bwrap_class_hint(const char *cls, const json_t *host);
+/* Which host layers the facts point at, as a new JSON array of names:
+ * "seccomp" (the harness is filtered, Seccomp: 2), "apparmor" (userns
+ * restriction on), "userns_limit" (max_user_namespaces 0),
+ * "userns_clone" (Debian's unprivileged_userns_clone 0), "container". */
+json_t *agsbx_bwrap_suspected_layers(const json_t *host);
 
 /* ---- host facts (facts.c) --------------------------------------------- */
 

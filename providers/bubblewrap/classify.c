@@ -88,6 +88,41 @@ static bool fact_true(const json_t *host, const char *name)
 	"user namespaces to /usr/bin/bwrap)"
 #define LANDLOCK "or use the landlock provider, which needs no user namespace"
 
+static long long fact_int(const json_t *host, const char *name, long long dflt)
+{
+	const json_t *v = agsbx_bwrap_fact(host, name);
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+json_t *agsbx_bwrap_suspected_layers(const json_t *host)
+{
+	json_t *a = json_array();
+	if (fact_int(host, "seccomp", 0) == 2)
+		json_array_append_new(a, json_string("seccomp"));
+	if (fact_true(host, "apparmor_restrict_unprivileged_userns"))
+		json_array_append_new(a, json_string("apparmor"));
+	if (fact_int(host, "max_user_namespaces", -1) == 0)
+		json_array_append_new(a, json_string("userns_limit"));
+	if (fact_int(host, "unprivileged_userns_clone", -1) == 0)
+		json_array_append_new(a, json_string("userns_clone"));
+	if (fact_true(host, "dockerenv") || fact_true(host, "containerenv"))
+		json_array_append_new(a, json_string("container"));
+	return a;
+}
+
+/* One sentence naming what the host facts point at, or "". */
+static const char *layer_note(const json_t *host)
+{
+	if (fact_int(host, "seccomp", 0) == 2)
+		return "the harness itself runs under a seccomp filter (Seccomp: 2), as container runtimes "
+		       "install by default; ";
+	if (fact_true(host, "apparmor_restrict_unprivileged_userns"))
+		return "AppArmor restricts unprivileged user namespaces on this host; ";
+	if (fact_int(host, "max_user_namespaces", -1) == 0)
+		return "max_user_namespaces is 0 in the namespace the harness runs in; ";
+	return "";
+}
+
 char *agsbx_bwrap_class_hint(const char *cls, const json_t *host)
 {
 	bool container = fact_true(host, "dockerenv") || fact_true(host, "containerenv");
@@ -107,17 +142,17 @@ char *agsbx_bwrap_class_hint(const char *cls, const json_t *host)
 		n = asprintf(&s, "the host's AppArmor policy lets bwrap start a user namespace but takes "
 			     "its rights away; %s%s, %s", where, AA_PROFILE, LANDLOCK);
 	else if (strcmp(cls, "userns_disabled") == 0)
-		n = asprintf(&s, "this %s does not let the harness user create user namespaces; %s"
+		n = asprintf(&s, "%sthis %s does not let the harness user create user namespaces; %s"
 			     "use a distribution-provided AppArmor profile for bwrap where AppArmor is "
-			     "the cause, %s", container ? "container" : "host", where, LANDLOCK);
+			     "the cause, %s", layer_note(host), container ? "container" : "host", where, LANDLOCK);
 	else if (strcmp(cls, "userns_limit") == 0)
-		n = asprintf(&s, "the user-namespace limit of the namespace the harness runs in is used "
+		n = asprintf(&s, "%sthe user-namespace limit of the namespace the harness runs in is used "
 			     "up (nested namespace or container); run the harness from the host's own "
-			     "namespace, %s", LANDLOCK);
+			     "namespace, %s", layer_note(host), LANDLOCK);
 	else if (strcmp(cls, "mount_denied") == 0 || strcmp(cls, "proc_mount_denied") == 0)
-		n = asprintf(&s, "bwrap may not mount inside its namespace (a container's seccomp or "
+		n = asprintf(&s, "%sbwrap may not mount inside its namespace (a container's seccomp or "
 			     "LSM policy, a masked /proc, or a Landlock domain around the harness); %s%s",
-			     container ? "run the harness outside the container, " : "", LANDLOCK);
+			     layer_note(host), container ? "run the harness outside the container, " : "", LANDLOCK);
 	else
 		n = asprintf(&s, "%s", LANDLOCK);
 	return n < 0 ? NULL : s;
