@@ -1,0 +1,619 @@
+/* Evidence renderers and context capture: report (text, markdown, JUnit,
+ * TAP), diff, matrix, embedded schemas, attachments (argv splitting,
+ * summaries, bounded tails) and the git subject. */
+#include "evidence/evidence.h"
+
+#include "base/cleanup.h"
+#include "base/runner.h"
+#include "base/util.h"
+#include "tests/lib/testlib.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *tmp;
+
+static void setup(void)
+{
+	tmp = agsbx_test_tmpdir("agsbx-evrender-test");
+	ck_assert_ptr_nonnull(tmp);
+}
+
+static void teardown(void)
+{
+	agsbx_test_rmtree(tmp);
+	free(tmp);
+	tmp = NULL;
+}
+
+static char *src(const char *rel)
+{
+	const char *dir = getenv("AGSBX_SOURCE_DIR");
+	char *p = NULL;
+	ck_assert_int_ge(asprintf(&p, "%s/%s", dir ? dir : ".", rel), 0);
+	return p;
+}
+
+static json_t *load_src(const char *rel)
+{
+	_cleanup_free_ char *p = src(rel);
+	char err[512] = "";
+	json_t *b = NULL;
+	ck_assert_msg(agsbx_bundle_load(p, &b, err, sizeof err) == 0, "%s", err);
+	return b;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = NULL;
+	ck_assert_int_ge(vasprintf(&cmd, fmt, ap), 0);
+	va_end(ap);
+	int st = system(cmd);
+	free(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Renders into memory. */
+static char *render(int (*fn)(const json_t *, const char *, FILE *), const json_t *j, const char *format, int *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	*r = fn(j, format, f);
+	fclose(f);
+	return buf;
+}
+
+static char *report(const json_t *b, const char *format)
+{
+	int r;
+	char *out = render(agsbx_report_render, b, format, &r);
+	ck_assert_msg(r == 0, "report %s: %d", format, r);
+	return out;
+}
+
+static bool has_raw_control(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* ---- report ---------------------------------------------------------------- */
+
+START_TEST(test_report_text)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
+	_cleanup_free_ char *t = report(b, "text");
+	ck_assert_ptr_nonnull(strstr(t, "Linux 6.18.0-ci x86_64, Debian GNU/Linux 12 (bookworm)"));
+	ck_assert_ptr_nonnull(strstr(t, "good signature by SHA256:"));
+	ck_assert_ptr_nonnull(strstr(t, "bubblewrap/proc.pid_hidden: host pid 1 visible"));
+	ck_assert_ptr_nonnull(strstr(t, "4 providers: 1 conformant, 1 defective, 1 blocked, 1 skipped"));
+	ck_assert_ptr_nonnull(strstr(t, "pytest: 3 passed, 1 failed, 2 skipped"));
+	ck_assert(!has_raw_control(t));
+	/* a terminal escape from a sandbox is shown, not executed */
+	_cleanup_json_ json_t *e = json_deep_copy(b);
+	json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(e, "providers"), 1), "checks"), 1);
+	json_object_set_new(c, "reason", json_string("\x1b]0;pwned\x07\x1b[2J"));
+	_cleanup_free_ char *t2 = report(e, "text");
+	ck_assert(!has_raw_control(t2));
+	ck_assert_ptr_nonnull(strstr(t2, "\\x1b]0;pwned\\x07"));
+	ck_assert_ptr_nonnull(strstr(t2, "INVALID")); /* the edit broke the signature */
+	/* unsigned bundles say so */
+	_cleanup_json_ json_t *u = load_src("tests/data/bundles/full.json");
+	_cleanup_free_ char *t3 = report(u, "text");
+	ck_assert_ptr_nonnull(strstr(t3, "signature:  unsigned"));
+}
+END_TEST
+
+START_TEST(test_report_markdown)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
+	_cleanup_free_ char *m = report(b, "markdown");
+	ck_assert_ptr_nonnull(strstr(m, "| Provider | Verdict | Reason | Checks pass / fail / skip |"));
+	ck_assert_ptr_nonnull(strstr(m, "| `bubblewrap` | \xE2\x9D\x8C defective | ready | 1 / 1 / 1 |"));
+	ck_assert_ptr_nonnull(strstr(m, "#### Failing checks"));
+	ck_assert_ptr_nonnull(strstr(m, "| `bubblewrap` | `proc.pid_hidden` | `process_contained` |"));
+	ck_assert_ptr_nonnull(strstr(m, "&lt;&amp;&gt;")); /* markup in a reason is text */
+	ck_assert_ptr_nonnull(strstr(m, "**Signature:**"));
+	ck_assert_ptr_nonnull(strstr(m, "**Host:** Linux 6.18.0-ci"));
+	/* a reason cannot break out of its table row or cell */
+	_cleanup_json_ json_t *e = json_deep_copy(b);
+	json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(e, "providers"), 1), "checks"), 1);
+	json_object_set_new(c, "reason", json_string("a | b\n| injected | row |\n<img src=x>"));
+	json_object_set_new(c, "id", json_string("id`with|pipe"));
+	_cleanup_free_ char *m2 = report(e, "markdown");
+	ck_assert_ptr_null(strstr(m2, "\n| injected"));
+	ck_assert_ptr_null(strstr(m2, "<img"));
+	ck_assert_ptr_nonnull(strstr(m2, "a \\| b"));
+	ck_assert_ptr_nonnull(strstr(m2, "`id'with\\|pipe`"));
+}
+END_TEST
+
+START_TEST(test_report_junit)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
+	/* hostile strings everywhere XML cares */
+	json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(b, "providers"), 1), "checks"), 1);
+	json_object_set_new(c, "reason", json_string("]]> <x a=\"'\"> & \x01\x1b \xef\xbf\xbe end"));
+	_cleanup_free_ char *x = report(b, "junit");
+	ck_assert_int_eq(strncmp(x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 50), 0);
+	ck_assert_ptr_nonnull(strstr(x, "tests=\"8\" failures=\"1\" skipped=\"4\""));
+	ck_assert_ptr_nonnull(strstr(x, "<testsuite name=\"bubblewrap\" tests=\"3\" failures=\"1\" skipped=\"1\""));
+	ck_assert_ptr_nonnull(strstr(x, "<failure type=\"fail\" message=\"]]&gt; &lt;x a=&quot;&apos;&quot;&gt; &amp;"));
+	ck_assert_ptr_nonnull(strstr(x, "<skipped message=\"not_claimed: host pid visible"));
+	ck_assert_ptr_nonnull(strstr(x, "<skipped message=\"blocked: docker_unreachable\"/>"));
+	ck_assert(!has_raw_control(x));
+	ck_assert_ptr_null(strstr(x, "\xef\xbf\xbe")); /* U+FFFE is not an XML character */
+	_cleanup_free_ char *path = agsbx_path_join(tmp, "junit.xml");
+	ck_assert_int_eq(agsbx_write_file_atomic(path, x, strlen(x), 0644), 0);
+	if (sh("command -v xmllint >/dev/null") == 0)
+		ck_assert_int_eq(sh("xmllint --noout '%s'", path), 0);
+	ck_assert_int_eq(sh("/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; "
+			    "r = E.parse(sys.argv[1]).getroot(); "
+			    "assert r.tag == \"testsuites\" and len(r.findall(\"testsuite\")) == 4; "
+			    "assert len(r.findall(\".//failure\")) == 1 and len(r.findall(\".//skipped\")) == 4' '%s'",
+			    path),
+			 0);
+}
+END_TEST
+
+START_TEST(test_report_tap)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
+	json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(b, "providers"), 1), "checks"), 1);
+	json_object_set_new(c, "reason", json_string("multi\nline # not a directive \"q\" \\ \x7f \xe2\x80\xa8 end"));
+	_cleanup_free_ char *t = report(b, "tap");
+	ck_assert_int_eq(strncmp(t, "TAP version 13\n1..8\n", 20), 0);
+	ck_assert_ptr_nonnull(strstr(t, "\nok 1 - landlock fs.host_read_denied\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nnot ok 5 - bubblewrap proc.pid_hidden\n  ---\n"));
+	ck_assert_ptr_nonnull(strstr(t, "ok 3 - landlock proc.pid_hidden # SKIP not_claimed: "));
+	ck_assert_ptr_nonnull(strstr(t, "ok 7 - gvisor # SKIP blocked: docker_unreachable\n"));
+	ck_assert_ptr_nonnull(
+		strstr(t, "  reason: \"multi\\nline # not a directive \\\"q\\\" \\\\ \\x7f \\u2028 end\"\n  ...\n"));
+	ck_assert(!has_raw_control(t));
+	/* every test line is numbered in order, no line escapes the plan */
+	int n = 0;
+	for (char *l = t; (l = strstr(l, "ok ")); l += 3)
+		if (l == t || l[-1] == '\n' || (l >= t + 4 && strncmp(l - 4, "not ", 4) == 0))
+			n++;
+	ck_assert_int_eq(n, 8);
+	/* the YAML block parses (PyYAML when present) */
+	_cleanup_free_ char *path = agsbx_path_join(tmp, "out.tap");
+	ck_assert_int_eq(agsbx_write_file_atomic(path, t, strlen(t), 0644), 0);
+	if (sh("/usr/bin/python3 -c 'import yaml' 2>/dev/null") == 0)
+		ck_assert_int_eq(sh("/usr/bin/python3 -c 'import sys, yaml; t = open(sys.argv[1]).read(); "
+				    "y = t.split(\"  ---\\n\")[1].split(\"  ...\")[0]; "
+				    "d = yaml.safe_load(y); assert d[\"check\"] == \"proc.pid_hidden\", d; "
+				    "assert d[\"reason\"].startswith(\"multi\\nline # not\"), d' '%s'",
+				    path),
+				 0);
+}
+END_TEST
+
+START_TEST(test_report_unknown_format)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/minimal.json");
+	int r;
+	_cleanup_free_ char *out = render(agsbx_report_render, b, "html", &r);
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_uint_eq(strlen(out), 0);
+	/* minimal bundles (no providers, no subject) render in every format */
+	static const char *const formats[] = { "text", "markdown", "junit", "tap" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(formats); i++) {
+		_cleanup_free_ char *o = report(b, formats[i]);
+		ck_assert_uint_gt(strlen(o), 10);
+	}
+}
+END_TEST
+
+/* ---- diff --------------------------------------------------------------------- */
+
+static json_t *diff(const json_t *a, const json_t *b)
+{
+	json_t *d = agsbx_bundle_diff(a, b);
+	ck_assert_ptr_nonnull(d);
+	return d;
+}
+
+START_TEST(test_diff_self_is_empty)
+{
+	static const char *const files[] = { "tests/data/bundles/full.json", "tests/data/bundles/signed.json",
+					     "tests/data/bundles/minimal.json" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(files); i++) {
+		_cleanup_json_ json_t *b = load_src(files[i]);
+		_cleanup_json_ json_t *d = diff(b, b);
+		ck_assert_int_eq(json_integer_value(json_object_get(d, "changes")), 0);
+		ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 0);
+		int r;
+		_cleanup_free_ char *t = render(agsbx_diff_render, d, "text", &r);
+		ck_assert_str_eq(t, "no differences\n");
+	}
+	/* signing changes nothing the diff looks at */
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *s = load_src("tests/data/bundles/signed.json");
+	_cleanup_json_ json_t *d = diff(a, s);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "changes")), 0);
+}
+END_TEST
+
+START_TEST(test_diff_changes_and_regressions)
+{
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *b = json_deep_copy(a);
+	json_t *providers = json_object_get(b, "providers");
+	json_t *landlock = json_array_get(providers, 0), *bwrap = json_array_get(providers, 1);
+	json_t *gvisor = json_array_get(providers, 2);
+	/* an improvement first in bundle order, regressions later */
+	json_object_set_new(gvisor, "verdict", json_string("conformant"));
+	json_object_set_new(json_array_get(json_object_get(bwrap, "checks"), 1), "verdict", json_string("pass"));
+	json_object_set_new(json_array_get(json_object_get(landlock, "checks"), 0), "verdict", json_string("fail"));
+	json_object_set_new(json_array_get(json_object_get(landlock, "checks"), 1), "verdict", json_string("blocked"));
+	json_object_set_new(landlock, "verdict", json_string("defective"));
+	json_object_set_new(json_object_get(landlock, "claims"), "network", json_string("inherited"));
+	json_object_set_new(json_object_get(json_object_get(bwrap, "probe"), "facts"), "version", json_string("0.9.0"));
+	json_object_set_new(json_object_get(json_object_get(bwrap, "probe"), "facts"), "setuid", json_true());
+	json_object_set_new(json_object_get(json_object_get(json_object_get(b, "host"), "kernel"), "release"),
+			    "value", json_string("6.19.0"));
+	json_object_set_new(json_object_get(json_object_get(b, "host"), "docker"), "version",
+			    json_pack("{s:s, s:s}", "value", "24.0.7", "source", "GET /version"));
+	json_array_remove(providers, 3); /* seatbelt gone */
+	json_object_set_new(json_object_get(b, "tool"), "version", json_string("0.2.0"));
+
+	_cleanup_json_ json_t *d = diff(a, b);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 3);
+	const json_t *checks = json_object_get(d, "checks");
+	ck_assert_int_eq(json_array_size(checks), 3);
+	/* regressions first, in bundle order; then the rest */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "id")), "fs.host_read_denied");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 1), "id")), "net.connect_denied");
+	ck_assert(json_is_true(json_object_get(json_array_get(checks, 1), "regression")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 2), "provider")), "bubblewrap");
+	ck_assert(json_is_false(json_object_get(json_array_get(checks, 2), "regression")));
+	const json_t *prov = json_object_get(d, "providers");
+	ck_assert_int_eq(json_array_size(prov), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 0), "id")), "landlock");
+	ck_assert(json_is_true(json_object_get(json_array_get(prov, 0), "regression")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 1), "id")), "gvisor");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 2), "id")), "seatbelt");
+	ck_assert(json_is_null(json_object_get(json_array_get(prov, 2), "new")));
+	ck_assert_int_eq(json_array_size(json_object_get(d, "host")), 2);
+	ck_assert_int_eq(json_array_size(json_object_get(d, "claims")), 1);
+	/* versions: bwrap's version (not setuid) and the tool version */
+	const json_t *v = json_object_get(d, "versions");
+	ck_assert_int_eq(json_array_size(v), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 0), "fact")), "version");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 1), "fact")), "tool.version");
+
+	int r;
+	_cleanup_free_ char *t = render(agsbx_diff_render, d, "text", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(t, "REGRESSION landlock/fs.host_read_denied: pass -> fail"));
+	ck_assert_ptr_nonnull(strstr(t, "kernel.release: 6.18.0-ci -> 6.19.0"));
+	ck_assert_ptr_nonnull(strstr(t, "docker.version: (none) -> 24.0.7"));
+	_cleanup_free_ char *m = render(agsbx_diff_render, d, "markdown", &r);
+	ck_assert_ptr_nonnull(strstr(m, "| \xE2\x9D\x8C regression | `landlock/fs.host_read_denied` | pass | fail |"));
+	_cleanup_free_ char *j = render(agsbx_diff_render, d, "json", &r);
+	json_error_t je;
+	_cleanup_json_ json_t *back = json_loads(j, JSON_REJECT_DUPLICATES, &je);
+	ck_assert(json_equal(back, d));
+	_cleanup_free_ char *bad = render(agsbx_diff_render, d, "yaml", &r);
+	ck_assert_int_eq(r, -EINVAL);
+
+	/* the other direction: the improvements become the regressions
+	 * (gvisor conformant -> blocked, bubblewrap/proc.pid_hidden pass -> fail) */
+	_cleanup_json_ json_t *rev = diff(b, a);
+	ck_assert_int_eq(json_integer_value(json_object_get(rev, "regressions")), 2);
+}
+END_TEST
+
+START_TEST(test_diff_tolerates_missing_members)
+{
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *b = json_pack("{s:s}", "schema", "agsbx-evidence/v1");
+	_cleanup_json_ json_t *d = diff(a, b);
+	ck_assert_int_gt(json_integer_value(json_object_get(d, "changes")), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 0);
+	_cleanup_json_ json_t *d2 = diff(b, a);
+	/* a provider that appears defective counts as a regression */
+	ck_assert_int_ge(json_integer_value(json_object_get(d2, "regressions")), 1);
+}
+END_TEST
+
+/* ---- matrix ------------------------------------------------------------------- */
+
+START_TEST(test_matrix)
+{
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *m = load_src("tests/data/bundles/minimal.json");
+	_cleanup_json_ json_t *old = json_pack("{s:s, s:[{s:s}]}", "schema", "agsbx-evidence/v1", "providers", "id",
+					       "landlock");
+	const json_t *bundles[] = { a, m, old };
+	const char *names[] = { "a.json", "m.json", "old.json" };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 3);
+	ck_assert_ptr_nonnull(mx);
+	ck_assert_int_eq(json_array_size(json_object_get(mx, "providers")), 4);
+	const json_t *rows = json_object_get(mx, "rows");
+	ck_assert_int_eq(json_array_size(rows), 3);
+	const json_t *r0 = json_array_get(rows, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r0, "host"), "kernel")), "6.18.0-ci");
+	const json_t *bw = json_object_get(json_object_get(r0, "providers"), "bubblewrap");
+	ck_assert_str_eq(json_string_value(json_object_get(bw, "verdict")), "defective");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(bw, "failing_checks"), 0)), "proc.pid_hidden");
+	const json_t *r2 = json_array_get(rows, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(r2, "created_at")), "?");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(r2, "providers"), "landlock"),
+							   "verdict")),
+			 "?");
+	int r;
+	_cleanup_free_ char *md = render(agsbx_matrix_render, mx, "markdown", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(md, "| Host | Created | Tool | landlock | bubblewrap | gvisor | seatbelt |"));
+	ck_assert_ptr_nonnull(strstr(md, "defective: `proc.pid_hidden`"));
+	/* minimal has no providers: every cell is "?" */
+	ck_assert_ptr_nonnull(strstr(md, "(m.json) | 2026-11-29T10:00:00Z | 0.1.0 | ? | ? | ? | ? |"));
+	_cleanup_free_ char *js = render(agsbx_matrix_render, mx, "json", &r);
+	ck_assert_int_eq(r, 0);
+	_cleanup_free_ char *bad = render(agsbx_matrix_render, mx, "text", &r);
+	ck_assert_int_eq(r, -EINVAL);
+}
+END_TEST
+
+/* ---- schemas ------------------------------------------------------------------- */
+
+START_TEST(test_embedded_schema)
+{
+	size_t len;
+	const char *s = agsbx_schema_get("evidence-bundle", &len);
+	ck_assert_ptr_nonnull(s);
+	_cleanup_free_ char *path = src("schemas/evidence-bundle.schema.json");
+	char *file = NULL;
+	size_t flen;
+	ck_assert_int_eq(agsbx_read_file(path, 1 << 22, &file, &flen), 0);
+	ck_assert_uint_eq(len, flen);
+	ck_assert_int_eq(memcmp(s, file, len), 0);
+	free(file);
+	ck_assert_ptr_null(agsbx_schema_get("nope", NULL));
+	ck_assert_ptr_null(agsbx_schema_get(NULL, NULL));
+	bool found = false;
+	for (const char *const *n = agsbx_schema_names(); *n; n++)
+		found |= strcmp(*n, "evidence-bundle") == 0;
+	ck_assert(found);
+}
+END_TEST
+
+/* ---- attachments ---------------------------------------------------------------- */
+
+struct split_case {
+	const char *line;
+	const char *want[6];
+	int rc;
+};
+
+static const struct split_case split_cases[] = {
+	{ "python -m pytest -q", { "python", "-m", "pytest", "-q" }, 0 },
+	{ "  spaced\t\targs  ", { "spaced", "args" }, 0 },
+	{ "sh -c 'echo \"hi\"; exit 3'", { "sh", "-c", "echo \"hi\"; exit 3" }, 0 },
+	{ "a \"b c\" \"d\\\"e\" f\\ g", { "a", "b c", "d\"e", "f g" }, 0 },
+	{ "x'y'z \"\"", { "xyz", "" }, 0 },
+	{ "$HOME `id` ; | &&", { "$HOME", "`id`", ";", "|", "&&" }, 0 },
+	{ "unterminated 'quote", { NULL }, -EINVAL },
+	{ "unterminated \"dq", { NULL }, -EINVAL },
+	{ "   ", { NULL }, -EINVAL },
+};
+
+START_TEST(test_split_cmdline)
+{
+	const struct split_case *c = &split_cases[_i];
+	char **argv = NULL;
+	char err[256] = "";
+	int r = agsbx_split_cmdline(c->line, &argv, err, sizeof err);
+	ck_assert_int_eq(r, c->rc);
+	if (r < 0) {
+		ck_assert_ptr_null(argv);
+		ck_assert(err[0]);
+		return;
+	}
+	size_t n = 0;
+	for (; c->want[n]; n++) {
+		ck_assert_ptr_nonnull(argv[n]);
+		ck_assert_str_eq(argv[n], c->want[n]);
+	}
+	ck_assert_ptr_null(argv[n]);
+	agsbx_argv_free(argv);
+}
+END_TEST
+
+struct summary_case {
+	const char *out;
+	const char *format;
+	int passed, failed, skipped;
+};
+
+static const struct summary_case summary_cases[] = {
+	{ "collected 6 items\n...\n==== 3 passed, 1 failed, 2 skipped in 0.12s ====\n", "pytest", 3, 1, 2 },
+	{ "F.s\n1 failed, 2 passed, 1 skipped, 3 warnings in 1.05s\n", "pytest", 2, 1, 1 },
+	{ "===== 12 passed in 3.40s =====", "pytest", 12, 0, 0 },
+	{ "= 1 failed, 4 passed, 2 errors in 0.5s (0:00:00) =\n", "pytest", 4, 3, 0 },
+	{ "== 2 passed, 1 xfailed, 1 deselected in 0.01s ==\n", "pytest", 2, 0, 0 },
+	{ "100% tests passed, 0 tests failed out of 12\n\nTotal Test time (real) =   4.21 sec\n", "ctest", 12, 0, 0 },
+	{ "83% tests passed, 2 tests failed out of 12\n", "ctest", 10, 2, 0 },
+	{ "100% tests passed, 0 tests failed out of 5\n\nThe following tests did not run:\n\t  3 - a (Skipped)\n"
+	  "\t  4 - b (Skipped)\n",
+	  "ctest", 3, 0, 2 },
+	{ "results: 7 passed, 2 failed\n", "plain", 7, 2, 0 },
+	{ "7 passed, 0 failed, 1 skipped\n", "plain", 7, 0, 1 },
+	{ "the build passed\nall good\n", "none", 0, 0, 0 },
+	{ "3 passed\n", "none", 0, 0, 0 },
+	{ "", "none", 0, 0, 0 },
+	/* the last summary wins (re-runs print several) */
+	{ "== 1 failed in 0.1s ==\nrerun\n== 1 passed in 0.1s ==\n", "pytest", 1, 0, 0 },
+};
+
+START_TEST(test_attachment_summary)
+{
+	const struct summary_case *c = &summary_cases[_i];
+	_cleanup_json_ json_t *s = agsbx_attachment_summary(c->out, strlen(c->out));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(strcmp(json_string_value(json_object_get(s, "format")), c->format) == 0, "case %d: format %s", _i,
+		      json_string_value(json_object_get(s, "format")));
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "passed")), c->passed);
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "failed")), c->failed);
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "skipped")), c->skipped);
+}
+END_TEST
+
+static bool runner_works(void)
+{
+	const char *argv[] = { "true", NULL };
+	struct agsbx_run_opts o = { .argv = argv, .timeout_ms = 5000, .cancel_fd = -1 };
+	struct agsbx_run_result res;
+	memset(&res, 0, sizeof res);
+	int r = agsbx_run(&o, &res);
+	agsbx_run_result_free(&res);
+	return r == 0 && res.status == 0;
+}
+
+START_TEST(test_attachment_run)
+{
+	if (!runner_works())
+		agsbx_test_skip("bounded runner", true, "agsbx_run cannot run 'true'");
+	char err[512] = "";
+	_cleanup_json_ json_t *a = agsbx_attachment_run(
+		"sh -c 'echo collected 6 items; echo oops >&2; echo \"== 3 passed, 1 failed, 2 skipped in 0.12s ==\"; exit 1'",
+		10000, 4096, err, sizeof err);
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert_int_eq(json_integer_value(json_object_get(a, "exit_status")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(a, "argv"), 0)), "sh");
+	ck_assert_int_eq(json_array_size(json_object_get(a, "argv")), 3);
+	const json_t *s = json_object_get(a, "summary");
+	ck_assert_str_eq(json_string_value(json_object_get(s, "format")), "pytest");
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "failed")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(a, "stderr_tail")), "oops\n");
+	ck_assert(json_is_false(json_object_get(a, "stdout_truncated")));
+	ck_assert(json_is_false(json_object_get(a, "timed_out")));
+	ck_assert_int_gt(json_integer_value(json_object_get(a, "duration_us")), 0);
+
+	/* long output: the tail is kept, bounded, flagged; the summary is found */
+	_cleanup_json_ json_t *l = agsbx_attachment_run(
+		"sh -c 'i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done; echo 5 passed, 0 failed'", 20000,
+		100, err, sizeof err);
+	ck_assert_msg(l != NULL, "%s", err);
+	const char *tail = json_string_value(json_object_get(l, "stdout_tail"));
+	ck_assert_uint_le(strlen(tail), 100);
+	ck_assert_ptr_nonnull(strstr(tail, "line 2999\n5 passed, 0 failed\n"));
+	ck_assert(json_is_true(json_object_get(l, "stdout_truncated")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "summary"), "format")), "plain");
+
+	/* bytes that are not UTF-8 become U+FFFD; a cut multibyte char is dropped */
+	_cleanup_json_ json_t *u = agsbx_attachment_run("printf 'x\\303\\251\\377\\000y'", 10000, 5, err, sizeof err);
+	ck_assert_msg(u != NULL, "%s", err);
+	ck_assert_str_eq(json_string_value(json_object_get(u, "stdout_tail")), "\xc3\xa9\xef\xbf\xbd\xef\xbf\xbdy");
+	size_t clen;
+	_cleanup_free_ char *canon = agsbx_json_canonical(u, NULL, &clen);
+	ck_assert_ptr_nonnull(canon);
+
+	/* timeout: killed, flagged, status 124 */
+	_cleanup_json_ json_t *t = agsbx_attachment_run("sleep 30", 300, 100, err, sizeof err);
+	ck_assert_ptr_nonnull(t);
+	ck_assert(json_is_true(json_object_get(t, "timed_out")));
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "exit_status")), 124);
+
+	/* a command that does not exist is an error, not an attachment */
+	ck_assert_ptr_null(agsbx_attachment_run("/nonexistent/agsbx-cmd --x", 1000, 100, err, sizeof err));
+	ck_assert(strstr(err, "/nonexistent/agsbx-cmd"));
+	ck_assert_ptr_null(agsbx_attachment_run("sh -c 'unterminated", 1000, 100, err, sizeof err));
+	ck_assert(strstr(err, "unterminated"));
+}
+END_TEST
+
+/* ---- subject ------------------------------------------------------------------ */
+
+START_TEST(test_subject_from_repo)
+{
+	if (!runner_works())
+		agsbx_test_skip("bounded runner", true, "agsbx_run cannot run 'true'");
+	if (sh("command -v git >/dev/null") != 0)
+		agsbx_test_skip("git", true, "git not installed");
+	char err[512] = "";
+	/* not a repository */
+	ck_assert_ptr_null(agsbx_subject_from_repo(tmp, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "git"));
+	_cleanup_free_ char *missing = agsbx_path_join(tmp, "missing");
+	ck_assert_ptr_null(agsbx_subject_from_repo(missing, err, sizeof err));
+	/* an empty repository: no commit yet */
+	ck_assert_int_eq(sh("cd '%s' && git init -q -b feature/x repo", tmp), 0);
+	_cleanup_free_ char *repo = agsbx_path_join(tmp, "repo");
+	_cleanup_json_ json_t *e = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(e != NULL, "%s", err);
+	ck_assert(json_is_null(json_object_get(e, "commit")));
+	ck_assert(json_is_false(json_object_get(e, "dirty")));
+	ck_assert_int_eq(sh("cd '%s' && echo a > f && git add f && git -c user.name=t -c user.email=t@x commit -qm one",
+			    repo),
+			 0);
+	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_str_eq(json_string_value(json_object_get(s, "branch")), "feature/x");
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(s, "commit"))), 40);
+	ck_assert(json_is_false(json_object_get(s, "dirty")));
+	ck_assert_str_eq(json_string_value(json_object_get(s, "path")), repo);
+	/* reading the subject writes nothing into the repository */
+	ck_assert_int_eq(sh("cd '%s' && echo b > f && cp .git/index ../index.before", repo), 0);
+	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert(json_is_true(json_object_get(d, "dirty")));
+	ck_assert_int_eq(sh("cmp -s '%s/.git/index' '%s/index.before'", repo, tmp), 0);
+	/* untracked files count as dirty too; a subdirectory resolves to the repo */
+	ck_assert_int_eq(sh("cd '%s' && git checkout -q f && mkdir sub && touch sub/new", repo), 0);
+	_cleanup_free_ char *sub = agsbx_path_join(repo, "sub");
+	_cleanup_json_ json_t *u = agsbx_subject_from_repo(sub, err, sizeof err);
+	ck_assert(json_is_true(json_object_get(u, "dirty")));
+	ck_assert_str_eq(json_string_value(json_object_get(u, "commit")), json_string_value(json_object_get(s, "commit")));
+}
+END_TEST
+
+int main(void)
+{
+	if (!getenv("AGSBX_SOURCE_DIR"))
+		setenv("AGSBX_SOURCE_DIR", ".", 0);
+	agsbx_runner_init();
+	Suite *s = suite_create("evidence-render");
+	TCase *t = tcase_create("report");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_report_text);
+	tcase_add_test(t, test_report_markdown);
+	tcase_add_test(t, test_report_junit);
+	tcase_add_test(t, test_report_tap);
+	tcase_add_test(t, test_report_unknown_format);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("diff-matrix");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_diff_self_is_empty);
+	tcase_add_test(t, test_diff_changes_and_regressions);
+	tcase_add_test(t, test_diff_tolerates_missing_members);
+	tcase_add_test(t, test_matrix);
+	tcase_add_test(t, test_embedded_schema);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("context");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, test_split_cmdline, 0, (int)AGSBX_ARRAY_SIZE(split_cases));
+	tcase_add_loop_test(t, test_attachment_summary, 0, (int)AGSBX_ARRAY_SIZE(summary_cases));
+	tcase_add_test(t, test_attachment_run);
+	tcase_add_test(t, test_subject_from_repo);
+	suite_add_tcase(s, t);
+	return agsbx_test_run_suite(s);
+}
