@@ -231,6 +231,8 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 	if (res.spawn_errno)
 		json_object_set_new(p, "spawn_errno", json_string(strerrorname_np(res.spawn_errno)));
 	json_object_set_new(facts, "sandbox_probe", p);
+	/* What failed to start may be the simulation wrapper, not bwrap. */
+	_cleanup_free_ char *prog = strdup(wrapped[0]);
 	agsbx_strv_free(wrapped);
 	if (res.err) {
 		size_t n = res.err_len < BW_STDERR_FACT_MAX ? res.err_len : BW_STDERR_FACT_MAX;
@@ -240,7 +242,7 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 	if (r < 0 || res.spawn_errno)
 		set_unavailable(out, "bwrap_mechanism_failed",
 				fmt("could not run the bwrap probe: %s", strerror(res.spawn_errno ? res.spawn_errno : -r)),
-				fmt("check that %s can be executed by the harness user", bwrap));
+				fmt("check that %s exists and can be executed by the harness user", prog ? prog : bwrap));
 	else if (res.timed_out || res.cancelled)
 		set_unavailable(out, "bwrap_mechanism_failed",
 				fmt("the bwrap probe did not finish in time"),
