@@ -2,6 +2,7 @@
  * provider, against plain fork+exec of the same payload, measured in the
  * same run. Numbers, not assertions. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,12 @@ static int baseline(const char *payload, int runs, uint64_t *t)
 		if (pid < 0)
 			return -errno;
 		if (pid == 0) {
+			/* Same plumbing as a provider run: no output on our stdout. */
+			int null = open("/dev/null", O_RDWR);
+			if (null >= 0) {
+				dup2(null, STDOUT_FILENO);
+				dup2(null, STDERR_FILENO);
+			}
 			execl(payload, payload, "true", (char *)NULL);
 			_exit(127);
 		}

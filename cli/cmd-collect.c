@@ -353,11 +353,11 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 						      "mechanism", "seccomp",
 						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
 	}
-	json_t *markers = json_object_get(json_object_get(host, "container"), "markers");
+	const json_t *markers = agsbx_probe_value(host, "container", "markers");
 	return json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
 			 "euid", (int)geteuid(), "gid", (int)getgid(), "sudo", sudo, "run_as",
 			 hs->run_as_name ? json_string(hs->run_as_name) : json_null(), "container", "detected", container,
-			 "markers", markers ? markers : json_null(), "representative", json_array_size(reasons) == 0,
+			 "markers", markers ? (json_t *)markers : json_null(), "representative", json_array_size(reasons) == 0,
 			 "representative_reasons", reasons, "simulations", sims);
 }
 

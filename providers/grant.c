@@ -115,6 +115,25 @@ static int copy_fd(int in, int out)
 	}
 }
 
+static int64_t ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static void fingerprint(const struct stat *st, struct agsbx_bundle_file *f)
+{
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->mtime_ns = ns(&st->st_mtim);
+	f->ctime_ns = ns(&st->st_ctim);
+}
+
+static bool same_fingerprint(const struct stat *st, const struct agsbx_bundle_file *f)
+{
+	return st->st_dev == f->dev && st->st_ino == f->ino && (uint64_t)st->st_size == f->bytes &&
+	       ns(&st->st_mtim) == f->mtime_ns && ns(&st->st_ctim) == f->ctime_ns;
+}
+
 int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *src, bool executable)
 {
 	if (g->sealed)
@@ -150,6 +169,7 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 		return r;
 	f->name = strdup(name);
 	f->path = TAKE_PTR(dst);
+	fingerprint(&st, f);
 	f->bytes = (uint64_t)st.st_size;
 	f->executable = executable;
 	if (!f->name) {
@@ -183,6 +203,8 @@ int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size)
 			snprintf(why, why_size, "%s is no longer a regular file", f->name);
 			return -ELOOP;
 		}
+		if (same_fingerprint(&st, f))
+			continue;
 		char hex[65];
 		int r = agsbx_sha256_file(f->path, hex);
 		if (r < 0) {

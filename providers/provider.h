@@ -116,6 +116,11 @@ struct agsbx_bundle_file {
 	char sha256[65];
 	uint64_t bytes;
 	bool executable;
+	/* Inode fingerprint at materialisation: any write to the file moves
+	 * its ctime (which no unprivileged process can set), so an unchanged
+	 * fingerprint lets verify skip re-hashing; a changed one re-hashes. */
+	uint64_t dev, ino;
+	int64_t mtime_ns, ctime_ns;
 };
 
 struct agsbx_grant {
@@ -138,7 +143,8 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 /* No more files after this (source stays owner-writable: see grant.c). */
 int agsbx_grant_seal(struct agsbx_grant *g);
 /* The TOCTOU guard: every file still a regular non-symlink file with the
- * recorded sha256. -EBADMSG on a digest change, -ELOOP on a symlink. */
+ * recorded sha256 (re-hashed whenever its inode fingerprint moved since
+ * materialisation). -EBADMSG on a digest change, -ELOOP on a symlink. */
 int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size);
 /* Refuses a path that is, or has a component that is, a symlink. */
 int agsbx_path_check_no_symlink(const char *path);
