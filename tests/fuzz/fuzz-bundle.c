@@ -1,0 +1,82 @@
+/* libFuzzer target: any bytes through the bundle loader, and whatever loads
+ * through canonicalisation, verification, report, diff and matrix.
+ * Properties checked (a violation aborts):
+ *  - the canonical form of a loaded bundle loads again and is a fixed point;
+ *  - a bundle diffed with itself has no change and no regression;
+ *  - renderers never fail on a loaded bundle. */
+#include "evidence/evidence.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static FILE *sink(void)
+{
+	static FILE *f;
+	if (!f)
+		f = fopen("/dev/null", "we");
+	if (!f)
+		abort();
+	return f;
+}
+
+static void check_canonical(const json_t *b)
+{
+	size_t len, len2;
+	char *c = agsbx_bundle_canonical(b, &len);
+	if (!c)
+		abort(); /* a loaded bundle is always canonicalisable */
+	json_t *again = NULL;
+	char err[256];
+	if (agsbx_bundle_parse(c, len, &again, err, sizeof err) < 0)
+		abort();
+	char *c2 = agsbx_bundle_canonical(again, &len2);
+	if (!c2 || len != len2 || memcmp(c, c2, len) != 0)
+		abort();
+	free(c2);
+	json_decref(again);
+	free(c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_t *b = NULL;
+	char err[512];
+	if (agsbx_bundle_parse((const char *)data, size, &b, err, sizeof err) < 0)
+		return 0;
+	check_canonical(b);
+
+	struct agsbx_verify_result res;
+	if (agsbx_bundle_verify(b, NULL, &res, err, sizeof err) < 0)
+		abort(); /* no trust source given: never a bad-input error */
+	if (res.status == AGSBX_VERIFY_OK)
+		abort(); /* nothing is trusted without an anchor */
+
+	static const char *const formats[] = { "text", "markdown", "junit", "tap" };
+	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+		if (agsbx_report_render(b, formats[i], sink()) < 0)
+			abort();
+
+	json_t *d = agsbx_bundle_diff(b, b);
+	if (!d || json_integer_value(json_object_get(d, "changes")) != 0 ||
+	    json_integer_value(json_object_get(d, "regressions")) != 0)
+		abort();
+	json_decref(d);
+	json_t *empty = json_pack("{s:s}", "schema", AGSBX_BUNDLE_SCHEMA);
+	d = agsbx_bundle_diff(empty, b);
+	if (!d || agsbx_diff_render(d, "text", sink()) < 0 || agsbx_diff_render(d, "markdown", sink()) < 0)
+		abort();
+	json_decref(d);
+
+	const json_t *bundles[] = { b, empty };
+	const char *names[] = { "fuzz", "empty" };
+	json_t *m = agsbx_matrix_build(bundles, names, 2);
+	if (!m || agsbx_matrix_render(m, "markdown", sink()) < 0)
+		abort();
+	json_decref(m);
+	json_decref(empty);
+	json_decref(b);
+	return 0;
+}
