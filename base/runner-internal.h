@@ -17,9 +17,13 @@ struct agsbx_proc {
 	unsigned long long start;
 };
 
+/* A set keyed by pid (one entry per pid; a re-add with another start
+ * time replaces it), hashed: a fork loop's trail can be thousands long. */
 struct agsbx_procset {
 	struct agsbx_proc *v;
 	size_t n, cap;
+	size_t *idx;              /* open addressing: index + 1, 0 = empty */
+	size_t idx_cap;           /* power of two, > 2n */
 };
 
 struct agsbx_run_tree {
@@ -42,10 +46,11 @@ uint64_t agsbx_runner_now_us(void);
 int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p);
 int agsbx_runner_pidfd_open(pid_t pid);
 
-/* fork() with the new pid entered in the registry of runner children
- * before any other run can look at our children (the lock is held over
- * the fork). Returns what fork returns. */
-pid_t agsbx_runner_fork_registered(void);
+/* clone(fn, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg) with the
+ * new pid entered in the registry of runner children before any other
+ * run can look at our children (the lock is held until the child has
+ * exec'd). Returns the pid, or -1 with errno. */
+pid_t agsbx_runner_spawn_registered(int (*fn)(void *), void *stack_top, void *arg);
 
 void agsbx_runner_tree_init(struct agsbx_run_tree *t);
 /* The child exists: remember its identity and join the active runs. */
@@ -60,9 +65,11 @@ unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child);
 /* Leaves the active runs and frees everything. Idempotent. */
 void agsbx_runner_tree_end(struct agsbx_run_tree *t);
 
-/* cgroup v2 leaf: prepare opens a fresh leaf (silently nothing when not
- * wanted or not permitted); attach moves pid into it (before it execs). */
+/* cgroup v2 leaf: prepare creates a fresh leaf and opens its
+ * cgroup.procs (silently nothing when not wanted or not permitted); the
+ * child writes itself into it before exec and joined reports whether
+ * that worked (the leaf is removed when not). */
 void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want);
-void agsbx_runner_cgroup_attach(struct agsbx_run_tree *t, pid_t pid);
+void agsbx_runner_cgroup_joined(struct agsbx_run_tree *t, bool ok);
 
 #endif

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,8 +43,8 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-#define STOP_ROUNDS 64          /* stop-walk until nothing new appears */
-#define STRAGGLER_ROUNDS 4
+#define SIGNAL_WALKS_US 3000000 /* walk until nothing new appears, at most */
+#define EXIT_GRACE_US 10000     /* leftovers after a normal exit may finish */
 #define REAP_DEADLINE_US 2000000
 #define CGROUP_DEADLINE_US 1000000
 
@@ -204,8 +205,36 @@ static bool signal_proc(const struct agsbx_proc *p, int sig)
 
 /* ---- sets ---- */
 
+static size_t pid_slot(pid_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+static struct agsbx_proc *procset_find_pid(const struct agsbx_procset *s, pid_t pid)
+{
+	if (!s->idx_cap)
+		return NULL;
+	for (size_t h = pid_slot(pid, s->idx_cap); s->idx[h]; h = (h + 1) & (s->idx_cap - 1))
+		if (s->v[s->idx[h] - 1].pid == pid)
+			return &s->v[s->idx[h] - 1];
+	return NULL;
+}
+
+static void procset_index(struct agsbx_procset *s, size_t i)
+{
+	size_t h = pid_slot(s->v[i].pid, s->idx_cap);
+	while (s->idx[h])
+		h = (h + 1) & (s->idx_cap - 1);
+	s->idx[h] = i + 1;
+}
+
 static int procset_add(struct agsbx_procset *s, const struct agsbx_proc *p)
 {
+	struct agsbx_proc *old = procset_find_pid(s, p->pid);
+	if (old) {
+		*old = *p;
+		return 0;
+	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
 		struct agsbx_proc *nv = realloc(s->v, cap * sizeof *nv);
@@ -214,16 +243,20 @@ static int procset_add(struct agsbx_procset *s, const struct agsbx_proc *p)
 		s->v = nv;
 		s->cap = cap;
 	}
-	s->v[s->n++] = *p;
+	if ((s->n + 1) * 2 > s->idx_cap) {
+		size_t cap = s->idx_cap ? s->idx_cap * 2 : 64;
+		size_t *ni = calloc(cap, sizeof *ni);
+		if (!ni)
+			return -ENOMEM;
+		free(s->idx);
+		s->idx = ni;
+		s->idx_cap = cap;
+		for (size_t i = 0; i < s->n; i++)
+			procset_index(s, i);
+	}
+	s->v[s->n] = *p;
+	procset_index(s, s->n++);
 	return 0;
-}
-
-static struct agsbx_proc *procset_find_pid(const struct agsbx_procset *s, pid_t pid)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == pid)
-			return &s->v[i];
-	return NULL;
 }
 
 static bool procset_has(const struct agsbx_procset *s, pid_t pid, unsigned long long start)
@@ -232,9 +265,17 @@ static bool procset_has(const struct agsbx_procset *s, pid_t pid, unsigned long 
 	return p && p->start == start;
 }
 
+static void procset_clear(struct agsbx_procset *s)
+{
+	s->n = 0;
+	if (s->idx)
+		memset(s->idx, 0, s->idx_cap * sizeof *s->idx);
+}
+
 static void procset_free(struct agsbx_procset *s)
 {
 	free(s->v);
+	free(s->idx);
 	*s = (struct agsbx_procset){ 0 };
 }
 
@@ -311,20 +352,18 @@ void agsbx_runner_unregister_child(pid_t pid)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-pid_t agsbx_runner_fork_registered(void)
+pid_t agsbx_runner_spawn_registered(int (*fn)(void *), void *stack_top, void *arg)
 {
 	pthread_mutex_lock(&reg_lock);
-	/* Reserve the slot first: the child must not find the lock's owner
-	 * half-way through a realloc, and the parent must not fail after. */
+	/* Reserve the slot first so the registration cannot fail after the
+	 * child exists. */
 	if (pidvec_add(&registered, 0) < 0) {
 		pthread_mutex_unlock(&reg_lock);
 		errno = ENOMEM;
 		return -1;
 	}
 	registered.n--;
-	pid_t pid = fork();
-	if (pid == 0)
-		return 0;   /* the child never touches the lock again */
+	pid_t pid = clone(fn, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
 	int e = errno;
 	if (pid > 0)
 		registered.v[registered.n++] = pid;
@@ -438,77 +477,105 @@ static void children_of(pid_t pid, struct snapshot *snap, struct pidvec *out)
 	closedir(d);
 }
 
-static void add_cgroup_members(struct agsbx_run_tree *t, struct agsbx_procset *set)
+/* One walk over a run's members. With targets, each member not yet a
+ * target becomes one on discovery and is signalled right then: a member
+ * of a fork loop lives for microseconds, so a signal sent only after the
+ * whole walk would mostly hit the dead. */
+struct walk {
+	struct agsbx_run_tree *t;
+	struct agsbx_procset *set;        /* this walk's members */
+	struct agsbx_procset *targets;    /* NULL: just look */
+	int sig;                          /* SIGSTOP or SIGKILL */
+	unsigned fresh;                   /* live members new to targets */
+	unsigned killed;                  /* SIGKILLs delivered */
+	pid_t self;
+	struct snapshot snap;
+};
+
+static void visit(struct walk *w, const struct agsbx_proc *p)
 {
-	if (!t->used_cgroup)
+	procset_add(w->set, p);
+	if (!w->targets || procset_has(w->targets, p->pid, p->start))
 		return;
-	char path[4096];
-	char *buf = NULL;
-	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
-	if (read_all(path, 1 << 22, &buf, NULL) < 0)
+	procset_add(w->targets, p);
+	if (p->state == 'Z') {
+		/* Dead and re-parented to us: reap it now, so a fork loop's
+		 * trail of zombies does not lengthen every later walk. */
+		if (p->ppid == w->self && p->pid != w->t->child)
+			waitpid(p->pid, NULL, WNOHANG);
 		return;
-	struct pidvec pv = { 0 };
-	parse_pids(buf, &pv);
-	free(buf);
-	for (size_t i = 0; i < pv.n; i++) {
-		struct agsbx_proc p;
-		if (!procset_find_pid(set, pv.v[i]) && agsbx_runner_read_proc(pv.v[i], &p) == 0)
-			procset_add(set, &p);
 	}
-	free(pv.v);
+	w->fresh++;
+	if (signal_proc(p, w->sig) && w->sig == SIGKILL)
+		w->killed++;
 }
 
-/* Every current member of the run (see the top of the file). Zombies are
- * included (they need reaping); the caller holds reg_lock. */
-static void gather_locked(struct agsbx_run_tree *t, bool include_child, bool sweep_orphans,
-			  struct agsbx_procset *set)
+static void visit_pid(struct walk *w, pid_t pid)
 {
-	struct snapshot snap = { 0 };
+	struct agsbx_proc p;
+	if (!procset_find_pid(w->set, pid) && agsbx_runner_read_proc(pid, &p) == 0)
+		visit(w, &p);
+}
+
+/* Every current member of the run (see the top of the file), zombies
+ * included (they need reaping). The caller holds reg_lock. */
+static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
+{
+	struct agsbx_run_tree *t = w->t;
 	struct pidvec kids = { 0 };
 	struct agsbx_proc p;
-	pid_t self = getpid();
 	pid_t our_sid = getsid(0);
-	set->n = 0;
+	w->self = getpid();
+	w->snap.taken = false;
+	procset_clear(&w->snap.all);
+	procset_clear(w->set);
 
 	/* Without include_child the child has exited: its children were
 	 * re-parented to us before it became a zombie, so it is no root. */
 	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
-		procset_add(set, &p);
+		visit(w, &p);
 
 	if (sweep_orphans)
-		children_of(self, &snap, &kids);
-	else
-		kids.n = 0;
+		children_of(w->self, &w->snap, &kids);
 	for (size_t i = 0; i < kids.n; i++) {
 		pid_t pid = kids.v[i];
-		if (registered_locked(pid) || procset_find_pid(set, pid))
+		if (registered_locked(pid) || procset_find_pid(w->set, pid))
 			continue;
 		if (agsbx_runner_read_proc(pid, &p) < 0)
 			continue;
 		if (p.sid == our_sid || p.start < t->child_start ||
 		    claimed_by_other_locked(t, pid, p.start) || in_other_cgroup_locked(t, pid))
 			continue;
-		procset_add(set, &p);
+		visit(w, &p);
 	}
 
 	for (size_t i = 0; i < t->seen.n; i++) {
 		const struct agsbx_proc *s = &t->seen.v[i];
-		if (s->pid == t->child || procset_find_pid(set, s->pid))
+		if (s->pid == t->child || procset_find_pid(w->set, s->pid))
 			continue;
-		if (agsbx_runner_read_proc(s->pid, &p) == 0 && p.start == s->start)
-			procset_add(set, &p);
+		if (agsbx_runner_read_proc(s->pid, &p) == 0 && p.start == s->start && p.state != 'Z')
+			visit(w, &p);
 	}
 
-	add_cgroup_members(t, set);
+	if (t->used_cgroup) {
+		char path[4200], *buf = NULL;
+		snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
+		if (read_all(path, 1 << 22, &buf, NULL) == 0) {
+			kids.n = 0;
+			parse_pids(buf, &kids);
+			for (size_t i = 0; i < kids.n; i++)
+				if (kids.v[i] != t->child || include_child)
+					visit_pid(w, kids.v[i]);
+		}
+		free(buf);
+	}
 
-	for (size_t i = 0; i < set->n; i++) {
-		children_of(set->v[i].pid, &snap, &kids);
+	for (size_t i = 0; i < w->set->n; i++) {
+		children_of(w->set->v[i].pid, &w->snap, &kids);
 		for (size_t k = 0; k < kids.n; k++)
-			if (!procset_find_pid(set, kids.v[k]) && agsbx_runner_read_proc(kids.v[k], &p) == 0)
-				procset_add(set, &p);
+			visit_pid(w, kids.v[k]);
 	}
 	free(kids.v);
-	procset_free(&snap.all);
 }
 
 /* ---- run lifecycle ---- */
@@ -535,16 +602,18 @@ void agsbx_runner_tree_begin(struct agsbx_run_tree *t, pid_t child)
 void agsbx_runner_tree_record(struct agsbx_run_tree *t)
 {
 	struct agsbx_procset now = { 0 };
+	struct walk w = { .t = t, .set = &now };
 	pthread_mutex_lock(&reg_lock);
 	/* Orphans re-parented to us are left to the cleanup sweep: while
 	 * several runs are live, an orphan nobody saw attached cannot be
 	 * attributed, and a claim here would shield it from the run that
 	 * really owns it. */
-	gather_locked(t, true, false, &now);
+	walk_locked(&w, true, false);
 	/* now already holds every earlier record that is still alive. */
 	procset_free(&t->seen);
 	t->seen = now;
 	pthread_mutex_unlock(&reg_lock);
+	procset_free(&w.snap.all);
 }
 
 static void cgroup_remove(struct agsbx_run_tree *t);
@@ -566,35 +635,27 @@ void agsbx_runner_tree_end(struct agsbx_run_tree *t)
 	cgroup_remove(t);
 }
 
-/* Stop-walk: SIGSTOP every member not yet stopped and walk again, until a
- * walk finds nobody new. A stopped process cannot fork, so the set
- * converges even for a fork loop; members are recorded as targets. */
-static void stop_tree(struct agsbx_run_tree *t, bool kill_child, struct agsbx_procset *targets)
+/* Walks with sig until a walk finds no live member it had not signalled
+ * yet (bounded in time). With SIGSTOP this converges even for a fork
+ * loop: a stopped process cannot fork. Members are recorded in seen,
+ * which keeps other runs' sweeps off them. Returns SIGKILLs delivered. */
+static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
+			     struct agsbx_procset *targets)
 {
 	struct agsbx_procset now = { 0 };
-	for (int round = 0; round < STOP_ROUNDS; round++) {
+	struct walk w = { .t = t, .set = &now, .targets = targets, .sig = sig };
+	uint64_t until = agsbx_runner_now_us() + SIGNAL_WALKS_US;
+	do {
+		w.fresh = 0;
 		pthread_mutex_lock(&reg_lock);
-		gather_locked(t, kill_child, true, &now);
-		/* Recording the members keeps other runs' sweeps off them. */
+		walk_locked(&w, kill_child, true);
 		for (size_t i = 0; i < now.n; i++)
-			if (!procset_has(&t->seen, now.v[i].pid, now.v[i].start))
-				procset_add(&t->seen, &now.v[i]);
+			procset_add(&t->seen, &now.v[i]);
 		pthread_mutex_unlock(&reg_lock);
-		unsigned fresh = 0;
-		for (size_t i = 0; i < now.n; i++) {
-			const struct agsbx_proc *p = &now.v[i];
-			if (procset_has(targets, p->pid, p->start))
-				continue;
-			procset_add(targets, p);
-			if (p->state != 'Z') {
-				signal_proc(p, SIGSTOP);
-				fresh++;
-			}
-		}
-		if (!fresh)
-			break;
-	}
+	} while (w.fresh && agsbx_runner_now_us() < until);
 	procset_free(&now);
+	procset_free(&w.snap.all);
+	return w.killed;
 }
 
 static unsigned kill_targets(const struct agsbx_procset *targets)
@@ -603,34 +664,6 @@ static unsigned kill_targets(const struct agsbx_procset *targets)
 	for (size_t i = 0; i < targets->n; i++)
 		if (targets->v[i].state != 'Z' && signal_proc(&targets->v[i], SIGKILL))
 			killed++;
-	return killed;
-}
-
-/* Members still appearing after the kill (a fork that raced the stop):
- * kill them directly, a few rounds. */
-static unsigned kill_stragglers(struct agsbx_run_tree *t, bool kill_child, struct agsbx_procset *targets)
-{
-	struct agsbx_procset now = { 0 };
-	unsigned killed = 0;
-	for (int round = 0; round < STRAGGLER_ROUNDS; round++) {
-		pthread_mutex_lock(&reg_lock);
-		gather_locked(t, kill_child, true, &now);
-		pthread_mutex_unlock(&reg_lock);
-		unsigned fresh = 0;
-		for (size_t i = 0; i < now.n; i++) {
-			const struct agsbx_proc *p = &now.v[i];
-			if (procset_has(targets, p->pid, p->start))
-				continue;
-			procset_add(targets, p);
-			if (p->state != 'Z' && signal_proc(p, SIGKILL)) {
-				killed++;
-				fresh++;
-			}
-		}
-		if (!fresh)
-			break;
-	}
-	procset_free(&now);
 	return killed;
 }
 
@@ -672,10 +705,43 @@ static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets
 
 static void cgroup_kill(struct agsbx_run_tree *t);
 
+/* Live members right now, by a walk that only looks; *any also counts
+ * zombies. */
+static size_t live_members(struct agsbx_run_tree *t, size_t *any)
+{
+	struct agsbx_procset now = { 0 };
+	struct walk w = { .t = t, .set = &now };
+	pthread_mutex_lock(&reg_lock);
+	walk_locked(&w, false, true);
+	pthread_mutex_unlock(&reg_lock);
+	size_t live = 0;
+	for (size_t i = 0; i < now.n; i++)
+		live += now.v[i].state != 'Z';
+	*any = now.n;
+	procset_free(&now);
+	procset_free(&w.snap.all);
+	return live;
+}
+
 unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
 {
 	struct agsbx_procset targets = { 0 };
-	stop_tree(t, kill_child, &targets);
+	/* After a normal exit, members that are already on their way out
+	 * (bwrap's pid-1 helper outlives the bwrap monitor by microseconds)
+	 * get a short grace, so `killed` counts what really lingered. */
+	if (!kill_child) {
+		uint64_t until = agsbx_runner_now_us() + EXIT_GRACE_US;
+		long nap = 100;
+		size_t any;
+		while (live_members(t, &any) && agsbx_runner_now_us() < until) {
+			sleep_us(nap);
+			if (nap < 2000)
+				nap *= 2;
+		}
+		if (!any && !t->used_cgroup)
+			return 0;   /* the exited child was the whole tree */
+	}
+	signal_walks(t, kill_child, SIGSTOP, &targets);
 	if (!targets.n && !t->used_cgroup) {
 		/* Nobody: the exited child was the whole tree. */
 		procset_free(&targets);
@@ -687,7 +753,9 @@ unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
 	if (kill_child)
 		kill(-t->child, SIGKILL);
 	cgroup_kill(t);
-	killed += kill_stragglers(t, kill_child, &targets);
+	/* Anyone still appearing (a fork that completed as the stop
+	 * landed) is killed on sight. */
+	killed += signal_walks(t, kill_child, SIGKILL, &targets);
 	reap_targets(t, &targets);
 	procset_free(&targets);
 	return killed;
@@ -769,13 +837,10 @@ void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want)
 	t->cgroup_rel = dir + strlen(cg_mount) - (cg_mount[strlen(cg_mount) - 1] == '/');
 }
 
-void agsbx_runner_cgroup_attach(struct agsbx_run_tree *t, pid_t pid)
+void agsbx_runner_cgroup_joined(struct agsbx_run_tree *t, bool ok)
 {
 	if (t->cgroup_procs_fd < 0)
 		return;
-	char buf[32];
-	int n = snprintf(buf, sizeof buf, "%d\n", (int)pid);
-	bool ok = write(t->cgroup_procs_fd, buf, (size_t)n) == n;
 	close(t->cgroup_procs_fd);
 	t->cgroup_procs_fd = -1;
 	pthread_mutex_lock(&reg_lock);   /* other runs read it */

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -186,6 +187,9 @@ static int stream_finish(struct stream *s, char **data, size_t *len)
 
 /* ---- spawn ---- */
 
+/* Shared with the child: clone(CLONE_VM | CLONE_VFORK) runs it in our
+ * memory, with this thread suspended until it execs or exits. The child
+ * writes only err, stage and cgroup_ok, and its own stack. */
 struct spawn_plan {
 	const char *const *argv;
 	char *const *envp;
@@ -195,16 +199,18 @@ struct spawn_plan {
 	uid_t uid;
 	gid_t gid;
 	pid_t parent;
-	int devnull, out_w, err_w, report_w, go_r;
+	int devnull, out_w, err_w;
+	int cgroup_procs_fd;      /* -1: no cgroup leaf */
 	int max_fd;               /* close_range fallback bound */
+	/* written by the child */
+	volatile int err;
+	volatile int stage;
+	volatile int cgroup_ok;
 };
 
 enum child_stage { STAGE_SETUP = 1, STAGE_CWD, STAGE_PRIVS, STAGE_EXEC };
 
-struct child_report {
-	int stage;
-	int err;
-};
+#define CHILD_STACK (64 * 1024)
 
 static const char *env_path(const char *const *envp)
 {
@@ -269,41 +275,63 @@ static int build_candidates(const char *name, const char *path, char ***out)
 	return 0;
 }
 
-static _Noreturn void child_fail(const struct spawn_plan *p, int stage, int err)
+/* The child. It shares our memory and our thread's TLS, so it runs no
+ * instrumented code (sanitizer bookkeeping would land in the parent) and
+ * calls no libc wrapper with side effects: raw system calls only. */
+#define CHILD_FN __attribute__((no_sanitize("address", "undefined"), noinline))
+
+struct k_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+static CHILD_FN _Noreturn void child_fail(struct spawn_plan *p, int stage, int err)
 {
-	struct child_report rep = { stage, err };
-	ssize_t n = write(p->report_w, &rep, sizeof rep);
-	(void)n;
-	_exit(127);
+	p->stage = stage;
+	p->err = err ? err : EIO;
+	syscall(SYS_exit_group, 127);
+	__builtin_unreachable();
 }
 
-/* Runs in the child: async-signal-safe calls only (raw syscalls for the
- * credential changes, which then affect just this one thread). */
-static _Noreturn void child_exec(const struct spawn_plan *p)
+static CHILD_FN void child_join_cgroup(struct spawn_plan *p)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigemptyset(&dfl.sa_mask);
+	char buf[24];
+	int n = sizeof buf;
+	long pid = syscall(SYS_getpid);
+	buf[--n] = '\n';
+	do {
+		buf[--n] = (char)('0' + pid % 10);
+		pid /= 10;
+	} while (pid && n > 0);
+	p->cgroup_ok = syscall(SYS_write, p->cgroup_procs_fd, buf + n, (size_t)(sizeof buf - (size_t)n)) ==
+		       (long)(sizeof buf - (size_t)n);
+}
+
+static CHILD_FN int child_main(void *arg)
+{
+	struct spawn_plan *p = arg;
 	/* Ignored signals survive exec (the harness ignores SIGPIPE) and a
-	 * handler must not run here before exec: reset all of them. */
+	 * parent's handler must never run here: reset every disposition
+	 * while everything is still blocked. */
+	struct k_sigaction dfl = { .handler = SIG_DFL };
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL);
-	if (setsid() < 0)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+	if (syscall(SYS_setsid) < 0)
 		child_fail(p, STAGE_SETUP, errno);
-	if (p->go_r >= 0) {
-		char c;
-		while (read(p->go_r, &c, 1) < 0 && errno == EINTR)
-			;
-	}
-	if (dup2(p->devnull, 0) < 0 || dup2(p->out_w, 1) < 0 || dup2(p->err_w, 2) < 0)
+	if (p->cgroup_procs_fd >= 0)
+		child_join_cgroup(p);   /* before any privilege drop */
+	if (syscall(SYS_dup3, p->devnull, 0, 0) < 0 || syscall(SYS_dup3, p->out_w, 1, 0) < 0 ||
+	    syscall(SYS_dup3, p->err_w, 2, 0) < 0)
 		child_fail(p, STAGE_SETUP, errno);
-	/* Everything else closes at exec; the report pipe is already
-	 * close-on-exec and must stay open until then. */
+	/* Everything but 0-2 closes at exec. */
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
 		for (int fd = 3; fd < p->max_fd; fd++)
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
+			syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
 	}
-	if (p->cwd && chdir(p->cwd) < 0)
+	if (p->cwd && syscall(SYS_chdir, p->cwd) < 0)
 		child_fail(p, STAGE_CWD, errno);
 	if (p->drop) {
 		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
@@ -312,17 +340,16 @@ static _Noreturn void child_exec(const struct spawn_plan *p)
 			child_fail(p, STAGE_PRIVS, errno);
 	}
 	/* After the credential change, which clears the parent-death signal. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		child_fail(p, STAGE_SETUP, errno);
-	if (getppid() != p->parent)
-		_exit(127);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (syscall(SYS_getppid) != p->parent)
+		child_fail(p, STAGE_SETUP, ESRCH);
+	uint64_t none = 0;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none);
 	int err = ENOENT;
 	bool saw_eacces = false;
 	for (size_t i = 0; p->candidates[i]; i++) {
-		execve(p->candidates[i], (char *const *)p->argv, p->envp);
+		syscall(SYS_execve, p->candidates[i], p->argv, p->envp);
 		err = errno;
 		if (err == EACCES)
 			saw_eacces = true;
@@ -383,27 +410,34 @@ struct run {
 	bool exited_seen;             /* the child is a zombie, not yet reaped */
 };
 
-/* Forks and execs; on return the child is registered, or nothing ran. */
+/* Starts the child; on return it is registered and has exec'd, or
+ * nothing ran. vfork semantics: no page tables are copied, so the cost
+ * does not grow with the harness, and when clone returns the child has
+ * either exec'd or failed. */
 static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 		       struct agsbx_run_result *res)
 {
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, rep[2] = { -1, -1 }, go[2] = { -1, -1 };
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	char **cands = NULL;
+	void *stack = MAP_FAILED;
 	int r = build_candidates(opts->argv[0], env_path(opts->envp), &cands);
 	if (r < 0) {
 		res->spawn_errno = -r;
 		return r;
 	}
-	if ((r = pipe_above_stdio(outp)) < 0 || (r = pipe_above_stdio(errp)) < 0 ||
-	    (r = pipe_above_stdio(rep)) < 0)
+	if ((r = pipe_above_stdio(outp)) < 0 || (r = pipe_above_stdio(errp)) < 0)
 		goto out;
 	if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
 		r = -errno;
 		goto out;
 	}
-	agsbx_runner_cgroup_prepare(&run->tree, opts->use_cgroup);
-	if (run->tree.cgroup_procs_fd >= 0 && (r = pipe_above_stdio(go)) < 0)
+	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		     -1, 0);
+	if (stack == MAP_FAILED) {
+		r = -errno;
 		goto out;
+	}
+	agsbx_runner_cgroup_prepare(&run->tree, opts->use_cgroup);
 
 	struct rlimit rl = { 0 };
 	getrlimit(RLIMIT_NOFILE, &rl);
@@ -419,65 +453,37 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 		.devnull = run->devnull,
 		.out_w = outp[1],
 		.err_w = errp[1],
-		.report_w = rep[1],
-		.go_r = go[0],
+		.cgroup_procs_fd = run->tree.cgroup_procs_fd,
 		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
 	};
 
-	/* No handler may run in the child before exec; the child resets
-	 * dispositions and then unblocks. */
+	/* No handler may run in the child (on our memory) before it reset
+	 * the dispositions. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	run->tree.start_us = agsbx_runner_now_us();
-	pid_t pid = agsbx_runner_fork_registered();
-	if (pid == 0)
-		child_exec(&plan);
-	int fork_errno = errno;
+	pid_t pid = agsbx_runner_spawn_registered(child_main, (char *)stack + CHILD_STACK, &plan);
+	int spawn_err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
-		r = -fork_errno;
+		r = -spawn_err;
 		goto out;
 	}
 	run->pid = pid;
-	close_fd(&outp[1]);
-	close_fd(&errp[1]);
-	close_fd(&rep[1]);
-	close_fd(&go[0]);
-	run->pidfd = agsbx_runner_pidfd_open(pid);
-	agsbx_runner_tree_begin(&run->tree, pid);
-	if (go[1] >= 0) {
-		agsbx_runner_cgroup_attach(&run->tree, pid);
-		char c = 1;
-		ssize_t n = write(go[1], &c, 1);
-		(void)n;
-		close_fd(&go[1]);
-	}
-
-	struct child_report cr = { 0, 0 };
-	ssize_t got = 0;
-	for (;;) {
-		ssize_t n = read(rep[0], (char *)&cr + got, sizeof cr - (size_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-		if ((size_t)got == sizeof cr)
-			break;
-	}
-	if ((size_t)got == sizeof cr) {
+	agsbx_runner_cgroup_joined(&run->tree, plan.cgroup_ok);
+	if (plan.err) {
 		/* Nothing ran: reap the failed child and report why. */
-		int st;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		agsbx_runner_unregister_child(pid);
 		run->pid = 0;
-		close_fd(&run->pidfd);
-		res->spawn_errno = cr.err ? cr.err : EIO;
-		r = -res->spawn_errno;
+		res->spawn_errno = plan.err;
+		r = -plan.err;
 		goto out;
 	}
+	run->pidfd = agsbx_runner_pidfd_open(pid);
+	agsbx_runner_tree_begin(&run->tree, pid);
 	run->out.fd = TAKE_FD_INT(outp[0]);
 	run->err.fd = TAKE_FD_INT(errp[0]);
 	r = 0;
@@ -486,10 +492,8 @@ out:
 	close_fd(&outp[1]);
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
-	close_fd(&rep[0]);
-	close_fd(&rep[1]);
-	close_fd(&go[0]);
-	close_fd(&go[1]);
+	if (stack != MAP_FAILED)
+		munmap(stack, CHILD_STACK);
 	strv_free(cands);
 	return r;
 }
