@@ -11,6 +11,7 @@
  *   ready        dockerd with a runsc --network=none runtime
  *   norunsc      dockerd without runsc
  *   broken       runsc without --network=none (containers cannot start)
+ *   notobserved  a runtime named runsc whose path is a "runsc" symlink to runc
  *   daemon-stop  dockerd is SIGKILLed (DOCKERD_PID) while an execution hangs
  *   bench        N executions of `true`, per-execution times on stdout */
 #include <errno.h>
@@ -552,6 +553,28 @@ static Suite *unit_suite(void)
 static struct agsbx_ctx g_ctx;
 static struct agsbx_grant *g_grant;
 static struct agsbx_handle *g_h;
+
+/* Host processes naming the test daemon's directory (DOCKERD_DIR) whose
+ * cmdline also contains what; other tests' daemons do not count. */
+static int daemon_procs_named(const char *what)
+{
+	const char *dir = getenv("DOCKERD_DIR");
+	ck_assert_ptr_nonnull(dir);
+	pid_t *pids = NULL;
+	int n = gv_procs_matching(dir, &pids);
+	int found = 0;
+	for (int i = 0; i < n; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
+		char *c = NULL;
+		size_t len = 0;
+		if (agsbx_read_file(path, 65536, &c, &len) == 0 && strstr(c, what))
+			found++;
+		free(c);
+	}
+	free(pids);
+	return found;
+}
 
 /* Host processes of the test daemon's containers: shims and runsc
  * processes name the daemon's exec root (DOCKERD_DIR). */
@@ -1131,6 +1154,28 @@ START_TEST(test_broken_runsc_blocked_and_clean)
 }
 END_TEST
 
+START_TEST(test_runc_named_runsc_not_observed)
+{
+	struct agsbx_probe p;
+	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_msg(strcmp(p.reason, GV_R_NOT_OBSERVED) == 0, "%s: %s", p.reason, p.detail ? p.detail : "");
+	fprintf(stderr, "not observed: %s\n", p.detail);
+	/* the registry step was satisfied: the name and path looked right */
+	ck_assert_str_eq(json_string_value(json_object_get(p.facts, "runtime")), "runsc");
+	ck_assert_str_eq(json_string_value(json_object_get(p.facts, "inspect_runtime")), "runsc");
+	struct utsname u;
+	uname(&u);
+	ck_assert_str_eq(json_string_value(json_object_get(p.facts, "kernel_release_inside")), u.release);
+	ck_assert(!p.caps.process_contained && !p.caps.syscalls_restricted && !p.caps.host_filesystem_restricted &&
+		  !p.caps.privilege_escalation_blocked && !p.caps.environment_scrubbed);
+	agsbx_probe_clear(&p);
+	expect_blocked(&g_ctx, GV_R_NOT_OBSERVED, "is the host's");
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+}
+END_TEST
+
 /* ---- the daemon dies mid-run ------------------------------------------ */
 
 struct bg {
@@ -1157,16 +1202,10 @@ START_TEST(test_daemon_killed_mid_run)
 	agsbx_random_hex(b.marker + 14, 8);
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, bg_main, &b), 0);
-	/* wait until a runsc sandbox of the daemon runs, then kill dockerd */
+	/* wait until a runsc sandbox of this daemon runs, then kill dockerd */
 	int i;
-	for (i = 0; i < 300; i++) {
-		pid_t *pids = NULL;
-		int n = gv_procs_matching("runsc-sandbox", &pids);
-		free(pids);
-		if (n > 0)
-			break;
+	for (i = 0; i < 300 && daemon_procs_named("runsc-sandbox") == 0; i++)
 		sleep_ms(100);
-	}
 	ck_assert_int_lt(i, 300);
 	sleep_ms(1000);
 	ck_assert_int_eq(kill(dpid, SIGKILL), 0);
@@ -1260,12 +1299,14 @@ int main(int argc, char **argv)
 	TCase *t;
 	if (strcmp(sc, "ready") == 0) {
 		s = ready_suite();
-	} else if (strcmp(sc, "norunsc") == 0 || strcmp(sc, "broken") == 0) {
+	} else if (strcmp(sc, "norunsc") == 0 || strcmp(sc, "broken") == 0 || strcmp(sc, "notobserved") == 0) {
 		s = suite_create(sc);
 		t = tcase_create(sc);
 		tcase_add_checked_fixture(t, scenario_setup, scenario_teardown);
 		tcase_set_timeout(t, 120);
-		tcase_add_test(t, strcmp(sc, "norunsc") == 0 ? test_norunsc_blocked : test_broken_runsc_blocked_and_clean);
+		tcase_add_test(t, strcmp(sc, "norunsc") == 0 ? test_norunsc_blocked :
+				  strcmp(sc, "broken") == 0 ? test_broken_runsc_blocked_and_clean :
+				  test_runc_named_runsc_not_observed);
 		suite_add_tcase(s, t);
 	} else if (strcmp(sc, "daemon-stop") == 0) {
 		s = suite_create(sc);

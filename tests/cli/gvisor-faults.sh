@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# gvisor provider against a self-contained dockerd (with-runsc): dockerd SIGKILLed while an execution hangs: execute fails with docker_unavailable (no crash, no hang) and the container's runsc/shim processes do not survive.
+# gvisor provider against a self-contained dockerd (with-runsc): dockerd SIGKILLed while an
+# execution hangs: execute fails with docker_unavailable (no crash, no hang) and the container's
+# runsc/shim processes do not survive.
 # The assertions live in tests/test-gvisor.c (scenario daemon-stop); this script
 # owns the daemon and the after-suite checks.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# gvisor provider against a self-contained dockerd (with-runsc): a runsc runtime with --network=none: probe ready with the chain observed (runsc runtime, kernel release inside vs host), then payload ops through the provider: grant write, read-only source, host canary, namespaces, loopback egress, exit status, timeout and cancel with no container or shim left, a 64 MiB flood bounded, concurrent executions, run_as, lifecycle, the simulation.
+# gvisor provider against a self-contained dockerd (with-runsc): a runsc runtime with
+# --network=none: probe ready with the chain observed (runsc runtime, kernel release inside vs
+# host), then payload ops through the provider: grant write, read-only source, host canary,
+# namespaces, loopback egress, exit status, timeout and cancel with no container or shim left, a 64
+# MiB flood bounded, concurrent executions, run_as, lifecycle, the simulation.
 # The assertions live in tests/test-gvisor.c (scenario ready); this script
 # owns the daemon and the after-suite checks.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
