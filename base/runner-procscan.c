@@ -486,7 +486,7 @@ struct walk {
 	struct agsbx_procset *set;        /* this walk's members */
 	struct agsbx_procset *targets;    /* NULL: just look */
 	int sig;                          /* SIGSTOP or SIGKILL */
-	unsigned fresh;                   /* live members new to targets */
+	unsigned fresh;                   /* members new to targets */
 	unsigned killed;                  /* SIGKILLs delivered */
 	pid_t self;
 	struct snapshot snap;
@@ -498,6 +498,9 @@ static void visit(struct walk *w, const struct agsbx_proc *p)
 	if (!w->targets || procset_has(w->targets, p->pid, p->start))
 		return;
 	procset_add(w->targets, p);
+	/* A new zombie counts too: it may have forked just before dying,
+	 * its child moving to us after this walk read our children. */
+	w->fresh++;
 	if (p->state == 'Z') {
 		/* Dead and re-parented to us: reap it now, so a fork loop's
 		 * trail of zombies does not lengthen every later walk. */
@@ -505,7 +508,6 @@ static void visit(struct walk *w, const struct agsbx_proc *p)
 			waitpid(p->pid, NULL, WNOHANG);
 		return;
 	}
-	w->fresh++;
 	if (signal_proc(p, w->sig) && w->sig == SIGKILL)
 		w->killed++;
 }
@@ -635,8 +637,8 @@ void agsbx_runner_tree_end(struct agsbx_run_tree *t)
 	cgroup_remove(t);
 }
 
-/* Walks with sig until a walk finds no live member it had not signalled
- * yet (bounded in time). With SIGSTOP this converges even for a fork
+/* Walks with sig until a walk finds no member, live or dead, that it had
+ * not seen yet (bounded in time). With SIGSTOP this converges even for a fork
  * loop: a stopped process cannot fork. Members are recorded in seen,
  * which keeps other runs' sweeps off them. Returns SIGKILLs delivered. */
 static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
