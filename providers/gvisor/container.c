@@ -32,6 +32,9 @@
  * before we stop them ourselves. */
 #define PROC_GRACE_MS 3000
 #define PROC_GRACE_SHORT_MS 500
+/* Create, start, kill and remove go through dockerd, containerd, the shim
+ * and runsc; under load that is slower than a query, but never unbounded. */
+#define LIFECYCLE_TIMEOUT_MS 30000L
 
 struct xfer {
 	CURL *e;
@@ -188,7 +191,8 @@ static int container_create(const struct gv_docker *d, const struct gv_run_spec 
 	long st;
 	_cleanup_json_ json_t *reply = NULL;
 	char err[384] = "";
-	int r = gv_docker_call(d, "POST", "/containers/create", body, 0, &st, &reply, err, sizeof err);
+	int r = gv_docker_call(d, "POST", "/containers/create", body, LIFECYCLE_TIMEOUT_MS, &st, &reply, err,
+			       sizeof err);
 	if (r < 0) {
 		fail_run(o, GV_R_UNAVAILABLE, "%s", err);
 		return r;
@@ -213,7 +217,7 @@ static int container_post(const struct gv_docker *d, const char *id, const char 
 	_cleanup_free_ char *path = NULL;
 	if (asprintf(&path, "/containers/%s/%s", id, what) < 0)
 		return -ENOMEM;
-	return gv_docker_call(d, "POST", path, NULL, 0, st, NULL, err, err_size);
+	return gv_docker_call(d, "POST", path, NULL, LIFECYCLE_TIMEOUT_MS, st, NULL, err, err_size);
 }
 
 static void container_inspect(const struct gv_docker *d, struct gv_run_out *o)
@@ -278,7 +282,7 @@ static void container_remove(const struct gv_docker *d, struct gv_run_out *o)
 	long st = 0;
 	int r = 0;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		r = gv_docker_call(d, "DELETE", path, NULL, 0, &st, NULL, err, sizeof err);
+		r = gv_docker_call(d, "DELETE", path, NULL, LIFECYCLE_TIMEOUT_MS, &st, NULL, err, sizeof err);
 		if (r < 0)
 			break;
 		if (st == 204 || st == 404)
@@ -345,7 +349,7 @@ static int loop_open(struct loop *l, const struct gv_docker *d, struct gv_run_ou
 		return -ENOMEM;
 	curl_multi_add_handle(l->m, l->att.e);
 	curl_multi_add_handle(l->m, l->wt.e);
-	uint64_t deadline = agsbx_now_us() + (uint64_t)d->timeout_ms * 1000;
+	uint64_t deadline = agsbx_now_us() + (uint64_t)LIFECYCLE_TIMEOUT_MS * 1000;
 	for (;;) {
 		multi_step(l->m);
 		if (l->att.headers_done && l->wt.headers_done)
