@@ -737,7 +737,10 @@ START_TEST(test_probe_ready_observed)
 	ck_assert_str_eq(json_string_value(json_object_get(f, "kernel_release_host")), u.release);
 	ck_assert_str_ne(inside, u.release);
 	ck_assert_str_eq(json_string_value(json_object_get(f, "inspect_runtime")), "runsc");
-	ck_assert_str_eq(json_string_value(json_object_get(f, "api_version")), "1.41");
+	ck_assert_str_eq(json_string_value(json_object_get(f, "api_version_used")), "1.41");
+	ck_assert(json_is_true(json_object_get(json_object_get(json_object_get(f, "runsc_runtimes"), "runsc"),
+					       "network_none")));
+	ck_assert_ptr_null(json_object_get(json_object_get(json_object_get(f, "runtimes"), "runc"), "runtimeArgs"));
 	ck_assert_ptr_nonnull(json_string_value(json_object_get(json_object_get(f, "versions"), "runsc")));
 	ck_assert(p.caps.process_contained && p.caps.host_filesystem_restricted &&
 		  p.caps.privilege_escalation_blocked && p.caps.syscalls_restricted && p.caps.environment_scrubbed);

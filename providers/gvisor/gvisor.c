@@ -151,8 +151,11 @@ static const char *pick_runtime(const struct agsbx_ctx *ctx, const json_t *info,
 	if (!json_is_object(rts))
 		return set_verdict(v, GV_R_REGISTRY_INVALID, HINT_REGISTER,
 				   "/info has no Runtimes object: the runtime registry cannot be read");
-	json_t *rec = json_object();
+	/* "runtimes" has the host probe's shape ({path, runtimeArgs}); what
+	 * we make of each runsc one goes to "runsc_runtimes". */
+	json_t *rec = json_object(), *mine = json_object();
 	json_object_set_new(facts, "runtimes", rec);
+	json_object_set_new(facts, "runsc_runtimes", mine);
 	const char *best = NULL;
 	bool best_nonet = false;
 	const char *name;
@@ -163,11 +166,13 @@ static const char *pick_runtime(const struct agsbx_ctx *ctx, const json_t *info,
 		const char *path = json_string_value(json_object_get(rt, "path"));
 		json_t *args = json_object_get(rt, "runtimeArgs");
 		bool runsc = is_runsc_path(path), nonet = args_have_network_none(args);
-		json_object_set_new(rec, name, json_pack("{s:s?, s:o, s:b, s:b}", "path", path, "runtimeArgs",
-							 json_is_array(args) ? json_deep_copy(args) : json_array(),
-							 "runsc", runsc, "network_none", nonet));
+		json_t *entry = json_pack("{s:s?}", "path", path);
+		if (json_is_array(args))
+			json_object_set_new(entry, "runtimeArgs", json_deep_copy(args));
+		json_object_set_new(rec, name, entry);
 		if (!runsc)
 			continue;
+		json_object_set_new(mine, name, json_pack("{s:b}", "network_none", nonet));
 		if (!best || (nonet && !best_nonet) || (nonet == best_nonet && strcmp(name, best) < 0)) {
 			best = name;
 			best_nonet = nonet;
@@ -406,8 +411,8 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *
 	if (gv_docker_open(&e->d, sock, t, err, sizeof err) < 0)
 		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err);
 	json_object_set_new(facts, "server_version", json_string(e->d.server_version));
-	json_object_set_new(facts, "server_api_version", json_string(e->d.server_api_version));
-	json_object_set_new(facts, "api_version", json_string(e->d.api_version));
+	json_object_set_new(facts, "api_version", json_string(e->d.server_api_version));
+	json_object_set_new(facts, "api_version_used", json_string(e->d.api_version));
 	long st;
 	_cleanup_json_ json_t *info = NULL;
 	if (gv_docker_call(&e->d, "GET", "/info", NULL, 0, &st, &info, err, sizeof err) < 0 || st != 200 ||
