@@ -1,9 +1,10 @@
 /* The bounded process runner (contract in runner.h).
  *
  * Shape of one run:
- *   spawn   fork + exec; everything the child needs (argv, envp, PATH
- *           candidates) is prepared before fork, because a child of a
- *           multithreaded parent may only make async-signal-safe calls.
+ *   spawn   clone(CLONE_VM | CLONE_VFORK) + exec, posix_spawn-style:
+ *           everything the child needs (argv, envp, PATH candidates) is
+ *           prepared before, and the child makes raw system calls only
+ *           (it runs in our memory, in a multithreaded process).
  *   drain   poll() over stdout, stderr, the child's pidfd and cancel_fd;
  *           every ~25 ms the child's process tree is walked and recorded
  *           (runner-procscan.c).

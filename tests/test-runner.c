@@ -218,8 +218,12 @@ START_TEST(test_enoent)
 	const char *bare[] = { "agsbx-no-such-program-4c1e", NULL };
 	const char *abs[] = { "/nonexistent/agsbx-no-such-program", NULL };
 	const char *const *cases[] = { bare, abs };
+	/* An explicit PATH: an inherited one may hold directories this uid
+	 * cannot search, which (as with execvp) turns the answer into EACCES. */
+	const char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
 	for (size_t i = 0; i < 2; i++) {
 		struct agsbx_run_opts o = opts_for(cases[i]);
+		o.envp = env;
 		struct agsbx_run_result r;
 		ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
 		ck_assert_int_eq(r.spawn_errno, ENOENT);
@@ -768,6 +772,26 @@ START_TEST(test_drop_privileges)
 }
 END_TEST
 
+START_TEST(test_drop_privileges_refused)
+{
+	/* Unprivileged, a switch to another uid must fail the spawn with
+	 * the kernel's answer, and nothing may run. Root may switch to any
+	 * uid, so there is nothing to refuse. */
+	if (geteuid() == 0)
+		return;
+	const char *argv[] = { "true", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.drop_privileges = true;
+	o.run_uid = geteuid() == 1 ? 2 : 1;
+	o.run_gid = 1;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), -EPERM);
+	ck_assert_int_eq(r.spawn_errno, EPERM);
+	ck_assert(!r.exited);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
 static int leftover_cgroups(void)
 {
 	static const char *mounts[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
@@ -865,6 +889,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_child_state);
 	tcase_add_test(tc, test_sigpipe_default_in_child);
 	tcase_add_test(tc, test_find_marker);
+	tcase_add_test(tc, test_drop_privileges_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("output");
