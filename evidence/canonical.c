@@ -53,6 +53,12 @@ static size_t utf8_len(const unsigned char *s, size_t left)
 	return n;
 }
 
+/* Bytes that end a verbatim run: what jq escapes, and non-ASCII (checked
+ * as UTF-8). */
+static const unsigned char special[256] = {
+	[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x7F ... 0xFF] = 1,
+};
+
 static int put_string(struct sbuf *b, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -60,11 +66,11 @@ static int put_string(struct sbuf *b, const char *str, size_t len)
 	sbuf_putc(b, '"');
 	size_t run = 0; /* start of the pending run of bytes copied verbatim */
 	for (size_t i = 0; i < len;) {
-		unsigned c = s[i];
-		if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+		while (i < len && !special[s[i]])
 			i++;
-			continue;
-		}
+		if (i == len)
+			break;
+		unsigned c = s[i];
 		if (c >= 0x80) {
 			size_t n = utf8_len(s + i, len - i);
 			if (n == 0)
@@ -98,6 +104,22 @@ static int put_string(struct sbuf *b, const char *str, size_t len)
 	sbuf_put(b, s + run, len - run);
 	sbuf_putc(b, '"');
 	return 0;
+}
+
+/* Decimal, as jq prints integers within +-2^53 (no printf: it showed up
+ * in profiles). */
+static void put_int(struct sbuf *b, json_int_t v)
+{
+	char buf[24];
+	size_t i = sizeof buf;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do {
+		buf[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		buf[--i] = '-';
+	sbuf_put(b, buf + i, sizeof buf - i);
 }
 
 static int cmp_keys(const void *a, const void *b)
@@ -165,7 +187,7 @@ static int put_value(struct sbuf *b, const json_t *j, const char *skip_key)
 		json_int_t v = json_integer_value(j);
 		if (v > AGSBX_JSON_INT_MAX || v < -AGSBX_JSON_INT_MAX)
 			return -ERANGE;
-		sbuf_printf(b, "%" JSON_INTEGER_FORMAT, v);
+		put_int(b, v);
 		return 0;
 	}
 	case JSON_REAL:

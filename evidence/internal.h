@@ -152,6 +152,13 @@ void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
 /* Writes b to out when r == 0 and b is intact; frees b. */
 int sbuf_flush(struct sbuf *b, int r, FILE *out);
 
+/* ---- strict JSON (parse.c) ---------------------------------------------- */
+
+/* Parses one JSON object with the bundle rules (no duplicate keys, integers
+ * within +-2^53 only, no -0, valid UTF-8, no \u0000). -EINVAL with a
+ * one-line reason and position in err. */
+int agsbx_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size);
+
 /* ---- misc ------------------------------------------------------------ */
 
 void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

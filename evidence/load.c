@@ -162,39 +162,68 @@ static const char *type_names(unsigned t, char *buf, size_t size)
 	return buf;
 }
 
-static int check_members(const json_t *obj, const struct field *fields, const char *path, char *err,
+/* Where a value sits, as a chain up to the top; only formatted when there
+ * is an error (formatting every path showed up in profiles). */
+struct where {
+	const struct where *up;
+	const char *key;          /* member name, or NULL for an array index */
+	size_t index;
+};
+
+static void put_where(char *buf, size_t size, const struct where *w)
+{
+	if (!w) {
+		buf[0] = '\0';
+		return;
+	}
+	put_where(buf, size, w->up);
+	size_t n = strlen(buf);
+	if (w->key)
+		snprintf(buf + n, size - n, "%s%s", n ? "." : "", w->key);
+	else
+		snprintf(buf + n, size - n, "[%zu]", w->index);
+}
+
+/* "<path>: <what><detail>" */
+static int bad(char *err, size_t err_size, const struct where *w, const char *what, const char *detail)
+{
+	char path[256];
+	put_where(path, sizeof path, w);
+	set_err(err, err_size, "%s: %s%s", path, what, detail);
+	return -EINVAL;
+}
+
+static int check_members(const json_t *obj, const struct field *fields, const struct where *at, char *err,
 			 size_t err_size);
 
-static int check_value(const json_t *v, const struct field *f, const char *path, char *err, size_t err_size)
+static int check_value(const json_t *v, const struct field *f, const struct where *at, char *err, size_t err_size)
 {
 	char tn[64];
-	if (!(type_bit(v) & f->types)) {
-		set_err(err, err_size, "%s: expected %s", path, type_names(f->types, tn, sizeof tn));
-		return -EINVAL;
-	}
+	if (!(type_bit(v) & f->types))
+		return bad(err, err_size, at, "expected ", type_names(f->types, tn, sizeof tn));
 	if (f->values && json_is_string(v)) {
 		bool ok = false;
 		for (const char *const *p = f->values; *p && !ok; p++)
 			ok = strcmp(*p, json_string_value(v)) == 0;
 		if (!ok) {
-			set_err(err, err_size, "%s: unknown value \"%.64s\"", path, json_string_value(v));
-			return -EINVAL;
+			char shown[67];
+			snprintf(shown, sizeof shown, "\"%.64s\"", json_string_value(v));
+			for (char *c = shown; *c; c++) /* keep the message on one line */
+				if ((unsigned char)*c < 0x20)
+					*c = '?';
+			return bad(err, err_size, at, "unknown value ", shown);
 		}
 	}
 	if (f->members && json_is_object(v))
-		return check_members(v, f->members, path, err, err_size);
+		return check_members(v, f->members, at, err, err_size);
 	if (json_is_array(v) && (f->items || f->item_members)) {
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			const json_t *e = json_array_get(v, i);
-			char sub[256];
-			if (snprintf(sub, sizeof sub, "%s[%zu]", path, i) < 0)
-				return -EINVAL;
-			if (f->items && !(type_bit(e) & f->items)) {
-				set_err(err, err_size, "%s: expected %s", sub, type_names(f->items, tn, sizeof tn));
-				return -EINVAL;
-			}
+			struct where sub = { at, NULL, i };
+			if (f->items && !(type_bit(e) & f->items))
+				return bad(err, err_size, &sub, "expected ", type_names(f->items, tn, sizeof tn));
 			if (f->item_members && json_is_object(e)) {
-				int r = check_members(e, f->item_members, sub, err, err_size);
+				int r = check_members(e, f->item_members, &sub, err, err_size);
 				if (r < 0)
 					return r;
 			}
@@ -203,86 +232,22 @@ static int check_value(const json_t *v, const struct field *f, const char *path,
 	return 0;
 }
 
-static int check_members(const json_t *obj, const struct field *fields, const char *path, char *err,
+static int check_members(const json_t *obj, const struct field *fields, const struct where *at, char *err,
 			 size_t err_size)
 {
 	for (const struct field *f = fields; f->key; f++) {
-		char sub[256];
-		if (snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", f->key) < 0)
-			return -EINVAL;
+		struct where sub = { at, f->key, 0 };
 		const json_t *v = json_object_get(obj, f->key);
 		if (!v) {
-			if (f->required) {
-				set_err(err, err_size, "%s: missing", sub);
-				return -EINVAL;
-			}
+			if (f->required)
+				return bad(err, err_size, &sub, "missing", "");
 			continue;
 		}
-		int r = check_value(v, f, sub, err, err_size);
+		int r = check_value(v, f, &sub, err, err_size);
 		if (r < 0)
 			return r;
 	}
 	return 0;
-}
-
-/* Integers only, each within what jq prints exactly. */
-static int check_numbers(const json_t *j, char *path, size_t plen, size_t psize, char *err, size_t err_size)
-{
-	if (json_is_real(j)) {
-		set_err(err, err_size, "%s: not an integer (bundles hold integers only)", plen ? path : "(top)");
-		return -EINVAL;
-	}
-	if (json_is_integer(j)) {
-		json_int_t v = json_integer_value(j);
-		if (v > AGSBX_JSON_INT_MAX || v < -AGSBX_JSON_INT_MAX) {
-			set_err(err, err_size, "%s: integer out of range (|n| <= 2^53)", path);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (json_is_object(j)) {
-		const char *key;
-		json_t *v;
-		json_object_foreach((json_t *)j, key, v) {
-			snprintf(path + plen, psize - plen, "%s%s", plen ? "." : "", key);
-			int r = check_numbers(v, path, strnlen(path, psize - 1), psize, err, err_size);
-			path[plen] = '\0';
-			if (r < 0)
-				return r;
-		}
-	} else if (json_is_array(j)) {
-		for (size_t i = 0; i < json_array_size(j); i++) {
-			snprintf(path + plen, psize - plen, "[%zu]", i);
-			int r = check_numbers(json_array_get(j, i), path, strnlen(path, psize - 1), psize, err,
-					      err_size);
-			path[plen] = '\0';
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
-/* jansson reads "-0" as the integer 0, jq keeps it as -0 and prints "-0":
- * the two would disagree on the canonical bytes, so refuse it. Scans the
- * (already valid) JSON text outside strings. */
-static bool has_negative_zero(const char *s, size_t len)
-{
-	bool in_str = false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_str = false;
-		} else if (c == '"') {
-			in_str = true;
-		} else if (c == '-' && i + 1 < len && s[i + 1] == '0') {
-			return true;
-		}
-	}
-	return false;
 }
 
 int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
@@ -292,16 +257,10 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 		set_err(err, err_size, "bundle larger than %u MiB", AGSBX_BUNDLE_MAX_BYTES >> 20);
 		return -EFBIG;
 	}
-	json_error_t je;
-	_cleanup_json_ json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
-	if (!j) {
-		set_err(err, err_size, "not valid JSON: %s (line %d, column %d)", je.text, je.line, je.column);
-		return -EINVAL;
-	}
-	if (!json_is_object(j)) {
-		set_err(err, err_size, "not a bundle: top level is not an object");
-		return -EINVAL;
-	}
+	_cleanup_json_ json_t *j = NULL;
+	int r = agsbx_json_parse_strict(data, len, &j, err, err_size);
+	if (r < 0)
+		return r;
 	const char *schema = jstr(j, "schema");
 	if (!schema) {
 		set_err(err, err_size, "not a bundle: no \"schema\" member");
@@ -311,15 +270,7 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 		set_err(err, err_size, "unknown schema \"%.64s\" (this tool reads %s)", schema, AGSBX_BUNDLE_SCHEMA);
 		return -EINVAL;
 	}
-	char path[256] = "";
-	int r = check_numbers(j, path, 0, sizeof path, err, err_size);
-	if (r < 0)
-		return r;
-	if (has_negative_zero(data, len)) {
-		set_err(err, err_size, "negative zero is not a canonical integer");
-		return -EINVAL;
-	}
-	r = check_members(j, bundle_fields, "", err, err_size);
+	r = check_members(j, bundle_fields, NULL, err, err_size);
 	if (r < 0)
 		return r;
 	*bundle = TAKE_PTR(j);

@@ -240,7 +240,7 @@ static const char *const invalid_files[] = {
 	"bad-utf8.json", "big-integer.json", "check-id-number.json", "check-verdict.json",
 	"duplicate-key.json", "duplicate-nested.json", "duration-string.json", "empty.json",
 	"exponent.json", "huge-integer.json", "lone-surrogate.json", "missing-schema.json",
-	"negative-zero.json", "not-json.json", "nul-escape.json", "provider-verdict.json",
+	"negative-zero.json", "not-json.json", "nul-byte.json", "nul-escape.json", "provider-verdict.json",
 	"providers-object.json", "real-zero-fraction.json", "real.json", "signature-wrong-type.json",
 	"top-array.json", "trailing-garbage.json", "truncated.json", "unknown-schema.json",
 };

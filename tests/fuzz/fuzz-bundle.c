@@ -3,8 +3,13 @@
  * Properties checked (a violation aborts):
  *  - the canonical form of a loaded bundle loads again and is a fixed point;
  *  - a bundle diffed with itself has no change and no regression;
- *  - renderers never fail on a loaded bundle. */
+ *  - renderers never fail on a loaded bundle;
+ *  - the strict reader (evidence/parse.c) agrees with jansson's json_loadb:
+ *    whatever it accepts jansson accepts as an equal value, and whatever
+ *    jansson accepts that obeys the bundle rules (an object, integers
+ *    within +-2^53, no -0, not absurdly deep) it accepts too. */
 #include "evidence/evidence.h"
+#include "evidence/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +45,70 @@ static void check_canonical(const json_t *b)
 	free(c);
 }
 
+static bool integers_only(const json_t *j, int depth, int *max_depth)
+{
+	if (depth > *max_depth)
+		*max_depth = depth;
+	if (json_is_real(j))
+		return false;
+	if (json_is_integer(j))
+		return json_integer_value(j) <= AGSBX_JSON_INT_MAX && json_integer_value(j) >= -AGSBX_JSON_INT_MAX;
+	const char *k;
+	json_t *v;
+	if (json_is_object(j)) {
+		json_object_foreach((json_t *)j, k, v) if (!integers_only(v, depth + 1, max_depth)) return false;
+	}
+	for (size_t i = 0; json_is_array(j) && i < json_array_size(j); i++)
+		if (!integers_only(json_array_get(j, i), depth + 1, max_depth))
+			return false;
+	return true;
+}
+
+static bool has_negative_zero(const char *s, size_t len)
+{
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		if (in_str) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				in_str = false;
+		} else if (s[i] == '"') {
+			in_str = true;
+		} else if (s[i] == '-' && i + 1 < len && s[i + 1] == '0') {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void differential(const uint8_t *data, size_t size)
+{
+	json_error_t je;
+	json_t *ref = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
+	json_t *mine = NULL;
+	char err[512];
+	if (agsbx_json_parse_strict((const char *)data, size, &mine, err, sizeof err) == 0) {
+		if (!ref || !json_equal(ref, mine))
+			abort();
+	} else {
+		int depth = 0;
+		if (strchr(err, '\n'))
+			abort(); /* errors are one line */
+		/* jansson stops at a NUL byte as if the input ended there (and
+		 * may then accept a truncated document); we reject NUL bytes */
+		if (ref && json_is_object(ref) && integers_only(ref, 0, &depth) && depth < 500 &&
+		    !has_negative_zero((const char *)data, size) && !memchr(data, '\0', size))
+			abort();
+	}
+	json_decref(ref);
+	json_decref(mine);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	differential(data, size);
+
 	json_t *b = NULL;
 	char err[512];
 	if (agsbx_bundle_parse((const char *)data, size, &b, err, sizeof err) < 0)

@@ -31,7 +31,7 @@ extra=$build/fuzz-corpus
 mkdir -p "$extra"
 
 echo "fuzzing for ${seconds}s (artifacts in $artifacts)" >&2
-"$build/fuzz-bundle" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+"$build/fuzz-bundle" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -error_exitcode=1 \
   -dict="$src/tests/fuzz/bundle.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
   "$corpus" "$extra" 2>&1 | tail -n 30
 status=${PIPESTATUS[0]}

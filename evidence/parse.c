@@ -1,0 +1,468 @@
+/* A strict JSON reader for bundles, building jansson values.
+ *
+ * Why not json_loadb(): it lexes one character at a time through a stream
+ * callback and a growing buffer, ~10 ms per MiB here, which dominated
+ * `verify`. This reader scans string runs in bulk and enforces the bundle
+ * rules while it parses, so no second walk is needed:
+ *  - RFC 8259 grammar, whitespace only between tokens, nothing after the
+ *    top-level value, which must be an object;
+ *  - duplicate keys rejected (JSON_REJECT_DUPLICATES);
+ *  - strings valid UTF-8, no raw control characters, no \u0000, no lone
+ *    surrogates (what jansson rejects too);
+ *  - integers only, within +-2^53, and no "-0" (jq would print -0, jansson
+ *    reads 0: the canonical forms would differ).
+ * The fuzz target checks it against json_loadb() on every input. */
+#include "evidence/internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 512
+
+struct parser {
+	const char *start, *p, *end;
+	int depth;
+	char *err;
+	size_t err_size;
+	bool failed;
+};
+
+static void fail(struct parser *ps, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct parser *ps, const char *at, const char *fmt, ...)
+{
+	if (ps->failed)
+		return;
+	ps->failed = true;
+	int line = 1, col = 1;
+	for (const char *s = ps->start; s < at && s < ps->end; s++) {
+		if (*s == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	char what[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	set_err(ps->err, ps->err_size, "not valid bundle JSON: %s (line %d, column %d)", what, line, col);
+}
+
+static void skip_ws(struct parser *ps)
+{
+	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+		ps->p++;
+}
+
+static int hex4(const char *s, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = s[i];
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -EINVAL;
+		*v = *v << 4 | d;
+	}
+	return 0;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xC0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | cp >> 12);
+		o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | cp >> 18);
+	o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+	o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+	o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* One \uXXXX escape (and its low surrogate) at s ("\u..."): the code point
+ * and the bytes consumed, or 0 when invalid. */
+static size_t unicode_escape(struct parser *ps, const char *s, uint32_t *cp)
+{
+	unsigned hi, lo;
+	if (ps->end - s < 6 || hex4(s + 2, &hi) < 0) {
+		fail(ps, s, "invalid \\u escape");
+		return 0;
+	}
+	if (hi >= 0xDC00 && hi <= 0xDFFF) {
+		fail(ps, s, "lone low surrogate \\u%04X", hi);
+		return 0;
+	}
+	if (hi >= 0xD800 && hi <= 0xDBFF) {
+		if (ps->end - s < 12 || s[6] != '\\' || s[7] != 'u' || hex4(s + 8, &lo) < 0 || lo < 0xDC00 ||
+		    lo > 0xDFFF) {
+			fail(ps, s, "lone high surrogate \\u%04X", hi);
+			return 0;
+		}
+		*cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+		return 12;
+	}
+	if (hi == 0) {
+		fail(ps, s, "\\u0000 is not allowed in a bundle");
+		return 0;
+	}
+	*cp = hi;
+	return 6;
+}
+
+/* Decodes the string whose opening quote is at ps->p. On success *s (maybe
+ * into *owned, which the caller frees) and *n; ps->p is past the closing
+ * quote. Plain runs are only scanned, not copied. */
+static int parse_string(struct parser *ps, const char **s, size_t *n, char **owned)
+{
+	const char *p = ++ps->p, *end = ps->end;
+	*owned = NULL;
+	/* fast scan of the common case: no escapes */
+	static const unsigned char stop[256] = {
+		[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xFF] = 1,
+	};
+	while (p < end) {
+		while (p < end && !stop[(unsigned char)*p])
+			p++;
+		if (p == end)
+			break;
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\' || c < 0x20)
+			break;
+		uint32_t cp;
+		size_t k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+		if (k == 0) {
+			fail(ps, p, "invalid UTF-8 in a string");
+			return -EINVAL;
+		}
+		p += k;
+	}
+	if (p < end && *p == '"') {
+		*s = ps->p;
+		*n = (size_t)(p - ps->p);
+		ps->p = p + 1;
+		return 0;
+	}
+	/* escapes: decode into a copy (never longer than the source) */
+	char *o = malloc((size_t)(end - ps->p) + 1);
+	if (!o)
+		return -ENOMEM;
+	size_t w = (size_t)(p - ps->p);
+	memcpy(o, ps->p, w);
+	while (p < end && *p != '"') {
+		unsigned char c = (unsigned char)*p;
+		if (c < 0x20) {
+			fail(ps, p, "control character in a string");
+			goto bad;
+		}
+		if (c >= 0x80) {
+			uint32_t cp;
+			size_t k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+			if (k == 0) {
+				fail(ps, p, "invalid UTF-8 in a string");
+				goto bad;
+			}
+			memcpy(o + w, p, k);
+			w += k;
+			p += k;
+			continue;
+		}
+		if (c != '\\') {
+			o[w++] = (char)c;
+			p++;
+			continue;
+		}
+		if (end - p < 2) {
+			fail(ps, p, "premature end of input in a string");
+			goto bad;
+		}
+		char e = p[1];
+		const char *simple = strchr("\"\\/bfnrt", e);
+		if (e && simple) {
+			static const char decoded[] = "\"\\/\b\f\n\r\t";
+			o[w++] = decoded[simple - "\"\\/bfnrt"];
+			p += 2;
+		} else if (e == 'u') {
+			uint32_t cp;
+			size_t k = unicode_escape(ps, p, &cp);
+			if (k == 0)
+				goto bad;
+			w += put_utf8(o + w, cp);
+			p += k;
+		} else {
+			fail(ps, p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+			goto bad;
+		}
+	}
+	if (p >= end) {
+		fail(ps, p, "premature end of input in a string");
+		goto bad;
+	}
+	o[w] = '\0';
+	*s = o;
+	*n = w;
+	*owned = o;
+	ps->p = p + 1;
+	return 0;
+bad:
+	free(o);
+	return -EINVAL;
+}
+
+static json_t *parse_number(struct parser *ps)
+{
+	const char *s = ps->p, *p = s;
+	bool neg = p < ps->end && *p == '-';
+	if (neg)
+		p++;
+	if (p >= ps->end || *p < '0' || *p > '9') {
+		fail(ps, s, "invalid number");
+		return NULL;
+	}
+	int64_t v = 0;
+	const char *digits = p;
+	for (; p < ps->end && *p >= '0' && *p <= '9'; p++) {
+		if (v > AGSBX_JSON_INT_MAX) /* keep going to find the end; reported below */
+			continue;
+		v = v * 10 + (*p - '0');
+	}
+	if (*digits == '0' && p - digits > 1) {
+		fail(ps, s, "invalid number (leading zero)");
+		return NULL;
+	}
+	if (p < ps->end && (*p == '.' || *p == 'e' || *p == 'E')) {
+		fail(ps, s, "not an integer (bundles hold integers only)");
+		return NULL;
+	}
+	if (v > AGSBX_JSON_INT_MAX) {
+		fail(ps, s, "integer out of range (|n| <= 2^53)");
+		return NULL;
+	}
+	if (neg && v == 0) {
+		fail(ps, s, "negative zero is not a canonical integer");
+		return NULL;
+	}
+	ps->p = p;
+	json_t *j = json_integer(neg ? -v : v);
+	if (!j)
+		fail(ps, s, "out of memory");
+	return j;
+}
+
+static json_t *parse_value(struct parser *ps);
+
+static json_t *parse_object(struct parser *ps)
+{
+	const char *open = ps->p++;
+	json_t *obj = json_object();
+	if (!obj) {
+		fail(ps, open, "out of memory");
+		return NULL;
+	}
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == '}') {
+		ps->p++;
+		return obj;
+	}
+	for (;;) {
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != '"') {
+			fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "string or '}' expected");
+			goto bad;
+		}
+		const char *kpos = ps->p, *key;
+		size_t klen;
+		char *owned;
+		if (parse_string(ps, &key, &klen, &owned) < 0) {
+			fail(ps, kpos, "out of memory");
+			goto bad;
+		}
+		if (json_object_getn(obj, key, klen)) {
+			char shown[41];
+			size_t i = 0;
+			for (; i < klen && i < sizeof shown - 1; i++) /* one printable line */
+				shown[i] = key[i] >= 0x20 && key[i] < 0x7f ? key[i] : '?';
+			shown[i] = '\0';
+			fail(ps, kpos, "duplicate object key \"%s\"", shown);
+			free(owned);
+			goto bad;
+		}
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != ':') {
+			free(owned);
+			fail(ps, ps->p, "':' expected");
+			goto bad;
+		}
+		ps->p++;
+		json_t *v = parse_value(ps);
+		if (!v || json_object_setn_new_nocheck(obj, key, klen, v) < 0) {
+			free(owned);
+			fail(ps, ps->p, "out of memory");
+			goto bad;
+		}
+		free(owned);
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == '}') {
+			ps->p++;
+			return obj;
+		}
+		fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "',' or '}' expected");
+		goto bad;
+	}
+bad:
+	json_decref(obj);
+	return NULL;
+}
+
+static json_t *parse_array(struct parser *ps)
+{
+	const char *open = ps->p++;
+	json_t *arr = json_array();
+	if (!arr) {
+		fail(ps, open, "out of memory");
+		return NULL;
+	}
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ']') {
+		ps->p++;
+		return arr;
+	}
+	for (;;) {
+		json_t *v = parse_value(ps);
+		if (!v || json_array_append_new(arr, v) < 0) {
+			fail(ps, ps->p, "out of memory");
+			json_decref(arr);
+			return NULL;
+		}
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == ']') {
+			ps->p++;
+			return arr;
+		}
+		fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "',' or ']' expected");
+		json_decref(arr);
+		return NULL;
+	}
+}
+
+static json_t *literal(struct parser *ps, const char *word, json_t *value)
+{
+	size_t n = strlen(word);
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0) {
+		fail(ps, ps->p, "invalid token");
+		return NULL;
+	}
+	ps->p += n;
+	return value;
+}
+
+static json_t *parse_value(struct parser *ps)
+{
+	skip_ws(ps);
+	if (ps->p >= ps->end) {
+		fail(ps, ps->p, "premature end of input");
+		return NULL;
+	}
+	if (++ps->depth > MAX_DEPTH) {
+		fail(ps, ps->p, "nested too deeply");
+		return NULL;
+	}
+	json_t *v;
+	const char *at = ps->p;
+	switch (*ps->p) {
+	case '{':
+		v = parse_object(ps);
+		break;
+	case '[':
+		v = parse_array(ps);
+		break;
+	case '"': {
+		const char *s;
+		size_t n;
+		char *owned;
+		if (parse_string(ps, &s, &n, &owned) < 0) {
+			fail(ps, at, "out of memory");
+			v = NULL;
+			break;
+		}
+		v = json_stringn_nocheck(s, n); /* validated above */
+		free(owned);
+		if (!v)
+			fail(ps, at, "out of memory");
+		break;
+	}
+	case 't':
+		v = literal(ps, "true", json_true());
+		break;
+	case 'f':
+		v = literal(ps, "false", json_false());
+		break;
+	case 'n':
+		v = literal(ps, "null", json_null());
+		break;
+	default:
+		if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
+			v = parse_number(ps);
+		else {
+			fail(ps, ps->p, "invalid token");
+			v = NULL;
+		}
+	}
+	ps->depth--;
+	return v;
+}
+
+int agsbx_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size)
+{
+	struct parser ps = { .start = data, .p = data, .end = data + len, .err = err, .err_size = err_size };
+	*out = NULL;
+	skip_ws(&ps);
+	if (ps.p < ps.end && *ps.p == '[') {
+		set_err(err, err_size, "not a bundle: top level is not an object");
+		return -EINVAL;
+	}
+	if (ps.p >= ps.end || *ps.p != '{') {
+		fail(&ps, ps.p, ps.p >= ps.end ? "empty input" : "'{' expected");
+		return -EINVAL;
+	}
+	json_t *j = parse_value(&ps);
+	if (!j)
+		return -EINVAL;
+	skip_ws(&ps);
+	if (ps.p != ps.end) {
+		fail(&ps, ps.p, "end of input expected");
+		json_decref(j);
+		return -EINVAL;
+	}
+	*out = j;
+	return 0;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# verify and diff on a ~1 MiB signed bundle, against `jq -cjS . F` (parse +
+# canonical serialisation of the same file) measured in the same run.
+#
+#   tests/bench/evidence.sh [BUILD_DIR] [RUNS]     (BUILD_DIR default ./build, RUNS 100)
+#
+# Goals: verify <= 5 ms, diff <= 50 ms. Prints the means, the ratios to
+# the jq baseline and the bare process start-up (`--version`, dominated by
+# loading libcurl's ~30 shared libraries) so the in-process part can be
+# read off; does not fail on a missed goal (timing is not a test).
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+runs=${2:-100}
+B=$build/agsbx-evidence
+D=$src/tests/data/bundles
+for tool in hyperfine jq ssh-keygen; do
+  command -v "$tool" >/dev/null || { echo "$tool not installed" >&2; exit 2; }
+done
+[[ -x $B ]] || { echo "missing $B: build first" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/agsbx-bench-evidence-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# ~1 MiB: the full fixture's providers repeated with many checks, each with
+# a 1 KiB output excerpt (realistic: excerpts are capped at 2 KiB).
+jq --arg blob "$(head -c 1024 /dev/zero | tr '\0' 'x')" '
+  .providers as $p
+  | .providers = [range(0; 8) as $i | $p[$i % 2] | .id = "\(.id)-\($i)"
+      | .checks = [range(0; 60) as $c | .checks[$c % (.checks | length)]
+          | .id = "\(.id).\($c)" | .observations |= map(.stdout = $blob)]]' \
+  "$D/full.json" >"$work/big-unsigned.json"
+# signed with stock tools over the canonical bytes (see docs/evidence.md)
+ssh-keygen -q -t ed25519 -N '' -C bench@example.invalid -f "$work/key"
+jq -cjS 'del(.signature)' "$work/big-unsigned.json" >"$work/msg"
+ssh-keygen -q -Y sign -f "$work/key" -n agsbx-evidence "$work/msg"
+fp=$(ssh-keygen -l -E sha256 -f "$work/key.pub" | cut -d' ' -f2)
+jq --rawfile a "$work/msg.sig" --arg pub "$(cat "$work/key.pub")" --arg fp "$fp" \
+  '.signature = {format: "sshsig", namespace: "agsbx-evidence", hash: "sha512", armored: $a,
+                 public_key: $pub, fingerprint: $fp}' "$work/big-unsigned.json" >"$work/big.json"
+# a changed copy for diff: some verdicts and a host fact
+jq '.providers[3].checks[7].verdict = "fail" | .providers[5].verdict = "blocked"
+    | .host.kernel.release.value = "6.19.0"' "$work/big.json" >"$work/big2.json"
+"$B" verify "$work/big.json" --key "$work/key.pub" >/dev/null
+size=$(stat -c %s "$work/big.json")
+echo "bundle: $size bytes, $(jq '[.providers[].checks | length] | add' "$work/big.json") checks"
+
+hyperfine -N -w 5 -r "$runs" --export-json "$work/h.json" \
+  -n jq "jq -cjS . $work/big.json" \
+  -n startup "$B --version" \
+  -n verify "$B verify $work/big.json --key $work/key.pub" \
+  -n diff-self "$B diff $work/big.json $work/big.json" \
+  -n diff "$B diff $work/big.json $work/big2.json --format json" -i \
+  >"$work/h.out" 2>&1 || { cat "$work/h.out"; exit 1; }
+grep -E '^(Benchmark|  Time)' "$work/h.out" || true
+
+jq -r '
+  (.results | map({(.command): .mean}) | add) as $m
+  | ($m["jq"]) as $base
+  | "\nmean (ms)      jq \($base * 1000 | . * 100 | round / 100)",
+    (["verify", "diff-self", "diff"][] as $k
+      | "  \($k): \($m[$k] * 1000 | . * 100 | round / 100) ms, ratio to jq \($m[$k] / $base | . * 100 | round / 100)"),
+    "  process startup alone (--version): \($m["startup"] * 1000 | . * 100 | round / 100) ms; verify less startup: \(($m["verify"] - $m["startup"]) * 1000 | . * 100 | round / 100) ms",
+    "goals: verify <= 5 ms: \(if $m["verify"] <= 0.005 then "met" else "MISSED" end); diff <= 50 ms: \(if $m["diff"] <= 0.05 then "met" else "MISSED" end)"
+' "$work/h.json"
