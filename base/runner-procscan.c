@@ -172,8 +172,11 @@ static _Atomic bool no_pidfd;
 
 int agsbx_runner_pidfd_open(pid_t pid)
 {
-	if (atomic_load(&no_pidfd))
+	if (atomic_load(&no_pidfd)) {
+		errno = ENOSYS;
 		return -1;
+	}
+	/* pidfds are always close-on-exec. */
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		atomic_store(&no_pidfd, true);   /* old kernel or seccomp'd away */
@@ -191,13 +194,13 @@ static bool signal_proc(const struct agsbx_proc *p, int sig)
 {
 	struct agsbx_proc now;
 	int fd = agsbx_runner_pidfd_open(p->pid);
+	if (fd < 0 && errno == ESRCH)
+		return false;   /* gone */
 	bool ok = false;
-	if (agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z') {
-		if (fd >= 0)
-			ok = syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0;
-		else if (atomic_load(&no_pidfd))
-			ok = kill(p->pid, sig) == 0;
-	}
+	/* Without a pidfd (old kernel, no fds left) the check and kill()
+	 * leave a window of microseconds for pid reuse. */
+	if (agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z')
+		ok = fd >= 0 ? syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0 : kill(p->pid, sig) == 0;
 	if (fd >= 0)
 		close(fd);
 	return ok;
