@@ -204,8 +204,6 @@ static int container_create(const struct gv_docker *d, const struct gv_run_spec 
 		return -EIO;
 	}
 	snprintf(o->id, sizeof o->id, "%s", id);
-	if (s->on_created)
-		s->on_created(s->ud, o->id);
 	return 0;
 }
 
@@ -234,11 +232,11 @@ static void container_inspect(const struct gv_docker *d, struct gv_run_out *o)
 	snprintf(o->runtime_seen, sizeof o->runtime_seen, "%s", rt ? rt : "");
 }
 
-int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **ids,
+int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
 			     char *err, size_t err_size)
 {
-	if (ids)
-		*ids = NULL;
+	if (found)
+		*found = NULL;
 	_cleanup_free_ char *label = NULL, *filters = NULL, *esc = NULL, *path = NULL;
 	if (asprintf(&label, "%s=%s", key, value) < 0)
 		return -ENOMEM;
@@ -261,11 +259,12 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
 	json_t *c;
 	json_array_foreach(list, i, c) {
 		const char *id = json_string_value(json_object_get(c, "Id"));
-		json_array_append_new(out, json_string(id ? id : "?"));
+		const char *ex = json_string_value(json_object_get(json_object_get(c, "Labels"), GV_LABEL_EXEC));
+		json_array_append_new(out, json_pack("{s:s, s:s?}", "id", id ? id : "?", "exec", ex));
 	}
 	int n = (int)json_array_size(out);
-	if (ids)
-		*ids = out;
+	if (found)
+		*found = out;
 	else
 		json_decref(out);
 	return n;
@@ -495,7 +494,10 @@ int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, str
 {
 	memset(o, 0, sizeof *o);
 	pthread_once(&curl_once, curl_init_once);
-	agsbx_random_hex(o->exec_id, 16);
+	if (s->exec_id)
+		snprintf(o->exec_id, sizeof o->exec_id, "%s", s->exec_id);
+	else
+		agsbx_random_hex(o->exec_id, 16);
 	int r = container_create(d, s, o);
 	if (r < 0)
 		return r;

@@ -50,13 +50,49 @@ struct gv_env {
 	json_t *versions;
 };
 
+typedef char gv_id[65];
+
 struct gv_priv {
 	struct gv_env env;
 	char run_id[33];
-	pthread_mutex_t lock;         /* guards ids */
-	char (*ids)[65];              /* every container this handle created */
-	size_t nids;
+	pthread_mutex_t lock;         /* guards the two lists */
+	/* Executions in flight (their GV_LABEL_EXEC values): their containers
+	 * are not leftovers, whatever a concurrent leftovers() sees. */
+	gv_id *active;
+	size_t nactive;
+	/* Containers of finished executions: none of their host processes
+	 * may remain. */
+	gv_id *done;
+	size_t ndone;
 };
+
+static int id_push(gv_id **v, size_t *n, const char *id)
+{
+	gv_id *nv = realloc(*v, (*n + 1) * sizeof *nv);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	snprintf(nv[(*n)++], sizeof(gv_id), "%s", id);
+	return 0;
+}
+
+static void id_remove(gv_id *v, size_t *n, const char *id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(v[i], id) == 0) {
+			memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof *v);
+			(*n)--;
+			return;
+		}
+}
+
+static bool id_in(gv_id *v, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n && id; i++)
+		if (strcmp(v[i], id) == 0)
+			return true;
+	return false;
+}
 
 static void env_clear(struct gv_env *e)
 {
@@ -529,18 +565,6 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	return 0;
 }
 
-static void remember(void *ud, const char *id)
-{
-	struct gv_priv *p = ud;
-	pthread_mutex_lock(&p->lock);
-	char (*n)[65] = realloc(p->ids, (p->nids + 1) * sizeof *n);
-	if (n) {
-		p->ids = n;
-		snprintf(p->ids[p->nids++], 65, "%s", id);
-	}
-	pthread_mutex_unlock(&p->lock);
-}
-
 /* "host:/agsbx/<role>:ro|rw" per grant root. Docker's Binds syntax splits
  * on ':', so a root path containing one is refused, not mangled. */
 static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUNT + 1], struct agsbx_failure *fail)
@@ -585,16 +609,28 @@ static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	_cleanup_free_ char *user = run_as_user(h->ctx);
 	if (r == 0 && (!env || (h->ctx->run_as && !user)))
 		r = -ENOMEM;
+	char exec_id[33];
+	agsbx_random_hex(exec_id, 16);
+	if (r == 0) {
+		pthread_mutex_lock(&p->lock);
+		r = id_push(&p->active, &p->nactive, exec_id);
+		pthread_mutex_unlock(&p->lock);
+	}
 	if (r == 0) {
 		struct gv_run_spec s = {
 			.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
 			.argv = step->argv, .env = (const char *const *)env, .workdir = h->paths[step->cwd],
 			.user = user, .binds = (const char *const *)binds, .run_label = p->run_id,
 			.max_output = limits->max_output_bytes, .timeout_ms = limits->timeout_ms,
-			.cancel_fd = limits->cancel_fd, .on_created = remember, .ud = p,
+			.cancel_fd = limits->cancel_fd, .exec_id = exec_id,
 		};
 		struct gv_run_out o;
 		r = gv_container_run(&p->env.d, &s, &o);
+		pthread_mutex_lock(&p->lock);
+		id_remove(p->active, &p->nactive, exec_id);
+		if (o.id[0] && id_push(&p->done, &p->ndone, o.id) < 0 && r == 0)
+			r = -ENOMEM;
+		pthread_mutex_unlock(&p->lock);
 		out->run = o.run;
 		out->run.killed = o.leaked_killed;
 		if (r < 0)
@@ -630,42 +666,51 @@ static int gv_health(struct agsbx_handle *h)
 	return r < 0 ? r : present ? 0 : -ENODEV;
 }
 
+/* Containers with the handle's run label that belong to no execution in
+ * flight, host processes naming a container of a finished execution, and
+ * host processes carrying the marker. */
 static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
 {
 	*found = NULL;
 	struct gv_priv *p = h->priv;
 	if (!p)
 		return -ESTALE;
-	json_t *list = json_array();
-	_cleanup_json_ json_t *ids = NULL;
+	_cleanup_json_ json_t *list = json_array();
+	_cleanup_json_ json_t *ctrs = NULL;
 	char err[256];
-	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ids, err, sizeof err);
-	if (n < 0) {
-		json_decref(list);
+	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err);
+	if (n < 0)
 		return n;
-	}
-	size_t i;
-	json_t *id;
-	json_array_foreach(ids, i, id)
-		json_array_append_new(list, json_pack("{s:s, s:O}", "kind", "container", "id", id));
+	/* Snapshot under the lock; scan /proc (once) outside it. */
 	pthread_mutex_lock(&p->lock);
-	for (size_t k = 0; k < p->nids; k++) {
-		_cleanup_free_ pid_t *pids = NULL;
-		int np = gv_procs_matching(p->ids[k], &pids);
-		for (int j = 0; j < np; j++)
-			json_array_append_new(list, json_pack("{s:s, s:i, s:s}", "kind", "process", "pid",
-							      (int)pids[j], "container", p->ids[k]));
+	size_t i;
+	json_t *c;
+	json_array_foreach(ctrs, i, c) {
+		if (!id_in(p->active, p->nactive, json_string_value(json_object_get(c, "exec"))))
+			json_array_append_new(list, json_pack("{s:s, s:O}", "kind", "container", "id",
+							      json_object_get(c, "id")));
 	}
+	size_t nneedles = p->ndone + 1;
+	_cleanup_free_ char **needles = calloc(nneedles, sizeof *needles);
+	for (size_t k = 0; needles && k < p->ndone; k++)
+		needles[k] = strdup(p->done[k]);
 	pthread_mutex_unlock(&p->lock);
-	if (marker && *marker) {
-		_cleanup_free_ pid_t *pids = NULL;
-		int np = gv_procs_matching(marker, &pids);
-		for (int j = 0; j < np; j++)
-			json_array_append_new(list, json_pack("{s:s, s:i, s:s}", "kind", "process", "pid",
-							      (int)pids[j], "marker", marker));
+	if (!needles)
+		return -ENOMEM;
+	needles[nneedles - 1] = marker && *marker ? strdup(marker) : NULL;
+	_cleanup_free_ struct gv_proc_match *m = NULL;
+	int np = gv_procs_matching_any((const char *const *)needles, nneedles, &m);
+	for (int j = 0; j < np; j++) {
+		bool is_marker = m[j].needle == nneedles - 1;
+		json_array_append_new(list, json_pack("{s:s, s:i, s:s}", "kind", "process", "pid", (int)m[j].pid,
+						      is_marker ? "marker" : "container", needles[m[j].needle]));
 	}
-	*found = list;
-	return (int)json_array_size(list);
+	for (size_t k = 0; k < nneedles; k++)
+		free(needles[k]);
+	if (np < 0)
+		return np;
+	*found = TAKE_PTR(list);
+	return (int)json_array_size(*found);
 }
 
 /* Idempotent. Removes every container of the run, stops any host process
@@ -677,23 +722,32 @@ static void gv_release(struct agsbx_handle *h)
 	h->released = true;
 	if (!p)
 		return;
-	_cleanup_json_ json_t *ids = NULL;
+	_cleanup_json_ json_t *ctrs = NULL;
 	char err[256];
-	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ids, err, sizeof err) > 0) {
+	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err) > 0) {
 		size_t i;
-		json_t *id;
-		json_array_foreach(ids, i, id) {
+		json_t *c;
+		json_array_foreach(ctrs, i, c) {
+			const char *id = json_string_value(json_object_get(c, "id"));
 			_cleanup_free_ char *path = NULL;
 			long st;
-			if (asprintf(&path, "/containers/%s?force=1&v=1", json_string_value(id)) >= 0)
+			if (asprintf(&path, "/containers/%s?force=1&v=1", id) >= 0)
 				gv_docker_call(&p->env.d, "DELETE", path, NULL, 0, &st, NULL, err, sizeof err);
+			gv_procs_reap(id, 1000, p->env.runtime_path);
 		}
 	}
-	for (size_t k = 0; k < p->nids; k++)
-		gv_procs_reap(p->ids[k], 1000, p->env.runtime_path);
+	/* One /proc pass; reap only the containers something still names. */
+	_cleanup_free_ const char **needles = calloc(p->ndone + 1, sizeof *needles);
+	for (size_t k = 0; needles && k < p->ndone; k++)
+		needles[k] = p->done[k];
+	_cleanup_free_ struct gv_proc_match *m = NULL;
+	int np = needles ? gv_procs_matching_any(needles, p->ndone, &m) : 0;
+	for (int j = 0; j < np; j++)
+		gv_procs_reap(p->done[m[j].needle], 1000, p->env.runtime_path);
 	h->priv = NULL;
 	pthread_mutex_destroy(&p->lock);
-	free(p->ids);
+	free(p->active);
+	free(p->done);
 	env_clear(&p->env);
 	free(p);
 }

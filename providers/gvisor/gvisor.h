@@ -65,10 +65,9 @@ struct gv_run_spec {
 	int64_t timeout_ms;           /* <= 0: none */
 	int cancel_fd;                /* -1: none */
 	bool inspect;                 /* record HostConfig.Runtime before removal */
-	/* Called with the id as soon as the container exists (e.g. to
-	 * remember it for leftovers); may be NULL. */
-	void (*on_created)(void *ud, const char *id);
-	void *ud;
+	/* Value of GV_LABEL_EXEC (hex); NULL: a random one. Callers that
+	 * track in-flight executions choose it before the container exists. */
+	const char *exec_id;
 };
 
 struct gv_run_out {
@@ -89,9 +88,9 @@ struct gv_run_out {
  * reason/message otherwise. o->run must be freed by the caller. */
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
 
-/* Containers (all states) with label KEY=VALUE: count, ids in *ids (new
- * array of strings, may be NULL). */
-int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **ids,
+/* Containers (all states) with label KEY=VALUE: the count, and in *found
+ * (may be NULL) a new array of {"id", "exec"} (exec: its GV_LABEL_EXEC). */
+int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
 			     char *err, size_t err_size);
 
 /* ---- host processes of a container ---------------------------------- */
@@ -100,6 +99,13 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
  * containerd-shim, runsc-gofer and runsc-sandbox carry the container id.
  * Returns the count, *pids malloc'd (may be NULL). */
 int gv_procs_matching(const char *needle, pid_t **pids);
+struct gv_proc_match {
+	pid_t pid;
+	size_t needle;                /* index of the first needle it carries */
+};
+/* One /proc pass for many needles: each live process (never ourselves)
+ * whose cmdline contains one of them. Returns the count; *found malloc'd. */
+int gv_procs_matching_any(const char *const *needles, size_t nneedles, struct gv_proc_match **found);
 /* Waits up to grace_ms for those processes to go, then SIGKILLs exactly
  * the remaining ones (pidfd, cmdline re-checked). When runsc_path is set
  * and a runsc process showed its --root, runs `runsc --root=R delete

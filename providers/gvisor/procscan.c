@@ -59,17 +59,14 @@ static bool pid_matches(int dirfd_proc, const char *pid, const char *needle, cha
 	return m;
 }
 
-int gv_procs_matching(const char *needle, pid_t **pids)
+int gv_procs_matching_any(const char *const *needles, size_t nneedles, struct gv_proc_match **found)
 {
-	if (pids)
-		*pids = NULL;
-	if (!needle || !*needle)
-		return -EINVAL;
+	*found = NULL;
 	_cleanup_closedir_ DIR *d = opendir("/proc");
 	if (!d)
 		return -errno;
 	pid_t self = getpid();
-	pid_t *v = NULL;
+	struct gv_proc_match *v = NULL;
 	int n = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
@@ -77,20 +74,39 @@ int gv_procs_matching(const char *needle, pid_t **pids)
 		long pid = strtol(e->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == self)
 			continue;
-		if (!pid_matches(dirfd(d), e->d_name, needle, NULL))
-			continue;
-		pid_t *nv = realloc(v, (size_t)(n + 1) * sizeof *nv);
-		if (!nv) {
-			free(v);
-			return -ENOMEM;
+		_cleanup_free_ char *c = read_cmdline(dirfd(d), e->d_name);
+		for (size_t i = 0; c && i < nneedles; i++) {
+			if (!needles[i] || !*needles[i] || !strstr(c, needles[i]))
+				continue;
+			struct gv_proc_match *nv = realloc(v, (size_t)(n + 1) * sizeof *nv);
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			v[n++] = (struct gv_proc_match){ .pid = (pid_t)pid, .needle = i };
+			break;
 		}
-		v = nv;
-		v[n++] = (pid_t)pid;
 	}
+	*found = v;
+	return n;
+}
+
+int gv_procs_matching(const char *needle, pid_t **pids)
+{
 	if (pids)
-		*pids = v;
-	else
-		free(v);
+		*pids = NULL;
+	if (!needle || !*needle)
+		return -EINVAL;
+	_cleanup_free_ struct gv_proc_match *m = NULL;
+	int n = gv_procs_matching_any(&needle, 1, &m);
+	if (n <= 0 || !pids)
+		return n;
+	*pids = malloc((size_t)n * sizeof **pids);
+	if (!*pids)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		(*pids)[i] = m[i].pid;
 	return n;
 }
 
