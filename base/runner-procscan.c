@@ -813,11 +813,42 @@ static void find_cgroup2_mount(void)
 	free(buf);
 }
 
+/* Leaves of harnesses that died mid-run (SIGKILL, a CI timeout) would
+ * stay forever: kill what is left in them and remove them. Only leaves
+ * whose creator pid is gone; rmdir fails harmlessly on anything else. */
+static void remove_stale_leaves(void)
+{
+	DIR *d = cg_mount ? opendir(cg_mount) : NULL;
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "agsbx-run-", 10) != 0)
+			continue;
+		long pid = strtol(de->d_name + 10, &end, 10);
+		if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s/cgroup.kill", cg_mount, de->d_name);
+		write_str(path, "1");
+		snprintf(path, sizeof path, "%s/%s", cg_mount, de->d_name);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
+static void cgroup_setup_once(void)
+{
+	find_cgroup2_mount();
+	remove_stale_leaves();
+}
+
 void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want)
 {
 	if (!want)
 		return;
-	pthread_once(&cg_once, find_cgroup2_mount);
+	pthread_once(&cg_once, cgroup_setup_once);
 	if (!cg_mount)
 		return;
 	unsigned char rnd[6] = { 0 };

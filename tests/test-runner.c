@@ -809,10 +809,31 @@ static int leftover_cgroups(void)
 	return n;
 }
 
+/* A leaf left by a harness that died mid-run: a dead creator pid. */
+static char *make_stale_leaf(void)
+{
+	const char *mount = access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0 ?
+				    "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	char *leaf = NULL;
+	if (asprintf(&leaf, "%s/agsbx-run-%d-0-stale", mount, (int)dead) < 0)
+		return NULL;
+	if (mkdir(leaf, 0755) < 0) {
+		free(leaf);
+		return NULL;
+	}
+	return leaf;
+}
+
 START_TEST(test_cgroup_leaf)
 {
 	char marker[128];
 	test_marker(marker, sizeof marker, "cgroup");
+	/* First cgroup use in this (forked) test process: stale leaves go. */
+	char *stale = geteuid() == 0 ? make_stale_leaf() : NULL;
 	const char *argv[] = { "/bin/sh", "-c", "cat /proc/self/cgroup", NULL };
 	struct agsbx_run_opts o = opts_for(argv);
 	o.use_cgroup = true;
@@ -822,6 +843,10 @@ START_TEST(test_cgroup_leaf)
 	bool root = geteuid() == 0;
 	bool v2 = access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0 ||
 		  access("/sys/fs/cgroup/cgroup.procs", F_OK) == 0;
+	if (stale) {
+		ck_assert_msg(access(stale, F_OK) < 0, "stale leaf %s survived", stale);
+		free(stale);
+	}
 	if (root && v2) {
 		ck_assert_msg(r.used_cgroup, "root with cgroup2 mounted but no leaf was used");
 		ck_assert_msg(strstr(r.out, "0::/agsbx-run-") != NULL, "child cgroup: %s", r.out);
