@@ -527,7 +527,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 		agsbx_note("wrote %s (%s)", output, o.sign_key ? "signed" : "unsigned");
 	}
 	if (o.json) {
-		json_t *s = json_pack("{s:s, s:O, s:O}", "output", output, "summary", summary, "verdicts", json_object());
+		json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());
 		size_t i;
 		json_t *p;
 		json_array_foreach(providers, i, p)
