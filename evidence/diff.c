@@ -142,15 +142,40 @@ static bool provider_regression(const char *o, const char *n)
 	return o && strcmp(o, "conformant") == 0 && strcmp(n, "blocked") == 0;
 }
 
-static bool is_version_fact(const char *name)
+static bool ends_with(const char *s, const char *suffix)
 {
-	size_t n = strlen(name);
-	return strcmp(name, "version") == 0 || strcmp(name, "abi") == 0 ||
-	       (n > 8 && strcmp(name + n - 8, "_version") == 0);
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void diff_keys(json_t *out, const char *provider, const char *keyname, const json_t *o, const json_t *n,
-		      bool versions_only)
+/* Probe facts that identify a mechanism's version (landlock: *_abi,
+ * errata; bubblewrap: version; runsc: runsc_version ...). */
+static bool is_version_fact(const char *name)
+{
+	return strcmp(name, "version") == 0 || strcmp(name, "abi") == 0 || strcmp(name, "errata") == 0 ||
+	       ends_with(name, "_version") || ends_with(name, "_abi");
+}
+
+/* The mechanism versions a provider reported with its results
+ * (observations[].meta.versions): the first one found. */
+static const json_t *exec_versions(const json_t *provider)
+{
+	const json_t *checks = json_object_get(provider, "checks");
+	for (size_t i = 0; i < json_array_size(checks); i++) {
+		const json_t *obs = json_object_get(json_array_get(checks, i), "observations");
+		for (size_t k = 0; k < json_array_size(obs); k++) {
+			const json_t *v = json_object_get(json_object_get(json_array_get(obs, k), "meta"), "versions");
+			if (json_is_object(v))
+				return v;
+		}
+	}
+	return NULL;
+}
+
+/* Members of o and n that differ; prefix (may be "") is put before each
+ * member name. */
+static void diff_keys(json_t *out, const char *provider, const char *keyname, const char *prefix, const json_t *o,
+		      const json_t *n, bool versions_only)
 {
 	_cleanup_json_ json_t *keys = union_keys(json_is_object(o) ? o : NULL, json_is_object(n) ? n : NULL);
 	const char *k;
@@ -159,8 +184,11 @@ static void diff_keys(json_t *out, const char *provider, const char *keyname, co
 		if (versions_only && !is_version_fact(k))
 			continue;
 		const json_t *ov = json_object_get(o, k), *nv = json_object_get(n, k);
-		if (!same(ov, nv))
-			json_array_append_new(out, change("provider", provider, keyname, k, ov, nv));
+		if (same(ov, nv))
+			continue;
+		char name[256];
+		snprintf(name, sizeof name, "%s%s", prefix, k);
+		json_array_append_new(out, change("provider", provider, keyname, name, ov, nv));
 	}
 }
 
@@ -213,11 +241,13 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 			add_verdict_change(providers, change("id", id, NULL, NULL, ov, nv), reg, &preg);
 		}
 		diff_checks(checks, id, op, np, &creg);
-		diff_keys(json_object_get(d, "claims"), id, "axis", json_object_get(op, "claims"),
+		diff_keys(json_object_get(d, "claims"), id, "axis", "", json_object_get(op, "claims"),
 			  json_object_get(np, "claims"), false);
-		diff_keys(json_object_get(d, "versions"), id, "fact",
+		diff_keys(json_object_get(d, "versions"), id, "fact", "",
 			  json_object_get(json_object_get(op, "probe"), "facts"),
 			  json_object_get(json_object_get(np, "probe"), "facts"), true);
+		diff_keys(json_object_get(d, "versions"), id, "fact", "versions.", exec_versions(op), exec_versions(np),
+			  false);
 	}
 	const json_t *ot = json_object_get(json_object_get(old_bundle, "tool"), "version");
 	const json_t *nt = json_object_get(json_object_get(new_bundle, "tool"), "version");

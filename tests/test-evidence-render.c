@@ -317,6 +317,33 @@ START_TEST(test_diff_changes_and_regressions)
 }
 END_TEST
 
+START_TEST(test_diff_mechanism_versions)
+{
+	static const char tmpl[] =
+		"{\"schema\": \"agsbx-evidence/v1\", \"providers\": [{\"id\": \"landlock\", \"verdict\": \"conformant\","
+		" \"probe\": {\"facts\": {\"system_abi\": %d, \"rules_applied\": %d}},"
+		" \"checks\": [{\"id\": \"a\", \"verdict\": \"pass\", \"observations\": [{\"role\": \"control\"},"
+		" {\"role\": \"sandbox\", \"meta\": {\"versions\": {\"bwrap\": \"%s\"}}}]}]}]}";
+	char a[1024], b[1024];
+	snprintf(a, sizeof a, tmpl, 6, 10, "0.8.0");
+	snprintf(b, sizeof b, tmpl, 7, 12, "0.9.0");
+	json_t *ja, *jb;
+	char err[256];
+	ck_assert_int_eq(agsbx_bundle_parse(a, strlen(a), &ja, err, sizeof err), 0);
+	ck_assert_int_eq(agsbx_bundle_parse(b, strlen(b), &jb, err, sizeof err), 0);
+	_cleanup_json_ json_t *d = diff(ja, jb);
+	const json_t *v = json_object_get(d, "versions");
+	/* system_abi and the executed bwrap version; rules_applied is not a version */
+	ck_assert_int_eq(json_array_size(v), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 0), "fact")), "system_abi");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 1), "fact")), "versions.bwrap");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 1), "new")), "0.9.0");
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 0);
+	json_decref(ja);
+	json_decref(jb);
+}
+END_TEST
+
 START_TEST(test_diff_tolerates_missing_members)
 {
 	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
@@ -602,6 +629,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_diff_self_is_empty);
 	tcase_add_test(t, test_diff_changes_and_regressions);
+	tcase_add_test(t, test_diff_mechanism_versions);
 	tcase_add_test(t, test_diff_tolerates_missing_members);
 	tcase_add_test(t, test_matrix);
 	tcase_add_test(t, test_embedded_schema);
