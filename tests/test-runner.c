@@ -122,7 +122,11 @@ static int helper_main(const char *mode)
 		 * deadline is inherited over fork (no exec), so the chain as a
 		 * whole ends itself if the runner failed to. */
 		time_t until = time(NULL) + HELPER_LIFETIME_S / 4;
-		for (;;) {
+		/* Bounded: every hop leaves a zombie re-parented to the harness
+		 * until the runner reaps it, and an unbounded chain exhausts the
+		 * machine's PIDs for every other test running alongside. After
+		 * the last hop the survivor keeps the marker and lingers. */
+		for (int hops = 0; hops < 400; hops++) {
 			if (time(NULL) > until)
 				_exit(0);
 			pid_t p = fork();
@@ -131,6 +135,7 @@ static int helper_main(const char *mode)
 			if (p == 0)
 				setsid();
 		}
+		linger();
 	}
 	fprintf(stderr, "unknown helper mode %s\n", mode);
 	return 2;
