@@ -288,6 +288,10 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 	_cleanup_free_ char *pub_path = NULL;
 	if (asprintf(&pub_path, "%s.pub", path) < 0)
 		return -ENOMEM;
+	if (comment && strpbrk(comment, "\r\n")) {
+		set_err(err, err_size, "the key comment must be one line");
+		return -EINVAL;
+	}
 	struct stat st;
 	if (lstat(path, &st) == 0 || lstat(pub_path, &st) == 0) {
 		set_err(err, err_size, "%s: already exists; refusing to overwrite a key",

@@ -34,9 +34,10 @@ static int set_signature(json_t *bundle, const char *armored, const char *canon,
 	char fp[64];
 	sshkey_fingerprint(s.pubkey, s.pubkey_len, fp);
 	_cleanup_free_ char *pub = sshkey_format("ssh-ed25519", s.pubkey, s.pubkey_len, comment);
-	json_t *sig = pub ? json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "format", "sshsig", "namespace",
-				      AGSBX_SSHSIG_NAMESPACE, "hash", s.hash, "armored", armored,
-				      "public_key", pub, "fingerprint", fp)
+	/* a key comment is arbitrary bytes: keep the member valid UTF-8 */
+	json_t *sig = pub ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:s}", "format", "sshsig", "namespace",
+				      AGSBX_SSHSIG_NAMESPACE, "hash", s.hash, "armored", armored, "public_key",
+				      agsbx_json_string_sanitized(pub, strlen(pub)), "fingerprint", fp)
 			  : NULL;
 	sshsig_clear(&s);
 	if (!sig)
@@ -184,7 +185,8 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
 		comment = key_comment(key_path, false);
 	} else {
 		armored = sshsig_sign_ed25519(&k, AGSBX_SSHSIG_NAMESPACE, canon, clen);
-		comment = k.comment ? strdup(k.comment) : NULL;
+		/* the private key's own comment, else the .pub file's */
+		comment = k.comment && *k.comment ? strdup(k.comment) : key_comment(key_path, false);
 		ed25519_private_clear(&k);
 		if (!armored)
 			return -ENOMEM;
