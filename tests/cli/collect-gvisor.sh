@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Acceptance of the gVisor provider through collect: against a
+# self-contained dockerd with runsc registered (no image prepared) gvisor is
+# conformant and leaves no container; without the runtime it is blocked
+# with runsc_runtime_unregistered, exit 0 (blocked is not a defect).
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/dockerd.sh"
+command -v runsc >/dev/null || skip "runsc" 1 "runsc not installed"
+d=$(t_tmpdir cg)
+
+dockerd_start cgr with-runsc
+# No image prepared: the provider imports its own from the payload.
+[[ $(dockerd_api /images/json | jq length) == 0 ]] || fail "fresh daemon already has images"
+expect_rc 0 "$AGSBX_BIN" collect --provider gvisor --unsigned --output "$d/gv.json" -q
+v=$(jq -r '.providers[0].verdict' "$d/gv.json")
+[[ $v == conformant ]] || { jq '.providers[0] | {reason, failing_checks}' "$d/gv.json" >&2; fail "gvisor $v"; }
+for c in fs.grant_write fs.host_read_denied fs.host_write_denied net.namespace_distinct net.egress_denied \
+         proc.contained lifecycle.timeout_cleanup lifecycle.cancel_cleanup output.bounded capabilities.truthful \
+         syscalls.restricted priv.no_escalation probe.truthful lifecycle.consistent fail.closed; do
+  got=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$d/gv.json")
+  [[ $got == pass ]] || fail "gvisor $c is $got"
+done
+jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].claims.network == "isolated"' \
+  "$d/gv.json" >/dev/null || fail "gvisor claims"
+n=$(dockerd_api '/containers/json?all=1' | jq length)
+[[ $n == 0 ]] || fail "$n container(s) left on the daemon"
+pass "gvisor conformant through collect; no container left"
+dockerd_stop
+
+dockerd_start cgn no-runsc
+expect_rc 0 "$AGSBX_BIN" collect --provider gvisor --unsigned --output "$d/nr.json" -q
+jq -e '.providers[0].verdict == "blocked" and .providers[0].reason == "runsc_runtime_unregistered"' "$d/nr.json" >/dev/null \
+  || fail "no runsc runtime: $(jq -c '.providers[0] | {verdict, reason}' "$d/nr.json")"
+jq -e '.providers[0].checks[] | select(.id=="fail.closed") | .verdict == "pass"' "$d/nr.json" >/dev/null \
+  || fail "fail.closed must pass when blocked"
+pass "no runsc runtime: blocked, runsc_runtime_unregistered, exit 0"
