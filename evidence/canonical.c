@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,50 @@ char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len)
 		return NULL;
 	}
 	return sbuf_take(&b, len);
+}
+
+struct digest {
+	bool sha512;
+	crypto_hash_sha512_state s512;
+	crypto_hash_sha256_state s256;
+};
+
+static void digest_sink(void *ud, const void *data, size_t n)
+{
+	struct digest *d = ud;
+	if (d->sha512)
+		crypto_hash_sha512_update(&d->s512, data, n);
+	else
+		crypto_hash_sha256_update(&d->s256, data, n);
+}
+
+int agsbx_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
+				size_t *out_len)
+{
+	struct digest d = { .sha512 = strcmp(alg, "sha512") == 0 };
+	if (!d.sha512 && strcmp(alg, "sha256") != 0)
+		return -EINVAL;
+	if (d.sha512)
+		crypto_hash_sha512_init(&d.s512);
+	else
+		crypto_hash_sha256_init(&d.s256);
+	struct sbuf b = { .sink = digest_sink, .sink_ud = &d };
+	int r = j ? put_value(&b, j, skip_key) : -EINVAL;
+	if (r == 0 && b.oom)
+		r = -ENOMEM;
+	if (r == 0)
+		sbuf_flush_sink(&b);
+	sbuf_free(&b);
+	if (r < 0)
+		return r;
+	if (d.sha512) {
+		crypto_hash_sha512_final(&d.s512, out);
+		*out_len = crypto_hash_sha512_BYTES;
+	} else {
+		crypto_hash_sha256_final(&d.s256, out);
+		*out_len = crypto_hash_sha256_BYTES;
+	}
+	return 0;
 }
 
 char *agsbx_bundle_canonical(const json_t *bundle, size_t *len)

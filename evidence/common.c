@@ -8,10 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+void sbuf_flush_sink(struct sbuf *b)
+{
+	if (b->sink && b->len) {
+		b->sink(b->sink_ud, b->p, b->len);
+		b->len = 0;
+	}
+}
+
 static bool sbuf_grow(struct sbuf *b, size_t n)
 {
 	if (b->oom)
 		return false;
+	if (b->sink && b->len + n + 1 > SBUF_CHUNK)
+		sbuf_flush_sink(b);
 	if (b->len + n + 1 <= b->cap)
 		return true;
 	size_t cap = b->cap ? b->cap : 256;
@@ -34,6 +44,11 @@ static bool sbuf_grow(struct sbuf *b, size_t n)
 
 void sbuf_put(struct sbuf *b, const void *data, size_t n)
 {
+	if (b->sink && n >= SBUF_CHUNK && !b->oom) { /* big runs go straight through */
+		sbuf_flush_sink(b);
+		b->sink(b->sink_ud, data, n);
+		return;
+	}
 	if (!sbuf_grow(b, n))
 		return;
 	memcpy(b->p + b->len, data, n);

@@ -19,8 +19,15 @@ struct sbuf {
 	char *p;
 	size_t len, cap;
 	bool oom;                 /* sticky: one allocation failure fails the whole build */
+	/* Optional: bytes are handed to sink in chunks of about SBUF_CHUNK
+	 * instead of accumulating (hashing the canonical form without
+	 * holding it). sbuf_flush_sink() passes on the rest. */
+	void (*sink)(void *ud, const void *data, size_t n);
+	void *sink_ud;
 };
+#define SBUF_CHUNK (64u << 10)
 
+void sbuf_flush_sink(struct sbuf *b);
 void sbuf_put(struct sbuf *b, const void *data, size_t n);
 void sbuf_puts(struct sbuf *b, const char *s);
 void sbuf_putc(struct sbuf *b, char c);
@@ -116,6 +123,9 @@ void sshsig_clear(struct sshsig *s);
 /* Parses "-----BEGIN SSH SIGNATURE-----\n...\n-----END SSH SIGNATURE-----\n"
  * strictly (only "\n" between lines). -EINVAL with err set. */
 int sshsig_parse_armored(const char *text, size_t len, struct sshsig *s, char *err, size_t err_size);
+/* The same check against a message already hashed with s->hash. */
+int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const uint8_t *digest, size_t digest_len,
+			 char *err, size_t err_size);
 /* Armored SSHSIG over msg with an Ed25519 key (malloc'd). */
 char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace, const void *msg,
 			  size_t len);
@@ -151,6 +161,14 @@ const json_t *host_value(const json_t *bundle, const char *family, const char *f
 void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
 /* Writes b to out when r == 0 and b is intact; frees b. */
 int sbuf_flush(struct sbuf *b, int r, FILE *out);
+
+/* ---- canonical digest (canonical.c) -------------------------------------- */
+
+/* sha512 / sha256 ("alg") of the canonical form of j without skip_key,
+ * streamed: the canonical bytes are never held in full. 0, -EINVAL for an
+ * unknown alg, or the canonical form's errors (-EDOM, -ERANGE, -EILSEQ). */
+int agsbx_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
+				size_t *out_len);
 
 /* ---- strict JSON (parse.c) ---------------------------------------------- */
 

@@ -174,8 +174,8 @@ char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace
 	return sbuf_take(&out, NULL);
 }
 
-int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg, size_t len, char *err,
-		  size_t err_size)
+int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const uint8_t *h, size_t hn, char *err,
+			 size_t err_size)
 {
 	if (strcmp(s->namespace, namespace) != 0) {
 		set_err(err, err_size, "signature namespace is \"%s\", expected \"%s\"", s->namespace, namespace);
@@ -187,9 +187,10 @@ int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg
 		set_err(err, err_size, "unsupported signature key type \"%s\" (only ssh-ed25519)", s->sigtype);
 		return -EINVAL;
 	}
-	uint8_t h[crypto_hash_sha512_BYTES];
-	size_t hn;
-	if (hash_message(s->hash, msg, len, h, &hn) < 0) {
+	size_t want = strcmp(s->hash, "sha512") == 0 ? crypto_hash_sha512_BYTES
+		      : strcmp(s->hash, "sha256") == 0 ? crypto_hash_sha256_BYTES
+							: 0;
+	if (want == 0 || hn != want) {
 		set_err(err, err_size, "unsupported signature hash \"%s\"", s->hash);
 		return -EINVAL;
 	}
@@ -206,4 +207,16 @@ int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg, size_t len, char *err,
+		  size_t err_size)
+{
+	uint8_t h[crypto_hash_sha512_BYTES];
+	size_t hn;
+	if (hash_message(s->hash, msg, len, h, &hn) < 0) {
+		set_err(err, err_size, "unsupported signature hash \"%s\"", s->hash);
+		return -EINVAL;
+	}
+	return sshsig_verify_digest(s, namespace, h, hn, err, err_size);
 }

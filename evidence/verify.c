@@ -394,13 +394,15 @@ static int check_signature(const json_t *bundle, const json_t *sig, struct agsbx
 		set_err(why, wsz, "signature: fingerprint member is not the signing key's");
 		return -EINVAL;
 	}
-	size_t clen;
-	_cleanup_free_ char *canon = agsbx_bundle_canonical(bundle, &clen);
-	if (!canon) {
-		set_err(why, wsz, "bundle has no canonical form: %s", strerror(errno));
+	/* hash the canonical form as it is produced: never held in full */
+	uint8_t digest[64];
+	size_t dlen;
+	int r = agsbx_json_canonical_digest(bundle, "signature", s->hash, digest, &dlen);
+	if (r < 0) {
+		set_err(why, wsz, "bundle has no canonical form: %s", strerror(-r));
 		return -EINVAL;
 	}
-	return sshsig_verify(s, AGSBX_SSHSIG_NAMESPACE, canon, clen, why, wsz);
+	return sshsig_verify_digest(s, AGSBX_SSHSIG_NAMESPACE, digest, dlen, why, wsz);
 }
 
 int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
