@@ -1,7 +1,9 @@
 #include "cli/harness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +28,67 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 	*uid = pw->pw_uid;
 	*gid = pw->pw_gid;
 	return 0;
+}
+
+static const char *const helpers[] = { "agsbx-payload", "agsbx-landlock-exec", "agsbx-simulate" };
+
+static int copy_exec(const char *src, const char *dst)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int r = agsbx_read_file(src, 64u << 20, &data, &len);
+	if (r == 0)
+		r = agsbx_write_file_atomic(dst, data, len, 0755);
+	free(data);
+	return r;
+}
+
+/* The programs a dropped-privilege sandbox executes must be reachable by
+ * that user, but the tool may live under a private home (a clone in
+ * /root). Copy them into a fresh world-traversable directory instead of
+ * loosening any host permission. */
+static int stage_helpers(struct agsbx_harness *hs)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = NULL;
+	if (asprintf(&dir, "%s/agsbx-tools-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0 || !mkdtemp(dir)) {
+		free(dir);
+		return -errno;
+	}
+	hs->staged_dir = dir;
+	if (chmod(dir, 0755) < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {
+		char *src = agsbx_path_join(hs->tool_dir, helpers[i]);
+		char *dst = agsbx_path_join(dir, helpers[i]);
+		int r = src && dst ? 0 : -ENOMEM;
+		if (r == 0 && access(src, F_OK) == 0)
+			r = copy_exec(src, dst);
+		free(src);
+		free(dst);
+		if (r < 0)
+			return r;
+	}
+	free(hs->payload_path);
+	hs->payload_path = agsbx_path_join(dir, "agsbx-payload");
+	hs->ctx.tool_dir = dir;
+	hs->ctx.payload_path = hs->payload_path;
+	return hs->payload_path ? 0 : -ENOMEM;
+}
+
+static void unstage_helpers(struct agsbx_harness *hs)
+{
+	if (!hs->staged_dir)
+		return;
+	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {
+		char *p = agsbx_path_join(hs->staged_dir, helpers[i]);
+		if (p)
+			unlink(p);
+		free(p);
+	}
+	rmdir(hs->staged_dir);
+	free(hs->staged_dir);
+	hs->staged_dir = NULL;
 }
 
 int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
@@ -54,6 +117,12 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 		hs->run_as_name = strdup(run_as);
 		hs->ctx.run_as = true;
 		hs->ctx.run_as_name = hs->run_as_name;
+		int r = stage_helpers(hs);
+		if (r < 0) {
+			unstage_helpers(hs);
+			agsbx_error_errno(r, "cannot stage the helper programs for --run-as %s", run_as);
+			return AGSBX_EXIT_INTERNAL;
+		}
 	}
 	if (probe_host) {
 		hs->host = agsbx_probe_host(NULL);
@@ -64,6 +133,7 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 
 void agsbx_harness_free(struct agsbx_harness *hs)
 {
+	unstage_helpers(hs);
 	free(hs->tool_dir);
 	free(hs->payload_path);
 	free(hs->run_as_name);

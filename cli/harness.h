@@ -14,6 +14,7 @@ struct agsbx_harness {
 	char *tool_dir;
 	char *payload_path;
 	char *run_as_name;
+	char *staged_dir;             /* helpers copied for the run-as user (removed at free) */
 	json_t *host;                 /* host probe (owned) */
 };
 

@@ -54,6 +54,44 @@ json_t *agsbx_observation_json(const char *role, const char *const *argv, const 
 			 "result", result ? (json_t *)result : json_null());
 }
 
+/* What a sandbox prints is hostile input: the bundle admits integers
+ * within +-2^53 only (its canonical form must round-trip through jq), so
+ * any other number from inside becomes null instead of making the whole
+ * bundle unwritable. */
+static bool out_of_range(const json_t *v)
+{
+	const json_int_t lim = (json_int_t)1 << 53;
+	return json_is_real(v) || (json_is_integer(v) && (json_integer_value(v) > lim || json_integer_value(v) < -lim));
+}
+
+/* false when nested deeper than any honest payload result. */
+static bool scrub_numbers(json_t *j, int depth)
+{
+	if (depth > 32)
+		return false;
+	bool ok = true;
+	if (json_is_object(j)) {
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(j, tmp, k, v) {
+			if (out_of_range(v))
+				json_object_set_new(j, k, json_null());
+			else
+				ok &= scrub_numbers(v, depth + 1);
+		}
+	} else if (json_is_array(j)) {
+		for (size_t i = 0; i < json_array_size(j); i++) {
+			json_t *v = json_array_get(j, i);
+			if (out_of_range(v))
+				json_array_set_new(j, i, json_null());
+			else
+				ok &= scrub_numbers(v, depth + 1);
+		}
+	}
+	return ok;
+}
+
 /* The payload prints one JSON object on its first stdout line. */
 static json_t *parse_result(const struct agsbx_run_result *r)
 {
@@ -66,8 +104,10 @@ static json_t *parse_result(const struct agsbx_run_result *r)
 		json_decref(j);
 		return NULL;
 	}
-	/* Re-sanitise: the payload escapes to ASCII, but a lying sandbox could
-	 * print anything; keep only what is valid. */
+	if (!scrub_numbers(j, 0)) {
+		json_decref(j);
+		return NULL;
+	}
 	return j;
 }
 

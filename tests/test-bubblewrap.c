@@ -1383,9 +1383,14 @@ int main(void)
 {
 	if (agsbx_runner_init() < 0)
 		agsbx_test_skip("runner", true, "cannot become a child subreaper");
-	t_build_dir = getenv("AGSBX_BUILD_DIR") ? getenv("AGSBX_BUILD_DIR") : ".";
-	t_payload = agsbx_test_build_path("agsbx-payload");
-	t_simulate = agsbx_test_build_path("agsbx-simulate");
+	/* The sandboxes run as the test user: use copies of the helpers it can
+	 * reach even when the build dir is private. */
+	char *stage = agsbx_test_stage_tools();
+	if (!stage)
+		agsbx_test_skip("staging dir", true, "cannot create a directory under /tmp");
+	t_build_dir = stage;
+	t_payload = agsbx_path_join(stage, "agsbx-payload");
+	t_simulate = agsbx_path_join(stage, "agsbx-simulate");
 	t_scratch = agsbx_test_tmpdir("agsbx-bw");
 	if (!t_scratch)
 		agsbx_test_skip("scratch dir", true, "cannot create a directory under /tmp");
@@ -1463,6 +1468,7 @@ int main(void)
 	}
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(t_scratch);
+	agsbx_test_rmtree(t_build_dir);
 	if (missing && agsbx_test_require_mechanisms()) {
 		fprintf(stderr, "FAIL: %d group(s) skipped but AGSBX_REQUIRE_MECHANISMS=1\n", missing);
 		return EXIT_FAILURE;

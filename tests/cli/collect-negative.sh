@@ -68,3 +68,21 @@ if "$AGSBX_BIN" collect --provider neg_overclaim --unsigned --output "$d/x.json"
 fi
 [[ ! -e $d/x.json ]] || fail "partial output after bad input"
 pass "negative controls are test-only"
+
+# Hostile sandbox output (reals, huge integers, invalid UTF-8, NUL, control
+# bytes) cannot stop a valid, signable bundle from being written.
+"$AGSBX_BIN" keygen -f "$d/key" >/dev/null 2>&1 || fail "keygen"
+set +e
+"$NEG" collect --provider neg_hostile --sign-key "$d/key" --output "$d/hostile.json" -q 2>"$d/hostile.err"
+rc=$?
+set -e
+[[ $rc == 1 ]] || { cat "$d/hostile.err" >&2; fail "neg_hostile: collect exited $rc, want 1"; }
+jq -e '[.. | numbers | select(. != floor)] | length == 0' "$d/hostile.json" >/dev/null || fail "a real number reached the bundle"
+expect_rc 0 "$AGSBX_BIN" verify "$d/hostile.json" --key "$d/key.pub"
+/usr/bin/python3 - "$d/hostile.json" <<'PY' || fail "bundle not valid UTF-8 JSON"
+import json, sys
+raw = open(sys.argv[1], 'rb').read()
+raw.decode('utf-8')           # strict: raises on invalid UTF-8
+json.loads(raw)
+PY
+pass "hostile sandbox output sanitised; bundle valid and verifiable"

@@ -67,9 +67,10 @@ mkdir "$T/cwd"
 
 if have_test_user; then
   S=$(t_stage_for_user)
+  install -m 0644 "$NOWRITE" "$S/lib-landlock-nowrite.py"   # the clone may be private
   as_user "$S/agsbx-evidence" probe --json >"$T/u-out.json" 2>"$T/u-out.err" ||
     fail "probe as $AGSBX_TEST_USER failed: $(cat "$T/u-out.err")"
-  as_user $PY "$NOWRITE" "$S/agsbx-evidence" probe --json >"$T/u-in.json" 2>"$T/u-in.err" ||
+  as_user $PY "$S/lib-landlock-nowrite.py" "$S/agsbx-evidence" probe --json >"$T/u-in.json" 2>"$T/u-in.err" ||
     fail "probe as $AGSBX_TEST_USER under the no-write ruleset failed: $(tail -n 20 "$T/u-in.err")"
   diff <(jq -S "$norm" "$T/u-out.json") <(jq -S "$norm" "$T/u-in.json") >"$T/u-diff" ||
     fail "facts differ as $AGSBX_TEST_USER under the no-write ruleset: $(head -n 40 "$T/u-diff")"

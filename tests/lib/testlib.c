@@ -92,3 +92,23 @@ int agsbx_test_run_suite(Suite *s)
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+char *agsbx_test_stage_tools(void)
+{
+	static const char *const progs[] = { "agsbx-payload", "agsbx-landlock-exec", "agsbx-simulate", "agsbx-evidence" };
+	char *dir = agsbx_test_tmpdir("agsbx-stage");
+	if (!dir)
+		return NULL;
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		char *src = agsbx_test_build_path(progs[i]);
+		char *cmd = NULL;
+		if (src && access(src, F_OK) == 0 &&
+		    asprintf(&cmd, "install -m 0755 '%s' '%s/%s'", src, dir, progs[i]) >= 0) {
+			if (system(cmd) != 0)
+				fprintf(stderr, "warning: cannot stage %s\n", src);
+		}
+		free(cmd);
+		free(src);
+	}
+	return dir;
+}

@@ -24,6 +24,12 @@ bool agsbx_test_user(uid_t *uid, gid_t *gid, const char **name);
 char *agsbx_test_tmpdir(const char *prefix);
 void agsbx_test_rmtree(const char *path);
 
+/* A fresh 0755 dir under /tmp holding copies of the built helper programs
+ * (agsbx-payload, agsbx-landlock-exec, agsbx-simulate, agsbx-evidence), so
+ * a dropped-privilege user can run them even when the build dir lives
+ * under a private home. Remove with agsbx_test_rmtree. */
+char *agsbx_test_stage_tools(void);
+
 /* Path of a build artefact: $AGSBX_BUILD_DIR/name. */
 char *agsbx_test_build_path(const char *name);
 

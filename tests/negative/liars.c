@@ -237,3 +237,28 @@ static int x_leaky(struct agsbx_handle *h, const struct agsbx_step *s, const str
 	return 0;
 }
 NEG(neg_leaky, p_nothing, x_leaky)
+
+/* Prints hostile output instead of running anything: non-integer and
+ * out-of-range numbers, deep nesting, invalid UTF-8, control bytes, NUL.
+ * The bundle must still be written, valid and signable. */
+static int x_hostile(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		     struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	static const char out[] = "{\"op\":\"x\",\"ok\":false,\"errno\":\"EACCES\",\"r\":1.5,\"e\":1e300,"
+				  "\"big\":123456789012345678901,\"neg\":-9007199254740993,\"a\":[2.5,{\"z\":-0.0}],"
+				  "\"s\":\"\\u001f\\u007f\\\"\\\\\\u2028\"}\n\xff\xfe\x00\x01\x7f tail";
+	static const char err[] = "\xc3\x28 invalid \xed\xa0\x80 surrogate \x00 nul \x1b[31m ansi";
+	memset(o, 0, sizeof *o);
+	o->run.exited = true;
+	o->run.out = malloc(sizeof out);
+	o->run.err = malloc(sizeof err);
+	if (!o->run.out || !o->run.err)
+		return -ENOMEM;
+	memcpy(o->run.out, out, sizeof out);
+	memcpy(o->run.err, err, sizeof err);
+	o->run.out_len = o->run.out_total = sizeof out - 1;
+	o->run.err_len = o->run.err_total = sizeof err - 1;
+	o->meta = agsbx_handle_meta(h);
+	return 0;
+}
+NEG(neg_hostile, p_nothing, x_hostile)

@@ -15,5 +15,6 @@ extern const struct agsbx_provider_ops neg_probe_liar;
 extern const struct agsbx_provider_ops neg_noop;
 extern const struct agsbx_provider_ops neg_mountns;
 extern const struct agsbx_provider_ops neg_runs_after_release;
+extern const struct agsbx_provider_ops neg_hostile;
 
 #endif
