@@ -26,7 +26,16 @@ int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	size_t cap = 4096, n = 0;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	/* Refuse a big regular file before reading a byte; size the buffer
+	 * from it so a normal file is read in one go. */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+		return -EFBIG;
+	size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
 	_cleanup_free_ char *buf = malloc(cap + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -204,8 +213,7 @@ void agsbx_utc_now(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
+size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left)
 {
 	unsigned c = s[0];
 	size_t n;
@@ -238,7 +246,7 @@ json_t *agsbx_json_string_sanitized(const char *data, size_t len)
 		return NULL;
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(s + i, len - i);
+		size_t n = agsbx_utf8_seq_len(s + i, len - i);
 		if (n == 0) {
 			memcpy(out + o, "\xEF\xBF\xBD", 3);
 			o += 3;

@@ -12,7 +12,8 @@
 const char *agsbx_version(void);
 const char *agsbx_git_commit(void);
 
-/* Reads at most max bytes of path. -EFBIG when the file is larger.
+/* Reads at most max bytes of path. -EFBIG when the file is larger (a
+ * regular file is refused before reading), -EISDIR for a directory.
  * *data is NUL-terminated and malloc'd. */
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len);
 /* First line of a small file, trailing newline stripped; NULL on error
@@ -39,6 +40,10 @@ char *agsbx_path_join(const char *dir, const char *name);
 uint64_t agsbx_now_us(void);
 /* UTC "YYYY-MM-DDTHH:MM:SSZ" (buf >= 21 bytes). */
 void agsbx_utc_now(char *buf, size_t size);
+
+/* Length (1-4) of the valid UTF-8 sequence at s, or 0 if it is invalid,
+ * overlong, a surrogate, beyond U+10FFFF, truncated, or a NUL byte. */
+size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left);
 
 /* Any bytes -> a valid UTF-8 JSON string value (new reference). Invalid
  * sequences become U+FFFD; NUL becomes U+FFFD too, so captured sandbox

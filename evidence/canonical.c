@@ -12,6 +12,7 @@
  * and only integers within +-2^53 are accepted (reals, NUL bytes, invalid
  * UTF-8 and larger integers make the bundle non-canonicalisable). */
 #include "evidence/evidence.h"
+#include "base/util.h"
 #include "evidence/internal.h"
 
 #include <errno.h>
@@ -19,40 +20,6 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at s, 0 if invalid (NUL is invalid
- * here: a bundle string never holds one). */
-static size_t utf8_len(const unsigned char *s, size_t left)
-{
-	unsigned c = s[0];
-	size_t n;
-	unsigned min;
-	if (c < 0x80)
-		return c == 0 ? 0 : 1;
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2;
-		min = 0x80;
-	} else if ((c & 0xF0) == 0xE0) {
-		n = 3;
-		min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (left < n)
-		return 0;
-	unsigned cp = c & (0x7Fu >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return n;
-}
 
 /* Bytes that end a verbatim run: what jq escapes, and non-ASCII (checked
  * as UTF-8). */
@@ -73,7 +40,7 @@ static int put_string(struct sbuf *b, const char *str, size_t len)
 			break;
 		unsigned c = s[i];
 		if (c >= 0x80) {
-			size_t n = utf8_len(s + i, len - i);
+			size_t n = agsbx_utf8_seq_len(s + i, len - i);
 			if (n == 0)
 				return -EILSEQ;
 			i += n;

@@ -277,57 +277,12 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 	return 0;
 }
 
-static int read_capped(const char *path, char **data, size_t *len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	/* Refuse big regular files before reading a byte. */
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > AGSBX_BUNDLE_MAX_BYTES)
-		return -EFBIG;
-	size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, n = 0;
-	_cleanup_free_ char *buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (n == cap) {
-			if (cap > AGSBX_BUNDLE_MAX_BYTES)
-				return -EFBIG;
-			cap *= 2;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > AGSBX_BUNDLE_MAX_BYTES)
-			return -EFBIG;
-	}
-	buf[n] = '\0';
-	*data = TAKE_PTR(buf);
-	*len = n;
-	return 0;
-}
-
 int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size)
 {
 	*bundle = NULL;
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
-	int r = read_capped(path, &data, &len);
+	int r = agsbx_read_file(path, AGSBX_BUNDLE_MAX_BYTES, &data, &len);
 	if (r == -EFBIG) {
 		set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
 		return r;
