@@ -132,6 +132,21 @@ int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json
 	return 0;
 }
 
+int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_step *step,
+			      struct agsbx_failure *fail)
+{
+	if (!step || !step->argv || !step->argv[0] || !*step->argv[0] || (unsigned)step->cwd >= AGSBX_ROOT_COUNT) {
+		agsbx_fail(fail, "step_invalid", "%s: empty argv or unknown cwd root", h->ops->id);
+		return -EINVAL;
+	}
+	char why[512];
+	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
+		agsbx_fail(fail, "bundle_changed", "%s", why);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 void agsbx_strv_free(char **v)
 {
 	if (!v)

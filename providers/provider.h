@@ -241,6 +241,13 @@ bool agsbx_reason_in_set(const struct agsbx_provider_ops *ops, const char *reaso
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_failure *fail);
 
+/* Every execute's last gate before anything runs: a well-formed step
+ * (argv[0] present, a known cwd root) and the TOCTOU guard on the
+ * materialised bundle. Fails with reason "step_invalid" (-EINVAL) or
+ * "bundle_changed" (-EBADMSG). */
+int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_step *step,
+			      struct agsbx_failure *fail);
+
 /* Common helpers for host-process providers. */
 /* Minimal environment for the sandboxed program: PATH, LANG=C.UTF-8,
  * TMPDIR=TMP=TEMP=<build root as seen inside>, HOME=<build root>, then

@@ -49,11 +49,9 @@ static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 		agsbx_fail(fail, "released", "trusted_local: execute after release");
 		return -ESTALE;
 	}
-	char why[512];
-	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
-		agsbx_fail(fail, "bundle_changed", "%s", why);
-		return -EBADMSG;
-	}
+	int r = agsbx_provider_check_step(h, step, fail);
+	if (r < 0)
+		return r;
 	struct agsbx_run_opts o;
 	agsbx_provider_run_opts(h, limits, &o);
 	o.argv = step->argv;
@@ -61,7 +59,7 @@ static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	/* The host environment on purpose: trusted_local hides nothing, and
 	 * env.scrubbed records that. */
 	o.envp = NULL;
-	int r = agsbx_run(&o, &out->run);
+	r = agsbx_run(&o, &out->run);
 	out->meta = agsbx_handle_meta(h);
 	return r;
 }

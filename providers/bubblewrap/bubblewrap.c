@@ -443,17 +443,11 @@ static int bw_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 			snprintf(fail->hint, sizeof fail->hint, "%s", unsafe_root_hint);
 		return -EPERM;
 	}
-	if (!step || !step->argv || !step->argv[0] || (unsigned)step->cwd >= AGSBX_ROOT_COUNT) {
-		agsbx_fail(fail, "step_invalid", "bubblewrap: empty argv or unknown cwd root");
-		return -EINVAL;
-	}
-	char why[512];
-	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
-		agsbx_fail(fail, "bundle_changed", "%s", why);
-		return -EBADMSG;
-	}
+	int r = agsbx_provider_check_step(h, step, fail);
+	if (r < 0)
+		return r;
 	char **argv = NULL;
-	int r = step_argv(h, step, &argv);
+	r = step_argv(h, step, &argv);
 	if (r < 0) {
 		agsbx_fail(fail, "step_invalid", "bubblewrap: cannot build the bwrap command: %s", strerror(-r));
 		return r;

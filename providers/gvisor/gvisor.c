@@ -594,17 +594,11 @@ static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 		agsbx_fail(fail, "released", "gvisor: execute after release");
 		return -ESTALE;
 	}
-	char why[512];
-	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
-		agsbx_fail(fail, "bundle_changed", "%s", why);
-		return -EBADMSG;
-	}
-	if (!step || !step->argv || !step->argv[0] || step->cwd >= AGSBX_ROOT_COUNT) {
-		agsbx_fail(fail, "invalid_step", "gvisor: empty argv or bad cwd");
-		return -EINVAL;
-	}
+	int r = agsbx_provider_check_step(h, step, fail);
+	if (r < 0)
+		return r;
 	char *binds[AGSBX_ROOT_COUNT + 1];
-	int r = grant_binds(h, binds, fail);
+	r = grant_binds(h, binds, fail);
 	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
 	_cleanup_free_ char *user = run_as_user(h->ctx);
 	if (r == 0 && (!env || (h->ctx->run_as && !user)))

@@ -663,11 +663,8 @@ static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 		agsbx_fail(fail, "released", "landlock: execute after release");
 		return -ESTALE;
 	}
-	char why[512];
-	int r = agsbx_grant_verify(h->grant, why, sizeof why);
-	if (r < 0)
-		agsbx_fail(fail, "bundle_changed", "%s", why);
-	else
+	int r = agsbx_provider_check_step(h, step, fail);
+	if (r == 0)
 		r = run_step(h, p, step, limits, out, fail);
 	out->meta = agsbx_handle_meta(h);
 	leave(h, p);

@@ -168,11 +168,9 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 		agsbx_fail(fail, "sandbox_exec_failed", "seatbelt: execute after release");
 		return -ESTALE;
 	}
-	char why[512];
-	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
-		agsbx_fail(fail, "sandbox_exec_failed", "%s", why);
-		return -EBADMSG;
-	}
+	int r = agsbx_provider_check_step(h, step, fail);
+	if (r < 0)
+		return r;
 	_cleanup_free_ char *profile = agsbx_seatbelt_profile(h->grant, network_on(h->ctx));
 	char hex[17];
 	agsbx_random_hex(hex, 8);
@@ -180,7 +178,7 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	if (!profile || asprintf(&name, ".seatbelt-%s.sb", hex) < 0)
 		return -ENOMEM;
 	_cleanup_free_ char *path = agsbx_path_join(h->grant->roots[AGSBX_ROOT_LOGS].path, name);
-	int r = path ? agsbx_write_file_atomic(path, profile, strlen(profile), 0644) : -ENOMEM;
+	r = path ? agsbx_write_file_atomic(path, profile, strlen(profile), 0644) : -ENOMEM;
 	if (r < 0)
 		return r;
 	size_t n = 0;
