@@ -259,7 +259,9 @@ static int make_work_dir(const char *parent, char **out)
 /* ---- progress and summary -------------------------------------------- */
 
 struct progress {
-	bool quiet, color;
+	bool quiet, color, tty;
+	size_t done;
+	char provider[64];
 };
 
 static const char *verdict_color(const char *v)
@@ -273,16 +275,44 @@ static const char *verdict_color(const char *v)
 	return "";
 }
 
-static void on_check(void *ud, const char *provider, const json_t *check)
+static void full_line(const struct progress *p, const char *provider, const json_t *check)
 {
-	struct progress *p = ud;
-	if (p->quiet)
-		return;
 	const char *v = json_string_value(json_object_get(check, "verdict"));
 	json_int_t us = json_integer_value(json_object_get(check, "duration_us"));
 	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", provider,
 		json_string_value(json_object_get(check, "id")), p->color ? verdict_color(v) : "", v,
 		p->color ? "\033[0m" : "", (long long)(us / 1000), json_string_value(json_object_get(check, "reason")));
+}
+
+/* A line per finished check; on a TTY one live line per provider instead,
+ * with failures kept on screen. */
+static void on_check(void *ud, const char *provider, const json_t *check)
+{
+	struct progress *p = ud;
+	if (p->quiet)
+		return;
+	if (strcmp(p->provider, provider) != 0) {
+		snprintf(p->provider, sizeof p->provider, "%s", provider);
+		p->done = 0;
+	}
+	p->done++;
+	if (!p->tty) {
+		full_line(p, provider, check);
+		return;
+	}
+	const char *v = json_string_value(json_object_get(check, "verdict"));
+	fputs("\r\033[K", stderr);
+	if (strcmp(v, "fail") == 0)
+		full_line(p, provider, check);
+	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", provider, p->done, agsbx_check_count(),
+		json_string_value(json_object_get(check, "id")), v);
+	fflush(stderr);
+}
+
+static void end_provider(struct progress *p)
+{
+	if (p->tty && !p->quiet)
+		fputs("\r\033[K", stderr);
 }
 
 static void print_summary(const json_t *providers, bool color)
@@ -432,7 +462,8 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	/* In our own environment, before any thread: a provider that passes the
 	 * host environment through shows it to the payload. */
 	setenv(name, value, 1);
-	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO) };
+	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
+			       .tty = isatty(STDERR_FILENO) == 1 };
 	for (int i = 0; i < n; i++) {
 		struct agsbx_ctx ctx = hs->ctx;
 		ctx.simulate = o->simulate;
@@ -444,6 +475,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 		};
 		char err[512] = "";
 		json_t *pj = agsbx_matrix_run(sel[i], &mo, err, sizeof err);
+		end_provider(&pr);
 		if (!pj) {
 			agsbx_error("%s: %s", sel[i]->id, err);
 			unsetenv(name);
