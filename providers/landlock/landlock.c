@@ -5,9 +5,10 @@
  * the bounded runner, reads a rule manifest, restricts itself (best effort
  * over ABI 1-7) and exec()s the step (upstream-contract.md §6.2).
  *
- * The manifest lives in the logs root, which sandboxed programs may write;
- * its sha256 travels on the helper's argv, so a concurrent step cannot
- * swap it. The probe is a real enforcement: the helper applies a ruleset
+ * The manifest is written once per handle, at ensure, into a private
+ * directory outside every grant root (no sandboxed step can write there);
+ * its sha256 also travels on the helper's argv, so even a swapped file is
+ * refused. Executions write no file at all. The probe is a real enforcement: the helper applies a ruleset
  * of the system read roots, checks that "/" and a TCP connect are really
  * denied, and execs /usr/bin/true. docs/providers/landlock.md says what
  * this isolates and what it does not. */
@@ -211,7 +212,7 @@ static char *helper_path(const struct agsbx_ctx *ctx)
 	return agsbx_path_join(ctx->tool_dir ? ctx->tool_dir : ".", HELPER_NAME);
 }
 
-/* "<helper> --manifest M --manifest-sha256 S --report R [--probe] -- PROGRAM..."
+/* "<helper> --manifest M --manifest-sha256 S [--report R] [--probe] -- PROGRAM..."
  * behind the requested simulation wrapper, if any. */
 static char **helper_argv(const struct agsbx_ctx *ctx, const struct helper_call *c)
 {
@@ -228,8 +229,10 @@ static char **helper_argv(const struct agsbx_ctx *ctx, const struct helper_call 
 	v[i++] = c->manifest;
 	v[i++] = "--manifest-sha256";
 	v[i++] = c->sha256;
-	v[i++] = "--report";
-	v[i++] = c->report;
+	if (c->report) {
+		v[i++] = "--report";
+		v[i++] = c->report;
+	}
 	if (c->probe)
 		v[i++] = "--probe";
 	v[i++] = "--";
@@ -475,7 +478,10 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 static pthread_mutex_t ll_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct ll_priv {
-	json_t *manifest;   /* built at ensure; immutable afterwards */
+	char *dir;          /* private directory holding the manifest */
+	char *manifest;     /* written at ensure; immutable afterwards */
+	char *report;       /* unused name (executions pass no report) */
+	char sha[65];
 	unsigned inflight;
 };
 
@@ -483,8 +489,38 @@ static void priv_free(struct ll_priv *p)
 {
 	if (!p)
 		return;
-	json_decref(p->manifest);
+	if (p->manifest)
+		unlink(p->manifest);
+	if (p->dir)
+		rmdir(p->dir);
+	free(p->dir);
+	free(p->manifest);
+	free(p->report);
 	free(p);
+}
+
+/* The handle's manifest, once: a private dir (readable by a run-as user,
+ * writable by the harness only) and the rules derived from the grant. */
+static int priv_write_manifest(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct ll_priv *p)
+{
+	_cleanup_json_ json_t *m = build_manifest(g);
+	if (!m)
+		return -ENOMEM;
+	const char *tmp = getenv("TMPDIR");
+	if (asprintf(&p->dir, "%s/agsbx-landlock-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+		p->dir = NULL;
+		return -ENOMEM;
+	}
+	if (!mkdtemp(p->dir)) {
+		int e = -errno;
+		free(p->dir);
+		p->dir = NULL;
+		return e;
+	}
+	if (chmod(p->dir, 0755) < 0)
+		return -errno;
+	(void)ctx;
+	return write_manifest(p->dir, "handle", m, &p->manifest, &p->report, p->sha);
 }
 
 /* Same keys and values as the probe's facts, so meta matches the probe. */
@@ -537,14 +573,13 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	struct agsbx_caps caps = caps_for(true, st.effective_abi);
 	struct ll_priv *p = calloc(1, sizeof *p);
 	struct agsbx_handle *h = p ? agsbx_handle_new(&agsbx_provider_landlock, ctx, g, &caps) : NULL;
-	if (p)
-		p->manifest = build_manifest(g);
-	if (!h || !p->manifest) {
+	r = h ? priv_write_manifest(ctx, g, p) : -ENOMEM;
+	if (r < 0) {
 		agsbx_handle_free(h);
 		priv_free(p);
 		json_decref(st.facts);
-		agsbx_fail(fail, "landlock_enforcement_failed", "landlock: out of memory");
-		return -ENOMEM;
+		agsbx_fail(fail, "landlock_enforcement_failed", "landlock: writing the manifest: %s", strerror(-r));
+		return r;
 	}
 	json_decref(h->versions);
 	h->versions = versions_from_facts(st.facts);
@@ -589,58 +624,14 @@ static void leave(struct agsbx_handle *h, struct ll_priv *p)
 		priv_free(p);
 }
 
-/* Per-run policy files in flight, across every landlock handle of this
- * process (several handles may share one grant, and checks run
- * concurrently): leftovers and release never count or remove these.
- * Nodes live on run_step's stack; guarded by ll_lock. */
-struct inflight {
-	char hex[33];
-	struct inflight *next;
-};
-static struct inflight *inflight_runs;
-
-static void inflight_add(struct inflight *n)
-{
-	pthread_mutex_lock(&ll_lock);
-	n->next = inflight_runs;
-	inflight_runs = n;
-	pthread_mutex_unlock(&ll_lock);
-}
-
-static void inflight_remove(struct inflight *n)
-{
-	pthread_mutex_lock(&ll_lock);
-	for (struct inflight **pp = &inflight_runs; *pp; pp = &(*pp)->next)
-		if (*pp == n) {
-			*pp = n->next;
-			break;
-		}
-	pthread_mutex_unlock(&ll_lock);
-}
-
 static int run_step(struct agsbx_handle *h, struct ll_priv *p, const struct agsbx_step *step,
 		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	_cleanup_free_ char *manifest = NULL, *report = NULL;
-	char sha[65];
-	struct inflight me = { .next = NULL };
-	agsbx_random_hex(me.hex, 16);
-	inflight_add(&me); /* before the file exists: no scan may catch it unlisted */
-	int r = write_manifest(h->grant->roots[AGSBX_ROOT_LOGS].path, me.hex, p->manifest, &manifest, &report, sha);
-	if (r < 0) {
-		inflight_remove(&me);
-		agsbx_fail(fail, "landlock_enforcement_failed", "landlock: writing the manifest: %s", strerror(-r));
-		return r;
-	}
 	char **env = agsbx_provider_min_env(h, step);
-	struct helper_call c = { .manifest = manifest, .sha256 = sha, .report = report,
+	struct helper_call c = { .manifest = p->manifest, .sha256 = p->sha, .report = NULL,
 				 .program = step->argv, .envp = (const char *const *)env, .cwd = h->paths[step->cwd] };
-	r = env ? run_helper(h->ctx, &c, limits, &out->run) : -ENOMEM;
+	int r = env ? run_helper(h->ctx, &c, limits, &out->run) : -ENOMEM;
 	agsbx_strv_free(env);
-	/* Whatever happened (exit, timeout, cancel): no policy file stays. */
-	unlink(report);
-	unlink(manifest);
-	inflight_remove(&me);
 	char line[512];
 	const char *refusal = r == 0 ? helper_refusal(&out->run, false, line, sizeof line) : NULL;
 	if (r < 0) {
@@ -678,19 +669,9 @@ static bool is_temp_name(const char *n)
 	       strcmp(n + l - strlen(TEMP_SUFFIX), TEMP_SUFFIX) == 0;
 }
 
-/* Caller holds ll_lock. */
-static bool is_inflight(const char *name)
-{
-	const char *hex = name + strlen(TEMP_PREFIX);
-	for (const struct inflight *i = inflight_runs; i; i = i->next)
-		if (strncmp(hex, i->hex, 32) == 0 && (hex[32] == '.'))
-			return true;
-	return false;
-}
-
-/* Lists (and with unlink_them removes) the .landlock-*.json in the logs
- * root that no running execution owns; unlinkat never follows a link a
- * sandbox may have planted. */
+/* Lists (and with unlink_them removes) stray .landlock-*.json policy files
+ * in the logs root (none is ever written there by this provider; older
+ * versions and other tools did); unlinkat never follows a planted link. */
 static int scan_temps(const struct agsbx_handle *h, bool unlink_them, json_t *found)
 {
 	int dfd = open(h->grant->roots[AGSBX_ROOT_LOGS].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -703,9 +684,8 @@ static int scan_temps(const struct agsbx_handle *h, bool unlink_them, json_t *fo
 		return -e;
 	}
 	int n = 0;
-	pthread_mutex_lock(&ll_lock);
 	for (struct dirent *e; (e = readdir(d));) {
-		if (!is_temp_name(e->d_name) || is_inflight(e->d_name))
+		if (!is_temp_name(e->d_name))
 			continue;
 		n++;
 		if (found)
@@ -714,14 +694,13 @@ static int scan_temps(const struct agsbx_handle *h, bool unlink_them, json_t *fo
 		if (unlink_them)
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
-	pthread_mutex_unlock(&ll_lock);
 	closedir(d);
 	return n;
 }
 
 static int ll_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
 {
-	(void)marker; /* policy files are per execution, not per marker */
+	(void)marker; /* the handle's own manifest lives outside the grant until release */
 	json_t *arr = json_array();
 	int n = scan_temps(h, false, arr);
 	if (found)
@@ -742,7 +721,7 @@ static void ll_release(struct agsbx_handle *h)
 		h->priv = NULL;
 	pthread_mutex_unlock(&ll_lock);
 	if (first)
-		scan_temps(h, true, NULL); /* in-flight runs remove their own */
+		scan_temps(h, true, NULL);
 	if (idle)
 		priv_free(p);
 }
