@@ -411,20 +411,26 @@ struct cancel_arg {
 	struct agsbx_limits lim;
 	struct agsbx_exec_result xr;
 	int rc;
+	int done;             /* set (atomically) when the execution returned */
 };
 
 static void *cancel_thread(void *p)
 {
 	struct cancel_arg *a = p;
 	a->rc = sandbox_op(a->env, a->out, a->env->h, &a->lim, a->args, NULL, &a->xr);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-static bool wait_for_file(const char *path, int ms)
+/* Until the payload's ready file appears, or the execution already ended
+ * (a refusal must not cost the whole wait). */
+static bool wait_for_ready(const char *path, const struct cancel_arg *a, int ms)
 {
 	for (int i = 0; i < ms / 20; i++) {
 		if (access(path, F_OK) == 0)
 			return true;
+		if (__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
+			break;
 		usleep(20 * 1000);
 	}
 	return access(path, F_OK) == 0;
@@ -450,7 +456,7 @@ static void lifecycle_cleanup(const struct check_env *env, struct check_out *out
 			check_reason(out, "internal: cannot start the cancelling run");
 			return;
 		}
-		spawned = wait_for_file(host_ready, 20000);
+		spawned = wait_for_ready(host_ready, &a, 20000);
 		uint64_t one = 1;
 		if (write(efd, &one, sizeof one) < 0) { /* the join below still ends it via timeout */ }
 		pthread_join(t, NULL);
