@@ -31,14 +31,9 @@ struct agsbx_matrix_opts {
 json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsbx_matrix_opts *opts,
 			 char *err, size_t err_size);
 
-/* Catalogue access (sorted by id). */
-struct agsbx_check_info {
-	const char *id;
-	const char *axis;             /* capability axis evidenced, or "contract" */
-	const char *title;
-};
+/* Number of checks in a provider's result (the catalogue, sorted by id,
+ * plus capabilities.truthful). */
 size_t agsbx_check_count(void);
-const struct agsbx_check_info *agsbx_check_info_at(size_t i);
 
 /* Evidence helpers shared with bench and tests. */
 json_t *agsbx_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,

@@ -17,23 +17,10 @@
 #include "base/log.h"
 #include "base/util.h"
 
+/* The catalogue plus capabilities.truthful, which the matrix computes. */
 size_t agsbx_check_count(void)
 {
 	return agsbx_checks_count + 1;
-}
-
-const struct agsbx_check_info *agsbx_check_info_at(size_t i)
-{
-	static const struct agsbx_check_info truthful = {
-		"capabilities.truthful", "contract", "every claimed axis is backed by passing checks; underclaims reported"
-	};
-	static struct agsbx_check_info rows[64];
-	if (i == 0)
-		return &truthful;
-	if (i > agsbx_checks_count)
-		return NULL;
-	rows[i - 1] = (struct agsbx_check_info){ agsbx_checks[i - 1].id, agsbx_checks[i - 1].axis, agsbx_checks[i - 1].title };
-	return &rows[i - 1];
 }
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -107,8 +94,8 @@ static void rm_rf(const char *dir)
 {
 	if (!dir)
 		return;
-	/* The grant's remover never follows symlinks; reuse it by wrapping
-	 * the canary dir in a throwaway grant-like removal. */
+	/* lstat, never stat: a symlink a sandbox planted is unlinked, not
+	 * followed. */
 	_cleanup_closedir_ DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
