@@ -31,9 +31,18 @@ static const char help[] =
  * source column right on their own line. */
 #define VALUE_ALIGN_MAX 40
 
+/* Control characters shown as '?' so no cell (a value, or a source built
+ * from $DOCKER_HOST or $PATH) can forge table lines. */
+static char *printable(char *s)
+{
+	for (char *c = s; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return s;
+}
+
 /* One table cell for a fact's value: strings as-is, everything else as
- * compact JSON, absent as "absent (reason)". Control characters are shown
- * as '?' so a fact can never forge table lines. malloc'd. */
+ * compact JSON, absent as "absent (reason)". malloc'd. */
 static char *value_text(const json_t *fact)
 {
 	char *s = NULL;
@@ -51,10 +60,7 @@ static char *value_text(const json_t *fact)
 		if (asprintf(&s, reason ? "%s (%s)" : "%s", js, reason) < 0)
 			return NULL;
 	}
-	for (char *c = s; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	return s;
+	return printable(s);
 }
 
 static void column_widths(const json_t *host, int *wfam, int *wfact, int *wval)
@@ -94,8 +100,11 @@ static int print_table(const json_t *host)
 			_cleanup_free_ char *v = value_text(fact);
 			if (!v)
 				return -ENOMEM;
-			const char *src = json_string_value(json_object_get(fact, "source"));
-			printf("%-*s  %-*s  %-*s  %s\n", wfam, fams[i].name, wfact, name, wval, v, src ? src : "");
+			const char *s = json_string_value(json_object_get(fact, "source"));
+			_cleanup_free_ char *src = printable(strdup(s ? s : ""));
+			if (!src)
+				return -ENOMEM;
+			printf("%-*s  %-*s  %-*s  %s\n", wfam, fams[i].name, wfact, name, wval, v, src);
 		}
 	}
 	return 0;

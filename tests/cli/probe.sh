@@ -94,6 +94,11 @@ nfacts=$(jq '[to_entries[] | select(.value | type == "object") | .value | keys[]
 [[ $(($(wc -l <"$T/table") - 1)) == "$nfacts" ]] || fail "table rows != facts ($nfacts)"
 grep -Eq "^kernel +release +$(uname -r | sed 's/[.+]/\\&/g') +uname\(2\)$" "$T/table" || fail "no kernel release row"
 grep -Eq '^macos +sandbox_exec +absent \(not_macos\) +/usr/bin/sandbox-exec$' "$T/table" || fail "no absent row"
+# A newline in $DOCKER_HOST reaches values and sources: neither may forge a row.
+DOCKER_HOST=$'unix:///nonexistent/x\nFORGED row' "$AGSBX_BIN" probe >"$T/table-nl" 2>"$T/table-nl.err" ||
+  fail "probe (newline in DOCKER_HOST) exited $?: $(cat "$T/table-nl.err")"
+! grep -q '^FORGED' "$T/table-nl" || fail "a control character in a source forged a table row: $(grep -m1 -B1 '^FORGED' "$T/table-nl")"
+[[ $(($(wc -l <"$T/table-nl") - 1)) == "$nfacts" ]] || fail "table rows != facts with a newline in DOCKER_HOST"
 pass "human table"
 
 # --- usage
