@@ -528,7 +528,12 @@ static int pump_ready(struct run *run, struct pollfd *pf, int idx_out, int idx_e
 static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 {
 	uint64_t start = run->tree.start_us;
-	uint64_t deadline = timeout_ms > 0 ? start + (uint64_t)timeout_ms * 1000u : 0;
+	/* Saturating: a timeout too large to ever fire (INT64_MAX) must not
+	 * wrap the deadline around into the past. */
+	uint64_t max_ms = (UINT64_MAX - start) / 1000u;
+	uint64_t deadline = timeout_ms <= 0 ? 0
+			    : (uint64_t)timeout_ms >= max_ms ? UINT64_MAX
+							     : start + (uint64_t)timeout_ms * 1000u;
 	uint64_t next_scan = start + SCAN_INTERVAL_US;
 	for (;;) {
 		uint64_t now = agsbx_runner_now_us();

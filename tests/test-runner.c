@@ -204,6 +204,26 @@ START_TEST(test_exit_code)
 }
 END_TEST
 
+/* A timeout too large to ever fire (INT64_MAX ms, "no real limit") must
+ * not wrap the deadline around into the past. */
+START_TEST(test_huge_timeout)
+{
+	const char *argv[] = { "sh", "-c", "sleep 0.2; echo done", NULL };
+	const int64_t timeouts[] = { INT64_MAX, INT64_MAX / 1000, INT64_MAX / 1000 + 1 };
+	for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+		struct agsbx_run_opts o = opts_for(argv);
+		o.timeout_ms = timeouts[i];
+		struct agsbx_run_result r;
+		ck_assert_int_eq(agsbx_run(&o, &r), 0);
+		ck_assert_msg(!r.timed_out, "timeout_ms %lld timed out at once", (long long)timeouts[i]);
+		ck_assert(r.exited);
+		ck_assert_int_eq(r.exit_code, 0);
+		ck_assert_str_eq(r.out, "done\n");
+		agsbx_run_result_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(test_signal)
 {
 	const char *argv[] = { "sh", "-c", "kill -SEGV $$", NULL };
@@ -912,6 +932,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_exit_code);
 	tcase_add_test(tc, test_signal);
+	tcase_add_test(tc, test_huge_timeout);
 	tcase_add_test(tc, test_enoent);
 	tcase_add_test(tc, test_eacces_and_bad_cwd);
 	tcase_add_test(tc, test_bad_args);
