@@ -129,16 +129,18 @@ static ssize_t stream_discard(struct stream *s, int devnull)
 }
 
 /* Reads what is available now. Returns 1 at EOF (fd closed), 0 when the
- * pipe is empty, -errno on failure (the stream is then closed too). */
+ * pipe is empty, -errno on a read failure (the stream is then closed too). */
 static int stream_pump(struct stream *s, int devnull)
 {
 	for (int i = 0; i < 64 && s->fd >= 0; i++) {
 		ssize_t n;
 		if (s->len < s->cap) {
-			if (s->len + 1 >= s->alloc) {
-				int r = stream_grow(s);
-				if (r < 0)
-					return r;
+			if (s->len + 1 >= s->alloc && stream_grow(s) < 0) {
+				/* Out of memory: keep what we have and discard the
+				 * rest (truncated), never leave the pipe unread (the
+				 * poll loop would spin and the writer block). */
+				s->cap = s->len;
+				continue;
 			}
 			size_t room = s->alloc - 1 - s->len;
 			if (room > s->cap - s->len)
