@@ -140,9 +140,16 @@ void agsbx_sha256_hex(const void *data, size_t len, char hex[65])
 
 int agsbx_sha256_file(const char *path, char hex[65])
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO put in a regular file's place must not block the
+	 * open until some writer appears; only regular files are hashed. */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return S_ISDIR(sb.st_mode) ? -EISDIR : -EINVAL;
 	crypto_hash_sha256_state st;
 	crypto_hash_sha256_init(&st);
 	unsigned char buf[65536];

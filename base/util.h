@@ -26,6 +26,8 @@ int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsi
 
 /* sha256 as 64 lowercase hex chars + NUL (hex must hold 65 bytes). */
 void agsbx_sha256_hex(const void *data, size_t len, char hex[65]);
+/* Regular files only (never follows a final symlink): -EISDIR for a
+ * directory, -EINVAL for anything else (FIFO, device). */
 int agsbx_sha256_file(const char *path, char hex[65]);
 
 /* n random bytes as 2n hex chars (buf must hold 2n+1). */
