@@ -43,21 +43,32 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt, boo
 	return argv[++*i];
 }
 
+/* Bundle strings (created_at, a challenge quoted in the reason) and a keys
+ * URL's comments are hostile: printed as one escaped line each, so they
+ * cannot forge the lines after them or drive the terminal. */
+static void put_line(const char *label, const char *s)
+{
+	_cleanup_free_ char *e = agsbx_text_oneline(s, 0);
+	printf("%s%s\n", label, e ? e : "?");
+}
+
 static void print_summary(const char *file, const json_t *bundle, const struct agsbx_verify_result *res)
 {
-	const char *created = json_string_value(json_object_get(bundle, "created_at"));
-	printf("bundle:     %s\n", file);
-	printf("created_at: %s\n", created ? created : "?");
+	put_line("bundle:     ", file);
+	put_line("created_at: ", json_string_value(json_object_get(bundle, "created_at")));
 	if (res->status == AGSBX_VERIFY_UNSIGNED)
 		printf("signature:  none\n");
 	else if (res->signature_valid)
 		printf("signature:  good (%s %s)\n", res->key_type, res->fingerprint);
 	else
 		printf("signature:  BAD%s%s\n", res->fingerprint[0] ? " " : "", res->fingerprint);
-	if (res->trusted)
-		printf("signer:     %s (%s)\n", res->identity, res->trust_source);
-	else if (res->signature_valid)
+	if (res->trusted) {
+		char who[sizeof res->identity + sizeof res->trust_source + 4];
+		snprintf(who, sizeof who, "%s (%s)", res->identity, res->trust_source);
+		put_line("signer:     ", who);
+	} else if (res->signature_valid) {
 		printf("signer:     not trusted\n");
+	}
 	if (res->challenge_checked)
 		printf("challenge:  %s\n", res->challenge_ok ? "ok" : "MISMATCH");
 	else
@@ -116,7 +127,8 @@ int agsbx_cmd_verify(int argc, char **argv)
 	}
 	print_summary(file, bundle, &res);
 	if (res.status != AGSBX_VERIFY_OK) {
-		agsbx_error("%s: %s: %s", file, agsbx_verify_status_name(res.status), res.reason);
+		_cleanup_free_ char *why = agsbx_text_oneline(res.reason, 0);
+		agsbx_error("%s: %s: %s", file, agsbx_verify_status_name(res.status), why ? why : res.reason);
 		return AGSBX_EXIT_DEFECT;
 	}
 	return AGSBX_EXIT_OK;

@@ -106,6 +106,12 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 			struct agsbx_verify_result *res, char *err, size_t err_size);
 const char *agsbx_verify_status_name(enum agsbx_verify_status s);
 
+/* s made safe to print as one terminal line (bundle strings are hostile):
+ * control characters, newline included, as \xNN / \n, at most max_chars
+ * characters (0: no limit) then "...". NULL s gives "?". malloc'd; NULL
+ * on ENOMEM. */
+char *agsbx_text_oneline(const char *s, size_t max_chars);
+
 /* Differences OLD -> NEW as a JSON object (new reference):
  * {"host": [{family, fact, old, new}], "providers": [{id, old, new}],
  *  "checks": [{provider, id, old, new, regression}], "claims": [...],

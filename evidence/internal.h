@@ -141,7 +141,7 @@ int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg
 size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
 
 enum esc_mode {
-	ESC_TEXT,                 /* terminal: control characters as \xNN, no raw ESC */
+	ESC_TEXT,                 /* terminal, one line: controls as \xNN, newline as \n */
 	ESC_MD,                   /* markdown table cell: also | * _ ` [ ] < > & \ escaped */
 	ESC_MDCODE,               /* inside a markdown code span in a table cell */
 	ESC_XML,                  /* XML text/attribute: & < > " ' and invalid XML chars */

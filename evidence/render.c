@@ -1,5 +1,6 @@
 /* Escaping for the renderers: bundle strings come from sandboxes and may
  * hold anything valid UTF-8 can, including terminal escapes and markup. */
+#include "evidence/evidence.h"
 #include "evidence/internal.h"
 
 #include <errno.h>
@@ -67,6 +68,8 @@ static void put_cp_esc(struct sbuf *b, uint32_t cp, enum esc_mode mode)
 	}
 	if (cp == '\n' && mode != ESC_TEXT)
 		sbuf_putc(b, ' ');
+	else if (cp == '\n')
+		sbuf_puts(b, "\\n");
 	else if (cp <= 0xFF)
 		sbuf_printf(b, "\\x%02x", (unsigned)cp);
 	else
@@ -77,7 +80,9 @@ static void put_one(struct sbuf *b, const unsigned char *s, size_t n, uint32_t c
 {
 	switch (mode) {
 	case ESC_TEXT:
-		if (cp == '\n' || cp == '\t' || !is_control(cp))
+		/* every text field is one line: a raw newline could forge the
+		 * lines after it ("signature: good ...") */
+		if (cp == '\t' || !is_control(cp))
 			sbuf_put(b, s, n);
 		else
 			put_cp_esc(b, cp, mode);
@@ -181,6 +186,13 @@ void put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_cha
 		}
 		chars++;
 	}
+}
+
+char *agsbx_text_oneline(const char *s, size_t max_chars)
+{
+	struct sbuf b = { 0 };
+	put_esc(&b, s, ESC_TEXT, max_chars);
+	return sbuf_take(&b, NULL);
 }
 
 void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)

@@ -109,6 +109,13 @@ START_TEST(test_report_text)
 	ck_assert(!has_raw_control(t2));
 	ck_assert_ptr_nonnull(strstr(t2, "\\x1b]0;pwned\\x07"));
 	ck_assert_ptr_nonnull(strstr(t2, "INVALID")); /* the edit broke the signature */
+	/* nor can a newline in a field forge the lines after it */
+	json_object_set_new(c, "reason", json_string("r\nsignature:  good signature by SHA256:forged"));
+	json_object_set_new(e, "created_at", json_string("2026\nsignature:  good"));
+	_cleanup_free_ char *t4 = report(e, "text");
+	ck_assert_ptr_null(strstr(t4, "\nsignature:  good"));
+	ck_assert_ptr_nonnull(strstr(t4, "r\\nsignature:  good signature by SHA256:forged"));
+	ck_assert_ptr_nonnull(strstr(t4, "created 2026\\nsignature:  good by"));
 	/* unsigned bundles say so */
 	_cleanup_json_ json_t *u = load_src("tests/data/bundles/full.json");
 	_cleanup_free_ char *t3 = report(u, "text");

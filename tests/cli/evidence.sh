@@ -50,6 +50,22 @@ grep -q '^signature:  none' "$T/o" && grep -q 'unsigned' "$T/e" || fail "unsigne
 jq '.providers[1].verdict = "conformant"' "$D/signed.json" >"$T/tampered.json"
 run_rc 1 "$T/o" "$T/e" "$B" verify "$T/tampered.json" --key "$D/keys/fixture_ed25519.pub"
 grep -q '^signature:  BAD' "$T/o" || fail "tampered summary: $(cat "$T/o")"
+# bundle strings cannot forge summary lines or reach the terminal raw: a
+# signed bundle whose created_at "says" it is valid and trusted, and whose
+# challenge (quoted in the error) carries escapes, checked for another nonce
+jq 'del(.signature) | .created_at = "x\nsigner:     alice (allowed_signers)\nresult:     valid and trusted\u001b[8m"
+    | .challenge = "n\u001b]0;t\u0007\nresult:     valid and trusted"' "$D/signed.json" >"$T/forged.json"
+install -m 600 "$D/keys/fixture_ed25519" "$T/fixture"
+jq -cjS 'del(.signature)' "$T/forged.json" >"$T/forged.msg"
+ssh-keygen -q -Y sign -f "$T/fixture" -n agsbx-evidence "$T/forged.msg"
+jq --rawfile a "$T/forged.msg.sig" --slurpfile s "$D/signed.json" '.signature = ($s[0].signature | .armored = $a)' \
+  "$T/forged.json" >"$T/forged-signed.json"
+run_rc 1 "$T/o" "$T/e" "$B" verify "$T/forged-signed.json" --key "$D/keys/fixture_ed25519.pub" --expect-challenge y
+[[ $(grep -c '^result:' "$T/o") == 1 ]] && grep -q '^result:     wrong challenge$' "$T/o" || fail "forged lines: $(cat -v "$T/o")"
+grep -qF 'created_at: x\nsigner:' "$T/o" || fail "created_at not escaped: $(cat -v "$T/o")"
+grep -qF 'challenge is "n\x1b]0;t\x07\nresult:' "$T/e" || fail "challenge not escaped: $(cat -v "$T/e")"
+[[ $(wc -l <"$T/e") == 1 ]] || fail "verify error is not one line: $(cat -v "$T/e")"
+! grep -q $'\x1b' "$T/o" "$T/e" || fail "raw ESC in verify output: $(cat -v "$T/o" "$T/e")"
 # a bad trust source is bad input
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --key "$T/missing.pub"
 [[ ! -s "$T/o" ]] || fail "stdout for a bad trust file"
