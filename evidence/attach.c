@@ -93,6 +93,15 @@ struct tally {
 	bool any;
 };
 
+/* Counts come from the attached command's output: saturate at the
+ * largest integer a bundle holds (no signed overflow, and the bundle stays
+ * writable). */
+static void add_count(long *slot, long v)
+{
+	const long max = (long)AGSBX_JSON_INT_MAX;
+	*slot = v < 0 ? *slot : v > max - *slot ? max : *slot + v;
+}
+
 /* "N word" pairs in a line: passed / failed / skipped (and pytest's
  * error(s) as failures). */
 static struct tally count_words(const char *line, size_t len)
@@ -116,7 +125,7 @@ static struct tally count_words(const char *line, size_t len)
 			size_t wl = strlen(words[k].word);
 			if (rest >= wl && strncmp(w, words[k].word, wl) == 0 &&
 			    (rest == wl || !isalpha((unsigned char)w[wl]))) {
-				*words[k].slot += v;
+				add_count(words[k].slot, v);
 				t.any = true;
 				break;
 			}
@@ -155,10 +164,10 @@ static bool parse_ctest(const char *line, size_t len, struct tally *t)
 	while (p > s && isdigit((unsigned char)p[-1]))
 		p--;
 	if (sscanf(p, "%d%% tests passed, %ld tests failed out of %ld", &pct, &failed, &total) != 3 ||
-	    failed > total)
+	    failed < 0 || failed > total)
 		return false;
-	t->failed = failed;
-	t->passed = total - failed;
+	add_count(&t->failed, failed);
+	add_count(&t->passed, total - failed);
 	t->any = true;
 	return true;
 }

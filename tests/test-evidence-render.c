@@ -507,6 +507,29 @@ START_TEST(test_attachment_summary)
 }
 END_TEST
 
+/* Counts printed by the attached command are hostile: huge ones saturate
+ * at 2^53 (no signed overflow; the bundle stays canonicalisable). */
+START_TEST(test_attachment_summary_huge)
+{
+	static const char *const outs[] = {
+		"9223372036854775807 passed, 9223372036854775807 passed, 99999999999999999999 failed in 1s\n",
+		"50% tests passed, 9223372036854775806 tests failed out of 9223372036854775807\n",
+	};
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(outs); i++) {
+		_cleanup_json_ json_t *s = agsbx_attachment_summary(outs[i], strlen(outs[i]));
+		ck_assert_ptr_nonnull(s);
+		ck_assert_int_eq(json_integer_value(json_object_get(s, "failed")), 9007199254740992LL);
+		size_t n;
+		_cleanup_free_ char *c = agsbx_json_canonical(s, NULL, &n);
+		ck_assert_msg(c != NULL, "case %zu: no canonical form", i);
+	}
+	/* a negative ctest count is not a summary */
+	const char *neg = "50% tests passed, -5 tests failed out of -3\n";
+	_cleanup_json_ json_t *s = agsbx_attachment_summary(neg, strlen(neg));
+	ck_assert_str_eq(json_string_value(json_object_get(s, "format")), "none");
+}
+END_TEST
+
 static bool runner_works(void)
 {
 	const char *argv[] = { "true", NULL };
@@ -647,6 +670,7 @@ int main(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, test_split_cmdline, 0, (int)AGSBX_ARRAY_SIZE(split_cases));
 	tcase_add_loop_test(t, test_attachment_summary, 0, (int)AGSBX_ARRAY_SIZE(summary_cases));
+	tcase_add_test(t, test_attachment_summary_huge);
 	tcase_add_test(t, test_attachment_run);
 	tcase_add_test(t, test_subject_from_repo);
 	suite_add_tcase(s, t);
