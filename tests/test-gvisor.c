@@ -1115,6 +1115,59 @@ START_TEST(test_lifecycle_and_toctou)
 }
 END_TEST
 
+struct racer {
+	struct agsbx_handle *h;
+	struct run r;
+	char marker[40];
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *b = arg;
+	const char *const args[] = { "linger", b->marker, NULL };
+	run_in(b->h, &b->r, args, 60000, 4096, -1);
+	return NULL;
+}
+
+/* release() while an execution is in flight on another thread: the
+ * execution ends (its container is removed) and still finds the provider
+ * state it is using; nothing remains. Without the user count release freed
+ * that state under the running execution (use after free, ASan). */
+START_TEST(test_release_during_execution)
+{
+	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
+	struct racer b;
+	memset(&b, 0, sizeof b);
+	struct agsbx_failure f = { 0 };
+	ck_assert_msg(gv->ensure(&g_ctx, g, &b.h, &f) == 0, "%s", f.message);
+	snprintf(b.marker, sizeof b.marker, "agsbx-gv-mark-");
+	agsbx_random_hex(b.marker + 14, 8);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, racer_main, &b), 0);
+	int i;
+	for (i = 0; i < 400 && daemon_procs_named("runsc-sandbox") == 0; i++)
+		sleep_ms(50);
+	ck_assert_int_lt(i, 400);
+	gv->release(b.h);
+	pthread_join(t, NULL);
+	/* killed by the release, not by its 60 s deadline */
+	ck_assert(!b.r.res.run.timed_out);
+	run_clear(&b.r);
+	struct run r;
+	const char *const a[] = { "true", NULL };
+	run_in(b.h, &r, a, 60000, 1024, -1);
+	ck_assert_int_lt(r.rc, 0);
+	ck_assert_str_eq(r.fail.reason, "released");
+	run_clear(&r);
+	gv->release(b.h);
+	agsbx_handle_free(b.h);
+	agsbx_grant_destroy(g);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	ck_assert_int_eq(gv_procs_matching(b.marker, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_simulation_blocks_live_daemon)
 {
 	struct agsbx_ctx c = make_ctx();
@@ -1145,6 +1198,7 @@ static Suite *ready_suite(void)
 	tcase_add_test(p, test_simulation_blocks_live_daemon);
 	tcase_add_test(p, test_lifecycle_and_toctou);
 	tcase_add_test(p, test_run_as_user);
+	tcase_add_test(p, test_release_during_execution);
 	suite_add_tcase(s, p);
 	TCase *t = tcase_create("execute");
 	tcase_add_unchecked_fixture(t, handle_setup, handle_teardown);

@@ -55,6 +55,7 @@ typedef char gv_id[65];
 struct gv_priv {
 	struct gv_env env;
 	char run_id[33];
+	unsigned users;               /* calls using priv now (gv_users_lock) */
 	pthread_mutex_t lock;         /* guards the two lists */
 	/* Executions in flight (their GV_LABEL_EXEC values): their containers
 	 * are not leftovers, whatever a concurrent leftovers() sees. */
@@ -565,6 +566,43 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	return 0;
 }
 
+/* One lock for all gvisor handles: it guards `released`, h->priv and
+ * priv's user count, so release() can run while executions (or leftovers,
+ * health) are in flight on other threads: priv is freed by whoever uses it
+ * last, never under a running call. */
+static pthread_mutex_t gv_users_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void priv_free(struct gv_priv *p)
+{
+	pthread_mutex_destroy(&p->lock);
+	free(p->active);
+	free(p->done);
+	env_clear(&p->env);
+	free(p);
+}
+
+/* A reference on priv for one call; NULL once released. */
+static struct gv_priv *enter(struct agsbx_handle *h)
+{
+	pthread_mutex_lock(&gv_users_lock);
+	struct gv_priv *p = h->released ? NULL : h->priv;
+	if (p)
+		p->users++;
+	pthread_mutex_unlock(&gv_users_lock);
+	return p;
+}
+
+static void leave(struct agsbx_handle *h, struct gv_priv *p)
+{
+	pthread_mutex_lock(&gv_users_lock);
+	bool last = --p->users == 0 && h->released;
+	if (last)
+		h->priv = NULL;
+	pthread_mutex_unlock(&gv_users_lock);
+	if (last)
+		priv_free(p);
+}
+
 /* "host:/agsbx/<role>:ro|rw" per grant root. Docker's Binds syntax splits
  * on ':', so a root path containing one is refused, not mangled. */
 static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUNT + 1], struct agsbx_failure *fail)
@@ -585,15 +623,9 @@ static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUN
 	return 0;
 }
 
-static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
+		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	struct gv_priv *p = h->priv;
-	if (h->released || !p) {
-		agsbx_fail(fail, "released", "gvisor: execute after release");
-		return -ESTALE;
-	}
 	int r = agsbx_provider_check_step(h, step, fail);
 	if (r < 0)
 		return r;
@@ -633,7 +665,21 @@ static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
 		free(binds[i]);
 	agsbx_strv_free(env);
+	return r;
+}
+
+static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	memset(out, 0, sizeof *out);
+	struct gv_priv *p = enter(h);
+	if (!p) {
+		agsbx_fail(fail, "released", "gvisor: execute after release");
+		return -ESTALE;
+	}
+	int r = run_step(h, p, step, limits, out, fail);
 	out->meta = agsbx_handle_meta(h);
+	leave(h, p);
 	return r;
 }
 
@@ -641,11 +687,8 @@ static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
  * runtime is still registered as runsc, and the image is still there. A
  * full observation per health check would cost ~2 s; execute() itself
  * fails closed if the runtime stops working. */
-static int gv_health(struct agsbx_handle *h)
+static int health_of(struct gv_priv *p)
 {
-	struct gv_priv *p = h->priv;
-	if (h->released || !p)
-		return -ESTALE;
 	long st;
 	_cleanup_json_ json_t *info = NULL;
 	char err[256];
@@ -660,15 +703,21 @@ static int gv_health(struct agsbx_handle *h)
 	return r < 0 ? r : present ? 0 : -ENODEV;
 }
 
+static int gv_health(struct agsbx_handle *h)
+{
+	struct gv_priv *p = enter(h);
+	if (!p)
+		return -ESTALE;
+	int r = health_of(p);
+	leave(h, p);
+	return r;
+}
+
 /* Containers with the handle's run label that belong to no execution in
  * flight, host processes naming a container of a finished execution, and
  * host processes carrying the marker. */
-static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
+static int leftovers_of(struct gv_priv *p, const char *marker, json_t **found)
 {
-	*found = NULL;
-	struct gv_priv *p = h->priv;
-	if (!p)
-		return -ESTALE;
 	_cleanup_json_ json_t *list = json_array();
 	_cleanup_json_ json_t *ctrs = NULL;
 	char err[256];
@@ -707,15 +756,21 @@ static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **fou
 	return (int)json_array_size(*found);
 }
 
-/* Idempotent. Removes every container of the run, stops any host process
- * still naming one, then frees the provider state: health, execute and
- * leftovers refuse afterwards. */
-static void gv_release(struct agsbx_handle *h)
+static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
 {
-	struct gv_priv *p = h->priv;
-	h->released = true;
+	*found = NULL;
+	struct gv_priv *p = enter(h);
 	if (!p)
-		return;
+		return -ESTALE;
+	int r = leftovers_of(p, marker, found);
+	leave(h, p);
+	return r;
+}
+
+/* Removes every container of the run (executions in flight see theirs
+ * killed and end) and stops any host process still naming one. */
+static void remove_run(struct gv_priv *p)
+{
 	_cleanup_json_ json_t *ctrs = NULL;
 	char err[256];
 	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err) > 0) {
@@ -730,20 +785,40 @@ static void gv_release(struct agsbx_handle *h)
 			gv_procs_reap(id, 1000, p->env.runtime_path);
 		}
 	}
-	/* One /proc pass; reap only the containers something still names. */
-	_cleanup_free_ const char **needles = calloc(p->ndone + 1, sizeof *needles);
-	for (size_t k = 0; needles && k < p->ndone; k++)
-		needles[k] = p->done[k];
+	/* One /proc pass; reap only the containers something still names.
+	 * The list is copied under its lock: executions may still add to it. */
+	pthread_mutex_lock(&p->lock);
+	size_t ndone = p->ndone;
+	_cleanup_free_ gv_id *done = ndone ? malloc(ndone * sizeof *done) : NULL;
+	if (done)
+		memcpy(done, p->done, ndone * sizeof *done);
+	pthread_mutex_unlock(&p->lock);
+	_cleanup_free_ const char **needles = calloc(ndone + 1, sizeof *needles);
+	for (size_t k = 0; needles && done && k < ndone; k++)
+		needles[k] = done[k];
 	_cleanup_free_ struct gv_proc_match *m = NULL;
-	int np = needles ? gv_procs_matching_any(needles, p->ndone, &m) : 0;
+	int np = needles && done ? gv_procs_matching_any(needles, ndone, &m) : 0;
 	for (int j = 0; j < np; j++)
-		gv_procs_reap(p->done[m[j].needle], 1000, p->env.runtime_path);
-	h->priv = NULL;
-	pthread_mutex_destroy(&p->lock);
-	free(p->active);
-	free(p->done);
-	env_clear(&p->env);
-	free(p);
+		gv_procs_reap(done[m[j].needle], 1000, p->env.runtime_path);
+}
+
+/* Idempotent. Removes the run's containers and processes; health, execute
+ * and leftovers refuse afterwards. The provider state is freed here, or by
+ * the last execution still in flight on another thread. */
+static void gv_release(struct agsbx_handle *h)
+{
+	/* Marked released and referenced in one step: a last execution
+	 * leaving meanwhile cannot free priv before the cleanup below. */
+	pthread_mutex_lock(&gv_users_lock);
+	struct gv_priv *p = h->released ? NULL : h->priv;
+	h->released = true;
+	if (p)
+		p->users++;
+	pthread_mutex_unlock(&gv_users_lock);
+	if (!p)
+		return;
+	remove_run(p);
+	leave(h, p);
 }
 
 const struct agsbx_provider_ops agsbx_provider_gvisor = {
