@@ -234,8 +234,10 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static int unlock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)ftw;
+	/* NOFOLLOW: an entry swapped for a symlink since nftw's lstat (by a
+	 * process still writing in a root) must not chmod the link's target. */
 	if ((flag == FTW_D || flag == FTW_DP) && !S_ISLNK(st->st_mode))
-		chmod(path, 0700);
+		fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW);
 	return 0;
 }
 
