@@ -36,16 +36,22 @@ static int tl_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	return *out ? 0 : -ENOMEM;
 }
 
+/* release() may run on another thread than execute(). */
+static bool tl_released(const struct agsbx_handle *h)
+{
+	return __atomic_load_n(&h->released, __ATOMIC_ACQUIRE);
+}
+
 static int tl_health(struct agsbx_handle *h)
 {
-	return h->released ? -ESTALE : 0;
+	return tl_released(h) ? -ESTALE : 0;
 }
 
 static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
 	memset(out, 0, sizeof *out);
-	if (h->released) {
+	if (tl_released(h)) {
 		agsbx_fail(fail, "released", "trusted_local: execute after release");
 		return -ESTALE;
 	}
@@ -66,7 +72,7 @@ static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 
 static void tl_release(struct agsbx_handle *h)
 {
-	h->released = true;
+	__atomic_store_n(&h->released, true, __ATOMIC_RELEASE);
 }
 
 const struct agsbx_provider_ops agsbx_provider_trusted_local = {
