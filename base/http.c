@@ -12,7 +12,7 @@
 struct sink {
 	char *buf;
 	size_t len, cap, max;
-	bool overflow;
+	bool overflow, nomem;
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -28,8 +28,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 		while (cap < s->len + n + 1)
 			cap *= 2;
 		char *nb = realloc(s->buf, cap);
-		if (!nb)
+		if (!nb) {
+			s->nomem = true;
 			return 0;
+		}
 		s->buf = nb;
 		s->cap = cap;
 	}
@@ -37,6 +39,17 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	s->len += n;
 	s->buf[s->len] = '\0';
 	return n;
+}
+
+/* curl_slist_append returns NULL on failure and the list is then lost:
+ * keep it (to free it) and remember the failure. */
+static bool header_add(struct curl_slist **list, const char *h)
+{
+	struct curl_slist *n = curl_slist_append(*list, h);
+	if (!n)
+		return false;
+	*list = n;
+	return true;
 }
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -51,6 +64,7 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 		return -ENOMEM;
 	struct sink s = { .max = req->max_response ? req->max_response : DEFAULT_MAX };
 	struct curl_slist *hdrs = NULL;
+	bool hdrs_ok = true;
 	if (req->unix_socket)
 		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
 	curl_easy_setopt(c, CURLOPT_URL, req->url);
@@ -67,7 +81,7 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 	if (req->content_type) {
 		char h[256];
 		snprintf(h, sizeof h, "Content-Type: %s", req->content_type);
-		hdrs = curl_slist_append(hdrs, h);
+		hdrs_ok &= header_add(&hdrs, h);
 	}
 	if (strcmp(method, "POST") == 0) {
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -77,7 +91,7 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 		} else if (req->read_cb) {
 			curl_easy_setopt(c, CURLOPT_READFUNCTION, req->read_cb);
 			curl_easy_setopt(c, CURLOPT_READDATA, req->read_userdata);
-			hdrs = curl_slist_append(hdrs, "Transfer-Encoding: chunked");
+			hdrs_ok &= header_add(&hdrs, "Transfer-Encoding: chunked");
 		} else {
 			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
 			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
@@ -86,15 +100,24 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	}
 	/* Docker answers 100-continue slowly for streamed bodies; skip it. */
-	hdrs = curl_slist_append(hdrs, "Expect:");
+	hdrs_ok &= header_add(&hdrs, "Expect:");
+	if (!hdrs_ok) {
+		/* A request without its headers is another request. */
+		curl_slist_free_all(hdrs);
+		curl_easy_cleanup(c);
+		snprintf(resp->error, sizeof resp->error, "out of memory");
+		return -ENOMEM;
+	}
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 
 	CURLcode rc = curl_easy_perform(c);
 	int r = 0;
 	if (rc != CURLE_OK) {
-		snprintf(resp->error, sizeof resp->error, "%s", curl_easy_strerror(rc));
+		snprintf(resp->error, sizeof resp->error, "%s", s.nomem ? "out of memory" : curl_easy_strerror(rc));
 		if (s.overflow)
 			r = -EFBIG;
+		else if (s.nomem)
+			r = -ENOMEM;
 		else if (rc == CURLE_COULDNT_CONNECT)
 			r = -ECONNREFUSED;
 		else if (rc == CURLE_OPERATION_TIMEDOUT)
