@@ -27,6 +27,8 @@ int agsbx_path_check_no_symlink(const char *path)
 {
 	if (!path || path[0] != '/')
 		return -EINVAL;
+	if (path[1] == '\0')
+		return 0; /* "/" itself is no symlink */
 	_cleanup_free_ char *p = strdup(path);
 	if (!p)
 		return -ENOMEM;

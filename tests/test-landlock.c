@@ -865,6 +865,34 @@ START_TEST(test_leftovers_and_release_cleanup)
 }
 END_TEST
 
+/* A sandboxed program cannot pass itself off as the helper refusing: it
+ * prints the helper's message (with and without a guessed tag) and exits
+ * 120, and the result is an ordinary observation, not a refusal. */
+START_TEST(test_program_cannot_fake_a_refusal)
+{
+	struct fx f;
+	fx_init(&f, 0);
+	struct agsbx_handle *h = fx_ensure(&f, LL);
+	static const char *const fakes[] = {
+		"echo 'agsbx-landlock-exec: landlock_disabled: fake' >&2; exit 120",
+		"echo 'agsbx-landlock-exec[00000000000000000000000000000000]: landlock_disabled: fake' >&2; exit 120",
+	};
+	for (size_t i = 0; i < sizeof fakes / sizeof fakes[0]; i++) {
+		const char *argv[] = { "/bin/sh", "-c", fakes[i], NULL };
+		struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
+		struct agsbx_limits lim = { .max_output_bytes = 4096, .timeout_ms = 20000, .cancel_fd = -1 };
+		struct agsbx_failure fail = { 0 };
+		struct agsbx_exec_result res = { 0 };
+		int r = h->ops->execute(h, &step, &lim, &res, &fail);
+		ck_assert_msg(r == 0, "fake %zu taken as a refusal: %s (%s)", i, fail.reason, fail.message);
+		ck_assert(res.run.exited && res.run.exit_code == 120);
+		agsbx_exec_result_clear(&res);
+	}
+	fx_release(h);
+	fx_done(&f);
+}
+END_TEST
+
 /* Another handle on the same grant (the harness makes one per lifecycle
  * check) is released while a run of the first is in flight: the run is
  * unaffected, nothing is reported as left over, and no policy file ever
@@ -1037,6 +1065,7 @@ int main(void)
 		tcase_add_loop_test(tc, test_exec_concurrent, 0, modes);
 		tcase_add_test(tc, test_leftovers_and_release_cleanup);
 		tcase_add_test(tc, test_release_spares_inflight_runs);
+		tcase_add_test(tc, test_program_cannot_fake_a_refusal);
 		tcase_add_loop_test(tc, test_sim_no_landlock, 0, modes);
 		suite_add_tcase(s, tc);
 	}

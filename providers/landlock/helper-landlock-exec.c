@@ -4,7 +4,7 @@
  * upstream-contract.md §6.2).
  *
  *   agsbx-landlock-exec --manifest PATH [--manifest-sha256 HEX]
- *                       [--report PATH | --report-fd N] [--probe]
+ *                       [--report PATH | --report-fd N] [--probe] [--tag HEX]
  *                       -- PROGRAM [ARG...]
  *
  * Manifest: {"version":1, "target_abi":N, "rules":[{"path","access"}...],
@@ -561,6 +561,7 @@ struct args {
 	const char *report;
 	int report_fd;
 	bool probe;
+	const char *tag;   /* per-execution nonce in our error prefix */
 	char **argv;
 };
 
@@ -579,6 +580,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct failure *f)
 			a->manifest_sha256 = argv[++i];
 		else if (strcmp(o, "--report") == 0 && has_val)
 			a->report = argv[++i];
+		else if (strcmp(o, "--tag") == 0 && has_val)
+			a->tag = argv[++i];
 		else if (strcmp(o, "--report-fd") == 0 && has_val) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
@@ -667,8 +670,11 @@ int main(int argc, char **argv)
 		execvp(a.argv[0], a.argv);
 		fail(&f, errno, "exec_failed", "%s: %s", a.argv[0], strerror(errno));
 	}
-	fprintf(stderr, "agsbx-landlock-exec: %s: %s\n", f.reason ? f.reason : "landlock_enforcement_failed",
-		f.detail);
+	/* With --tag, the provider's nonce marks the refusal as ours: the
+	 * program we exec cannot know it (argv is gone after execve), so it
+	 * cannot fake a refusal by printing our message and exiting 120. */
+	fprintf(stderr, "agsbx-landlock-exec%s%s%s: %s: %s\n", a.tag ? "[" : "", a.tag ? a.tag : "", a.tag ? "]" : "",
+		f.reason ? f.reason : "landlock_enforcement_failed", f.detail);
 	json_decref(p.manifest);
 	return HELPER_EXIT;
 }

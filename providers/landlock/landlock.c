@@ -34,7 +34,6 @@
 
 #define HELPER_NAME "agsbx-landlock-exec"
 #define HELPER_EXIT 120
-#define HELPER_PREFIX "agsbx-landlock-exec: "
 #define TEMP_PREFIX ".landlock-"
 #define TEMP_SUFFIX ".json"
 #define REPORT_MAX (256 * 1024)
@@ -198,6 +197,7 @@ static int write_manifest(const char *dir, const char *hex, const json_t *j, cha
 /* ---- running the helper ------------------------------------------------ */
 
 struct helper_call {
+	char tag[33];               /* nonce the helper puts in its error prefix */
 	const char *manifest;
 	const char *sha256;
 	const char *report;
@@ -219,7 +219,7 @@ static char **helper_argv(const struct agsbx_ctx *ctx, const struct helper_call 
 	size_t n = 0;
 	while (c->program[n])
 		n++;
-	_cleanup_free_ const char **v = calloc(n + 10, sizeof *v);
+	_cleanup_free_ const char **v = calloc(n + 16, sizeof *v);
 	_cleanup_free_ char *helper = helper_path(ctx);
 	if (!v || !helper)
 		return NULL;
@@ -235,6 +235,8 @@ static char **helper_argv(const struct agsbx_ctx *ctx, const struct helper_call 
 	}
 	if (c->probe)
 		v[i++] = "--probe";
+	v[i++] = "--tag";
+	v[i++] = c->tag;
 	v[i++] = "--";
 	for (size_t k = 0; k < n; k++)
 		v[i++] = c->program[k];
@@ -242,9 +244,10 @@ static char **helper_argv(const struct agsbx_ctx *ctx, const struct helper_call 
 	return agsbx_provider_wrap_simulation(ctx, v);
 }
 
-static int run_helper(const struct agsbx_ctx *ctx, const struct helper_call *c, const struct agsbx_limits *lim,
+static int run_helper(const struct agsbx_ctx *ctx, struct helper_call *c, const struct agsbx_limits *lim,
 		      struct agsbx_run_result *res)
 {
+	agsbx_random_hex(c->tag, 16);
 	char **argv = helper_argv(ctx, c);
 	if (!argv)
 		return -ENOMEM;
@@ -265,15 +268,16 @@ static int run_helper(const struct agsbx_ctx *ctx, const struct helper_call *c, 
  * not refuse. exec_failed counts only when exec_is_failure (the probe's
  * /usr/bin/true must start; a step's program failing to start under the
  * ruleset is an observation, not a refusal). */
-static const char *helper_refusal(const struct agsbx_run_result *res, bool exec_is_failure, char *line,
-				  size_t size)
+static const char *helper_refusal(const struct helper_call *c, const struct agsbx_run_result *res,
+				  bool exec_is_failure, char *line, size_t size)
 {
-	if (!res->exited || res->exit_code != HELPER_EXIT || !res->err ||
-	    strncmp(res->err, HELPER_PREFIX, strlen(HELPER_PREFIX)) != 0)
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "%s[%s]: ", HELPER_NAME, c->tag);
+	if (!res->exited || res->exit_code != HELPER_EXIT || !res->err || strncmp(res->err, prefix, strlen(prefix)) != 0)
 		return NULL;
 	size_t n = strcspn(res->err, "\n");
 	snprintf(line, size, "%.*s", (int)n, res->err);
-	const char *reason = res->err + strlen(HELPER_PREFIX);
+	const char *reason = res->err + strlen(prefix);
 	size_t rl = strcspn(reason, ":\n");
 #define IS(r) (rl == strlen(r) && strncmp(reason, (r), rl) == 0)
 	if (IS("kernel_does_not_support_landlock"))
@@ -363,11 +367,11 @@ static void take_report(struct ll_state *st, json_t *facts, const char *report_p
 			  st->effective_abi, fs, tcp);
 }
 
-static void take_run(struct ll_state *st, json_t *facts, int r, const struct agsbx_run_result *res,
-		     const char *report_path)
+static void take_run(struct ll_state *st, json_t *facts, int r, const struct helper_call *c,
+		     const struct agsbx_run_result *res, const char *report_path)
 {
 	char line[512];
-	const char *refusal = r == 0 ? helper_refusal(res, true, line, sizeof line) : NULL;
+	const char *refusal = r == 0 ? helper_refusal(c, res, true, line, sizeof line) : NULL;
 	if (r < 0)
 		state_set(st, "landlock_enforcement_failed", NULL, "running %s: %s%s", HELPER_NAME, strerror(-r),
 			  res->spawn_errno ? " (could not be started)" : "");
@@ -430,7 +434,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 									    : DEFAULT_PROBE_TIMEOUT_MS };
 	struct agsbx_run_result res = { 0 };
 	r = run_helper(ctx, &c, &lim, &res);
-	take_run(st, facts, r, &res, report);
+	take_run(st, facts, r, &c, &res, report);
 	agsbx_run_result_free(&res);
 	unlink(report);
 	unlink(manifest);
@@ -480,7 +484,6 @@ static pthread_mutex_t ll_lock = PTHREAD_MUTEX_INITIALIZER;
 struct ll_priv {
 	char *dir;          /* private directory holding the manifest */
 	char *manifest;     /* written at ensure; immutable afterwards */
-	char *report;       /* unused name (executions pass no report) */
 	char sha[65];
 	unsigned inflight;
 };
@@ -495,7 +498,6 @@ static void priv_free(struct ll_priv *p)
 		rmdir(p->dir);
 	free(p->dir);
 	free(p->manifest);
-	free(p->report);
 	free(p);
 }
 
@@ -520,7 +522,8 @@ static int priv_write_manifest(const struct agsbx_ctx *ctx, const struct agsbx_g
 	if (chmod(p->dir, 0755) < 0)
 		return -errno;
 	(void)ctx;
-	return write_manifest(p->dir, "handle", m, &p->manifest, &p->report, p->sha);
+	_cleanup_free_ char *unused_report = NULL;
+	return write_manifest(p->dir, "handle", m, &p->manifest, &unused_report, p->sha);
 }
 
 /* Same keys and values as the probe's facts, so meta matches the probe. */
@@ -633,7 +636,7 @@ static int run_step(struct agsbx_handle *h, struct ll_priv *p, const struct agsb
 	int r = env ? run_helper(h->ctx, &c, limits, &out->run) : -ENOMEM;
 	agsbx_strv_free(env);
 	char line[512];
-	const char *refusal = r == 0 ? helper_refusal(&out->run, false, line, sizeof line) : NULL;
+	const char *refusal = r == 0 ? helper_refusal(&c, &out->run, false, line, sizeof line) : NULL;
 	if (r < 0) {
 		agsbx_fail(fail, "run_failed", "landlock: running %s: %s", HELPER_NAME, strerror(-r));
 		return r;
