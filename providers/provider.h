@@ -237,6 +237,11 @@ const struct agsbx_provider_ops *agsbx_provider_find(const char *id);
 void agsbx_provider_register_extra(const struct agsbx_provider_ops *ops);
 
 bool agsbx_reason_in_set(const struct agsbx_provider_ops *ops, const char *reason);
+/* Failure reasons about the harness's input rather than the mechanism,
+ * which any provider's ensure/execute may give besides its own closed set:
+ * config_invalid, grant_invalid, step_invalid, bundle_changed, released,
+ * run_failed (NULL-terminated). probe() never uses them. */
+extern const char *const agsbx_generic_reasons[];
 /* -EINVAL with a message naming the first unknown key. */
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_failure *fail);

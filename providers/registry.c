@@ -49,6 +49,10 @@ const struct agsbx_provider_ops *agsbx_provider_find(const char *id)
 	return NULL;
 }
 
+const char *const agsbx_generic_reasons[] = {
+	"config_invalid", "grant_invalid", "step_invalid", "bundle_changed", "released", "run_failed", NULL,
+};
+
 bool agsbx_reason_in_set(const struct agsbx_provider_ops *ops, const char *reason)
 {
 	if (!reason)

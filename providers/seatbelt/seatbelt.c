@@ -165,7 +165,7 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 {
 	memset(out, 0, sizeof *out);
 	if (h->released) {
-		agsbx_fail(fail, "sandbox_exec_failed", "seatbelt: execute after release");
+		agsbx_fail(fail, "released", "seatbelt: execute after release");
 		return -ESTALE;
 	}
 	int r = agsbx_provider_check_step(h, step, fail);
