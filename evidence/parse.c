@@ -10,7 +10,8 @@
  *  - strings valid UTF-8, no raw control characters, no \u0000, no lone
  *    surrogates (what jansson rejects too);
  *  - integers only, within +-2^53, and no "-0" (jq would print -0, jansson
- *    reads 0: the canonical forms would differ).
+ *    reads 0: the canonical forms would differ);
+ *  - nested no deeper than jq 1.6 reads (JQ_MAX_DEPTH).
  * The fuzz target checks it against json_loadb() on every input. */
 #include "evidence/internal.h"
 
@@ -19,7 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 512
+/* Nesting as jq 1.6 allows it: its parser stack holds every open array,
+ * every open object and that object's current key, and it refuses to open
+ * an array or object on a stack this deep ("Exceeds depth limit for
+ * parsing"). A bundle jq cannot read has no stock-tool canonical form, so
+ * we refuse it too. */
+#define JQ_MAX_DEPTH 256
 
 struct parser {
 	const char *start, *p, *end;
@@ -392,19 +398,23 @@ static json_t *parse_value(struct parser *ps)
 		fail(ps, ps->p, "premature end of input");
 		return NULL;
 	}
-	if (++ps->depth > MAX_DEPTH) {
-		fail(ps, ps->p, "nested too deeply");
-		return NULL;
-	}
 	json_t *v;
 	const char *at = ps->p;
 	switch (*ps->p) {
 	case '{':
-		v = parse_object(ps);
+	case '[': {
+		if (ps->depth >= JQ_MAX_DEPTH) {
+			fail(ps, ps->p, "nested too deeply (as jq reads it: %d levels, an object's key counting as one)",
+			     JQ_MAX_DEPTH);
+			v = NULL;
+			break;
+		}
+		int weight = *ps->p == '{' ? 2 : 1; /* an object and its key */
+		ps->depth += weight;
+		v = weight == 2 ? parse_object(ps) : parse_array(ps);
+		ps->depth -= weight;
 		break;
-	case '[':
-		v = parse_array(ps);
-		break;
+	}
 	case '"': {
 		const char *s;
 		size_t n;
@@ -437,7 +447,6 @@ static json_t *parse_value(struct parser *ps)
 			v = NULL;
 		}
 	}
-	ps->depth--;
 	return v;
 }
 

@@ -296,6 +296,62 @@ START_TEST(test_load_size_and_io)
 }
 END_TEST
 
+/* Nesting: the loader accepts exactly what jq 1.6 reads (its parser
+ * counts every open array and object, and an open object's key), and then
+ * canonicalises as jq does; deeper bundles jq refuses, and so do we (a
+ * bundle the stock recipe cannot read must not verify). Shapes at and just
+ * past the limit: arrays in an object, objects in objects, a mix, with a
+ * scalar or an empty container innermost. */
+struct nesting_case {
+	const char *open, *inner, *close; /* repeated n times, inner once */
+	int n;
+};
+static const struct nesting_case nesting_cases[] = {
+	{ "[", "1", "]", 252 },           { "[", "1", "]", 253 },
+	{ "[", "[]", "]", 251 },          { "[", "[]", "]", 252 },
+	{ "{\"a\":", "1", "}", 126 },     { "{\"a\":", "1", "}", 127 },
+	{ "{\"a\":", "{}", "}", 125 },    { "{\"a\":", "{}", "}", 126 },
+	{ "[{\"a\":", "1", "}]", 84 },    { "[{\"a\":", "1", "}]", 85 },
+	{ "[{\"a\":", "[]", "}]", 83 },   { "[{\"a\":", "[]", "}]", 84 },
+};
+
+START_TEST(test_load_nesting_as_jq)
+{
+	const struct nesting_case *c = &nesting_cases[_i];
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"schema\":\"agsbx-evidence/v1\",\"host\":{\"x\":", f);
+	for (int i = 0; i < c->n; i++)
+		fputs(c->open, f);
+	fputs(c->inner, f);
+	for (int i = 0; i < c->n; i++)
+		fputs(c->close, f);
+	fputs("}}", f);
+	fclose(f);
+	_cleanup_free_ char *owned = text;
+	_cleanup_free_ char *in = in_tmp("deep.json");
+	_cleanup_free_ char *out = in_tmp("deep.out");
+	spit(in, text, n);
+	bool jq_reads = sh("jq -cjS 'del(.signature)' '%s' > '%s' 2>/dev/null", in, out) == 0;
+	char err[512] = "";
+	json_t *b = NULL;
+	int r = agsbx_bundle_parse(text, n, &b, err, sizeof err);
+	_cleanup_json_ json_t *bundle = b;
+	ck_assert_msg((r == 0) == jq_reads, "case %d: jq %s, we got %d (%s)", _i, jq_reads ? "reads" : "refuses", r,
+		      err);
+	if (r == 0) {
+		size_t len, jlen;
+		_cleanup_free_ char *canon = agsbx_bundle_canonical(bundle, &len);
+		_cleanup_free_ char *jq = slurp(out, &jlen);
+		ck_assert(canon && len == jlen && memcmp(canon, jq, len) == 0);
+	} else {
+		ck_assert_msg(strstr(err, "nested too deeply") && !strchr(err, '\n'), "%s", err);
+	}
+}
+END_TEST
+
 START_TEST(test_write_load_roundtrip)
 {
 	_cleanup_json_ json_t *b = load_src("tests/data/bundles/full.json");
@@ -817,6 +873,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_loop_test(t, test_load_rejects_invalid, 0, (int)AGSBX_ARRAY_SIZE(invalid_files));
 	tcase_add_test(t, test_load_size_and_io);
+	tcase_add_loop_test(t, test_load_nesting_as_jq, 0, (int)AGSBX_ARRAY_SIZE(nesting_cases));
 	tcase_add_test(t, test_write_load_roundtrip);
 	suite_add_tcase(s, t);
 
