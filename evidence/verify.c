@@ -240,9 +240,16 @@ static int parse_anchors(struct anchors *a, const char *text, bool signers, char
 static int load_file_anchors(struct anchors *a, const char *path, bool signers, char *err, size_t err_size)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = agsbx_read_file(path, TRUST_FILE_MAX, &text, NULL);
+	size_t len;
+	int r = agsbx_read_file(path, TRUST_FILE_MAX, &text, &len);
 	if (r < 0) {
 		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		return -EINVAL;
+	}
+	/* the lines are read as a C string: whatever follows a NUL would be
+	 * silently dropped */
+	if (memchr(text, '\0', len)) {
+		set_err(err, err_size, "%s: binary file (NUL byte)", path);
 		return -EINVAL;
 	}
 	a->source = path;

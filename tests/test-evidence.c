@@ -816,6 +816,20 @@ START_TEST(test_trust_option_errors)
 	spit(empty, "# nothing\n", 10);
 	struct agsbx_verify_opts none = { .key_path = empty };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &none, &res, err, sizeof err), -EINVAL);
+	/* a NUL byte would hide the lines after it: bad input, not a cut file */
+	_cleanup_free_ char *pubtext = slurp(pub, NULL);
+	_cleanup_free_ char *nul = in_tmp("nul.pub");
+	{
+		FILE *f = fopen(nul, "we");
+		ck_assert_ptr_nonnull(f);
+		fputs(pubtext, f);
+		fputc('\0', f);
+		fputs("not a key\n", f);
+		fclose(f);
+	}
+	struct agsbx_verify_opts bin = { .key_path = nul };
+	ck_assert_int_eq(agsbx_bundle_verify(b, &bin, &res, err, sizeof err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "NUL"));
 	struct agsbx_verify_opts ftp = { .keys_url = "ftp://127.0.0.1/keys" };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &ftp, &res, err, sizeof err), -EINVAL);
 	/* nothing listens on port 1 of loopback */
