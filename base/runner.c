@@ -334,14 +334,16 @@ static CHILD_FN int child_main(void *arg)
 		for (int fd = 3; fd < p->max_fd; fd++)
 			syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
 	}
-	if (p->cwd && syscall(SYS_chdir, p->cwd) < 0)
-		child_fail(p, STAGE_CWD, errno);
 	if (p->drop) {
 		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
 		    syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
 		    syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
 			child_fail(p, STAGE_PRIVS, errno);
 	}
+	/* As the user the program runs as: never a directory only we could
+	 * reach (below a 0700 parent), which would hand it a way in. */
+	if (p->cwd && syscall(SYS_chdir, p->cwd) < 0)
+		child_fail(p, STAGE_CWD, errno);
 	/* After the credential change, which clears the parent-death signal. */
 	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		child_fail(p, STAGE_SETUP, errno);

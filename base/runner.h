@@ -37,7 +37,7 @@
 struct agsbx_run_opts {
 	const char *const *argv;  /* argv[0]: absolute path, or looked up in PATH of envp (or ours) */
 	const char *const *envp;  /* NULL: inherit the harness environment */
-	const char *cwd;          /* NULL: inherit */
+	const char *cwd;          /* NULL: inherit; entered as run_uid when dropping */
 	size_t max_output_bytes;  /* per stream; 0: AGSBX_RUN_DEFAULT_MAX_OUTPUT */
 	int64_t timeout_ms;       /* <= 0: no timeout */
 	int cancel_fd;            /* -1: none; readable => cancel */

@@ -797,6 +797,42 @@ START_TEST(test_drop_privileges)
 }
 END_TEST
 
+/* The working directory is entered as the dropped user: a directory
+ * that user cannot reach (below a 0700 parent) must fail the spawn with
+ * EACCES, not hand the program a cwd it could never have opened. */
+START_TEST(test_drop_privileges_cwd_as_user)
+{
+	uid_t uid;
+	gid_t gid;
+	ck_assert(agsbx_test_user(&uid, &gid, NULL));
+	char *dir = agsbx_test_tmpdir("runner-cwd");
+	char priv[4200], inner[4300];
+	snprintf(priv, sizeof priv, "%s/private", dir);
+	snprintf(inner, sizeof inner, "%s/inner", priv);
+	ck_assert_int_eq(mkdir(priv, 0700), 0);
+	ck_assert_int_eq(mkdir(inner, 0755), 0);
+	const char *argv[] = { "/bin/sh", "-c", "pwd", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.cwd = inner;
+	struct agsbx_run_result r;
+	/* Control: as ourselves (root) the directory is fine. */
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_int_eq(r.exit_code, 0);
+	agsbx_run_result_free(&r);
+	o.drop_privileges = true;
+	o.run_uid = uid;
+	o.run_gid = gid;
+	int rc = agsbx_run(&o, &r);
+	ck_assert_msg(rc == -EACCES, "run as uid %u in %s: rc %d, out '%s'", (unsigned)uid, inner, rc,
+		      r.out ? r.out : "");
+	ck_assert_int_eq(r.spawn_errno, EACCES);
+	ck_assert(!r.exited);
+	agsbx_run_result_free(&r);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_drop_privileges_refused)
 {
 	/* Unprivileged, a switch to another uid must fail the spawn with
@@ -967,6 +1003,7 @@ static Suite *runner_suite(bool privileged)
 		tc = tcase_create("privileges");
 		tcase_set_timeout(tc, 60);
 		tcase_add_test(tc, test_drop_privileges);
+		tcase_add_test(tc, test_drop_privileges_cwd_as_user);
 		suite_add_tcase(s, tc);
 	}
 	return s;
