@@ -49,16 +49,18 @@ static void put_ids(json_t *f)
 		agsbx_fact_put(f, "euid", agsbx_fact_int(eu, "getresuid(2)"));
 		agsbx_fact_put(f, "suid", agsbx_fact_int(su, "getresuid(2)"));
 	} else {
-		agsbx_fact_put(f, "uid", agsbx_fact_errno(errno, "getresuid(2)"));
-		agsbx_fact_put(f, "euid", agsbx_fact_errno(errno, "getresuid(2)"));
-		agsbx_fact_put(f, "suid", agsbx_fact_errno(errno, "getresuid(2)"));
+		int err = errno;   /* the first put may clobber errno */
+		agsbx_fact_put(f, "uid", agsbx_fact_errno(err, "getresuid(2)"));
+		agsbx_fact_put(f, "euid", agsbx_fact_errno(err, "getresuid(2)"));
+		agsbx_fact_put(f, "suid", agsbx_fact_errno(err, "getresuid(2)"));
 	}
 	if (res_gid(&rg, &eg, &sg) == 0) {
 		agsbx_fact_put(f, "gid", agsbx_fact_int(rg, "getresgid(2)"));
 		agsbx_fact_put(f, "egid", agsbx_fact_int(eg, "getresgid(2)"));
 	} else {
-		agsbx_fact_put(f, "gid", agsbx_fact_errno(errno, "getresgid(2)"));
-		agsbx_fact_put(f, "egid", agsbx_fact_errno(errno, "getresgid(2)"));
+		int err = errno;
+		agsbx_fact_put(f, "gid", agsbx_fact_errno(err, "getresgid(2)"));
+		agsbx_fact_put(f, "egid", agsbx_fact_errno(err, "getresgid(2)"));
 	}
 }
 
@@ -70,7 +72,8 @@ static json_t *groups_fact(void)
 	_cleanup_free_ gid_t *g = calloc((size_t)n + 1, sizeof *g);
 	if (!g)
 		return agsbx_fact_errno(ENOMEM, "getgroups(2)");
-	n = getgroups(n, g);
+	/* getgroups(0, g) would return the count without filling g. */
+	n = n > 0 ? getgroups(n, g) : 0;
 	if (n < 0)
 		return agsbx_fact_errno(errno, "getgroups(2)");
 	json_t *a = json_array();
