@@ -14,6 +14,22 @@ want_pass=(fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_g
            fail.closed env.scrubbed fs.remount_denied)
 [[ $abi -ge 4 ]] && want_pass+=(net.egress_denied)
 
+# collect_ok OUTPUT ARGS...: collect must exit 0; on failure show why
+# (the progress log and every failing check), not just the status.
+collect_ok() {
+  local out=$1; shift
+  set +e
+  "$@" --output "$out" 2>"$out.log"
+  local rc=$?
+  set -e
+  if [[ $rc != 0 ]]; then
+    tail -n 40 "$out.log" >&2
+    [[ -f $out ]] && jq -r '.providers[] | .id as $p | .checks[] | select(.verdict=="fail") |
+      "\($p) \(.id): \(.reason)\n  facts: \(.facts|tostring)"' "$out" >&2
+    fail "exit $rc, want 0: $*"
+  fi
+}
+
 check_bundle() {
   local f=$1 who=$2 c v
   [[ $(jq -r '.providers[] | select(.id=="landlock") | .verdict' "$f") == conformant ]] \
@@ -34,15 +50,15 @@ check_bundle() {
 }
 
 # As root.
-expect_rc 0 "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned --output "$d/root.json" -q
+collect_ok "$d/root.json" "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned
 check_bundle "$d/root.json" root
 jq -e '.context.representative == false and (.context.representative_reasons | index("root"))' "$d/root.json" >/dev/null \
   || fail "root run must not be representative"
 
 # As root dropping to the test user with --run-as.
 if have_test_user; then
-  expect_rc 0 "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned --run-as "$AGSBX_TEST_USER" \
-    --output "$d/runas.json" -q
+  collect_ok "$d/runas.json" "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned \
+    --run-as "$AGSBX_TEST_USER"
   check_bundle "$d/runas.json" run-as
   jq -e --arg u "$AGSBX_TEST_USER" '.context.privilege.run_as == $u' "$d/runas.json" >/dev/null || fail "run_as not recorded"
 fi
@@ -51,8 +67,8 @@ fi
 if have_test_user; then
   stage=$(t_stage_for_user)
   out=$(t_tmpdir out); chown "$AGSBX_TEST_USER" "$out"
-  expect_rc 0 as_user "$stage/agsbx-evidence" collect --provider landlock --provider trusted_local --unsigned \
-    --output "$out/user.json" -q
+  collect_ok "$out/user.json" as_user "$stage/agsbx-evidence" collect --provider landlock --provider trusted_local \
+    --unsigned
   check_bundle "$out/user.json" unprivileged
   jq -e '.context.privilege.euid != 0' "$out/user.json" >/dev/null || fail "euid not recorded"
   sleep 0.2
@@ -60,7 +76,7 @@ if have_test_user; then
   [[ -z $left ]] || fail "processes of $AGSBX_TEST_USER remain: $left"
   pass "no process of $AGSBX_TEST_USER remains"
 elif [[ $(id -u) != 0 ]]; then
-  expect_rc 0 "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned --output "$d/user.json" -q
+  collect_ok "$d/user.json" "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned
   check_bundle "$d/user.json" unprivileged
 else
   skip "unprivileged run" 1 "test user $AGSBX_TEST_USER missing"
