@@ -42,6 +42,11 @@ struct check_def {
 	bool (*required)(const struct agsbx_caps *claims);
 	void (*run)(const struct check_env *env, struct check_out *out);
 	bool needs_handle;
+	/* Runs alone, after the concurrent ones: its detached tree is
+	 * re-parented to the harness, and another run's clean-up must not
+	 * take it for its own orphan before it is seen (without a cgroup
+	 * there is no way to tell whose it is). */
+	bool exclusive;
 };
 
 extern const struct check_def agsbx_checks[];

@@ -372,19 +372,25 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		else
 			runnable++;
 	}
-	/* Jobs that can run go to the pool; blocked ones are already final. */
+	/* Jobs that can run go to the pool, exclusive ones then run alone;
+	 * blocked ones are already final. */
 	struct job *torun = calloc(runnable ? runnable : 1, sizeof *torun);
-	size_t k = 0;
+	size_t k = 0, shared = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if (!jobs[i].result && jobs[i].def->exclusive == (pass == 1))
+				torun[k++] = jobs[i];
 	for (size_t i = 0; i < n; i++)
-		if (!jobs[i].result)
-			torun[k++] = jobs[i];
+		shared += !jobs[i].result && !jobs[i].def->exclusive;
 	uint64_t tc = agsbx_now_us();
-	run_pool(torun, runnable, o, ops->id);
+	run_pool(torun, shared, o, ops->id);
+	for (size_t i = shared; i < runnable; i++)
+		run_pool(torun + i, 1, o, ops->id);
 	uint64_t checks_us = agsbx_now_us() - tc;
-	k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!jobs[i].result)
-			jobs[i] = torun[k++];
+	for (size_t i = 0; i < runnable; i++)
+		for (size_t j = 0; j < n; j++)
+			if (jobs[j].def == torun[i].def)
+				jobs[j] = torun[i];
 	free(torun);
 
 	if (env.h) {
@@ -401,7 +407,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	if (env.h) {
 		tc_json = truthful_check(claims, observed, underclaim, &truthful);
 	} else {
-		static const struct check_def tdef = { "capabilities.truthful", "contract", "", NULL, NULL, false };
+		static const struct check_def tdef = { "capabilities.truthful", "contract", "", NULL, NULL, false, false };
 		tc_json = blocked_check(&tdef, blocked);
 	}
 	if (o->progress)
