@@ -6,7 +6,11 @@ source "$(dirname "$0")/../lib/common.sh"
 d=$(t_tmpdir collect)
 F="$d/tl.json"
 
-expect_rc 0 "$AGSBX_BIN" collect --provider trusted_local --unsigned --output "$F" -q
+set +e
+"$AGSBX_BIN" collect --provider trusted_local --unsigned --output "$F" 2>"$d/tl.log"
+rc=$?
+set -e
+[[ $rc == 0 ]] || { tail -n 30 "$d/tl.log" >&2; fail "collect exited $rc"; }
 jq -e '.schema == "agsbx-evidence/v1"' "$F" >/dev/null || fail "schema member"
 [[ $(jq -r '.providers[0].verdict' "$F") == conformant ]] || fail "trusted_local not conformant"
 for c in fs.grant_write output.bounded lifecycle.consistent lifecycle.timeout_cleanup lifecycle.cancel_cleanup \
@@ -30,7 +34,11 @@ jq -e '.summary.exit_status == 0 and .summary.conformant == 1' "$F" >/dev/null |
 pass "trusted_local conformant, isolation not_claimed with observations"
 
 # --json summary on stdout, progress on stderr only.
-out=$("$AGSBX_BIN" collect --provider trusted_local --unsigned --output "$d/j.json" --json 2>/dev/null)
+set +e
+out=$("$AGSBX_BIN" collect --provider trusted_local --unsigned --output "$d/j.json" --json 2>"$d/j.log")
+rc=$?
+set -e
+[[ $rc == 0 ]] || { tail -n 30 "$d/j.log" >&2; fail "collect --json exited $rc"; }
 echo "$out" | jq -e '.verdicts.trusted_local == "conformant"' >/dev/null || fail "--json summary"
 pass "--json summary"
 
