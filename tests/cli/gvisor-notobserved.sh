@@ -7,16 +7,11 @@
 # The assertions live in tests/test-gvisor.c (scenario notobserved).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/dockerd.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gvisor.sh"
 
-dockerd_available || skip dockerd 1 "dockerd missing or not root"
-command -v runc >/dev/null || skip runc 1 "runc is not installed"
-command -v jq >/dev/null || skip jq 1 "jq is not installed"
-[[ -x $AGSBX_BUILD_DIR/agsbx-payload ]] || skip agsbx-payload 1 "not built"
-T=$AGSBX_BUILD_DIR/test-gvisor
-[[ -x $T ]] || fail "not built: $T"
+gv_prereqs runc
 
 dockerd_start gvo no-runsc
-export DOCKERD_DIR DOCKERD_PID
 mkdir -p "$DOCKERD_DIR/fake"
 ln -s "$(command -v runc)" "$DOCKERD_DIR/fake/runsc"
 jq --arg p "$DOCKERD_DIR/fake/runsc" '.runtimes = {"runsc": {"path": $p}}' \
@@ -30,8 +25,7 @@ done
 dockerd_api /info | jq -e --arg p "$DOCKERD_DIR/fake/runsc" '.Runtimes.runsc.path == $p' >/dev/null \
   || fail "dockerd did not load the fake runsc runtime"
 
-AGSBX_GV_SCENARIO=notobserved "$T" || fail "test-gvisor notobserved"
+gv_scenario notobserved
 
-n=$(dockerd_api '/containers/json?all=1' | jq length)
-[[ $n == 0 ]] || fail "$n containers left on the test daemon"
+gv_no_containers
 pass "gvisor: a runsc-named runc runtime is runsc_not_observed"

@@ -1,0 +1,37 @@
+# Shared by tests/cli/gvisor-*.sh (sourced after common.sh and dockerd.sh):
+# each script owns one self-contained dockerd and runs one scenario of
+# tests/test-gvisor.c against it.
+
+# gv_prereqs [RUNTIME_BINARY]: skip (with the reason) unless the daemon,
+# the runtime binary, jq and the built test and payload are there.
+gv_prereqs() {
+  dockerd_available || skip dockerd 1 "dockerd missing or not root"
+  command -v "${1:-runsc}" >/dev/null || skip "${1:-runsc}" 1 "${1:-runsc} is not installed"
+  command -v jq >/dev/null || skip jq 1 "jq is not installed"
+  [[ -x $AGSBX_BUILD_DIR/agsbx-payload ]] || skip agsbx-payload 1 "not built"
+  GV_TEST=$AGSBX_BUILD_DIR/test-gvisor
+  [[ -x $GV_TEST ]] || fail "not built: $GV_TEST"
+}
+
+# gv_scenario NAME: runs test-gvisor's scenario NAME against the daemon.
+gv_scenario() {
+  export DOCKERD_DIR DOCKERD_PID
+  AGSBX_GV_SCENARIO=$1 "$GV_TEST" || fail "test-gvisor $1"
+}
+
+# After a scenario: no container on the daemon.
+gv_no_containers() {
+  local n
+  n=$(dockerd_api '/containers/json?all=1' | jq length)
+  [[ $n == 0 ]] || fail "$n containers left on the test daemon"
+}
+
+# After a scenario: no containerd shim or runsc process of this daemon.
+gv_no_shims() {
+  local p cmd
+  for p in $(marker_processes "$DOCKERD_DIR" 2>/dev/null); do
+    cmd=$({ tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null || true)
+    [[ $cmd == *containerd-shim* || $cmd == *runsc* ]] && fail "leftover: $p $cmd"
+  done
+  return 0
+}
