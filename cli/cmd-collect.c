@@ -343,10 +343,11 @@ static void print_summary(const json_t *providers, bool color)
 
 /* ---- the bundle ------------------------------------------------------- */
 
-static json_t *tool_json(const char *tool_dir)
+/* What ran: the sha256 of the very binary, not of a path that may have
+ * been replaced since. */
+static json_t *tool_json(void)
 {
 	char hex[65] = "unknown";
-	_cleanup_free_ char *self = agsbx_path_join(tool_dir, "agsbx-evidence");
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n > 0) {
@@ -525,7 +526,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	char created[32];
 	agsbx_utc_now(created, sizeof created);
 	json_object_set_new(bundle, "schema", json_string(AGSBX_BUNDLE_SCHEMA));
-	json_object_set_new(bundle, "tool", tool_json(hs.tool_dir));
+	json_object_set_new(bundle, "tool", tool_json());
 	json_object_set_new(bundle, "created_at", json_string(created));
 	if ((rc = add_context_members(bundle, &o)))
 		goto out;
