@@ -343,8 +343,8 @@ static void print_summary(const json_t *providers, bool color)
 
 /* ---- the bundle ------------------------------------------------------- */
 
-/* What ran: the sha256 of the very binary, not of a path that may have
- * been replaced since. */
+/* What ran: the sha256 of the running executable (resolved through
+ * /proc/self/exe), its version and commit. */
 static json_t *tool_json(void)
 {
 	char hex[65] = "unknown";
