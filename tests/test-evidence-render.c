@@ -31,17 +31,9 @@ static void teardown(void)
 	tmp = NULL;
 }
 
-static char *src(const char *rel)
-{
-	const char *dir = getenv("AGSBX_SOURCE_DIR");
-	char *p = NULL;
-	ck_assert_int_ge(asprintf(&p, "%s/%s", dir ? dir : ".", rel), 0);
-	return p;
-}
-
 static json_t *load_src(const char *rel)
 {
-	_cleanup_free_ char *p = src(rel);
+	_cleanup_free_ char *p = agsbx_test_source_path(rel);
 	char err[512] = "";
 	json_t *b = NULL;
 	ck_assert_msg(agsbx_bundle_load(p, &b, err, sizeof err) == 0, "%s", err);
@@ -410,7 +402,7 @@ START_TEST(test_embedded_schema)
 	size_t len;
 	const char *s = agsbx_schema_get("evidence-bundle", &len);
 	ck_assert_ptr_nonnull(s);
-	_cleanup_free_ char *path = src("schemas/evidence-bundle.schema.json");
+	_cleanup_free_ char *path = agsbx_test_source_path("schemas/evidence-bundle.schema.json");
 	char *file = NULL;
 	size_t flen;
 	ck_assert_int_eq(agsbx_read_file(path, 1 << 22, &file, &flen), 0);

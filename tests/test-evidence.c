@@ -36,14 +36,6 @@ static void teardown(void)
 	tmp = NULL;
 }
 
-static char *src(const char *rel)
-{
-	const char *dir = getenv("AGSBX_SOURCE_DIR");
-	char *p = NULL;
-	ck_assert_int_ge(asprintf(&p, "%s/%s", dir ? dir : ".", rel), 0);
-	return p;
-}
-
 static char *in_tmp(const char *name)
 {
 	char *p = agsbx_path_join(tmp, name);
@@ -90,7 +82,7 @@ static json_t *load_ok(const char *path)
 
 static json_t *load_src(const char *rel)
 {
-	_cleanup_free_ char *p = src(rel);
+	_cleanup_free_ char *p = agsbx_test_source_path(rel);
 	return load_ok(p);
 }
 
@@ -167,7 +159,7 @@ START_TEST(test_canonical_bundle_fixtures_match_jq)
 	static const char *const files[] = { "tests/data/bundles/full.json", "tests/data/bundles/minimal.json",
 					     "tests/data/bundles/signed.json" };
 	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(files); i++) {
-		_cleanup_free_ char *path = src(files[i]);
+		_cleanup_free_ char *path = agsbx_test_source_path(files[i]);
 		_cleanup_json_ json_t *b = load_ok(path);
 		size_t len, jlen;
 		_cleanup_free_ char *canon = agsbx_bundle_canonical(b, &len);
@@ -249,7 +241,7 @@ START_TEST(test_load_rejects_invalid)
 {
 	char rel[256];
 	snprintf(rel, sizeof rel, "tests/data/bundles/invalid/%s", invalid_files[_i]);
-	_cleanup_free_ char *path = src(rel);
+	_cleanup_free_ char *path = agsbx_test_source_path(rel);
 	ck_assert_int_eq(access(path, R_OK), 0);
 	char err[512] = "";
 	json_t *b = (json_t *)1;
@@ -450,7 +442,7 @@ END_TEST
  * the comment of the signature's public_key, which is not signed). */
 static size_t mutate_all(const char *rel, const char *pub, const char *repl, size_t *rejected)
 {
-	_cleanup_free_ char *path = src(rel);
+	_cleanup_free_ char *path = agsbx_test_source_path(rel);
 	size_t len;
 	_cleanup_free_ char *orig = slurp(path, &len);
 	_cleanup_json_ json_t *b0 = load_ok(path);
@@ -493,7 +485,7 @@ static size_t mutate_all(const char *rel, const char *pub, const char *repl, siz
 
 START_TEST(test_every_single_character_change_is_rejected)
 {
-	_cleanup_free_ char *pub = src("tests/data/bundles/keys/fixture_ed25519.pub");
+	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
 	size_t rejected = 0;
 	/* small bundle: three replacements at every byte; big one: one */
 	size_t tried = mutate_all("tests/data/bundles/minimal-signed.json", pub, "^x0", &rejected);
@@ -803,8 +795,8 @@ START_TEST(test_trust_option_errors)
 	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
 	struct agsbx_verify_result res;
 	char err[512];
-	_cleanup_free_ char *pub = src("tests/data/bundles/keys/fixture_ed25519.pub");
-	_cleanup_free_ char *signers = src("tests/data/bundles/keys/allowed_signers");
+	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
+	_cleanup_free_ char *signers = agsbx_test_source_path("tests/data/bundles/keys/allowed_signers");
 	struct agsbx_verify_opts two = { .key_path = pub, .allowed_signers = signers };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &two, &res, err, sizeof err), -EINVAL);
 	struct agsbx_verify_opts ident = { .key_path = pub, .identity = "x" };
@@ -842,7 +834,7 @@ START_TEST(test_challenge)
 {
 	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
 	_cleanup_json_ json_t *m = load_src("tests/data/bundles/minimal-signed.json");
-	_cleanup_free_ char *pub = src("tests/data/bundles/keys/fixture_ed25519.pub");
+	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
 	struct agsbx_verify_result res;
 	char err[512];
 	struct agsbx_verify_opts o = { .key_path = pub, .expect_challenge = "maintainer-nonce-42" };

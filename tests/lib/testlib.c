@@ -84,6 +84,15 @@ char *agsbx_test_build_path(const char *name)
 	return p;
 }
 
+char *agsbx_test_source_path(const char *rel)
+{
+	const char *dir = getenv("AGSBX_SOURCE_DIR");
+	char *p = NULL;
+	if (asprintf(&p, "%s/%s", dir ? dir : ".", rel) < 0)
+		return NULL;
+	return p;
+}
+
 int agsbx_test_run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

@@ -32,6 +32,8 @@ char *agsbx_test_stage_tools(void);
 
 /* Path of a build artefact: $AGSBX_BUILD_DIR/name. */
 char *agsbx_test_build_path(const char *name);
+/* Path of a source file: $AGSBX_SOURCE_DIR/rel (default "."). */
+char *agsbx_test_source_path(const char *rel);
 
 /* Runs a Suite, returns EXIT_SUCCESS/EXIT_FAILURE for main(). */
 int agsbx_test_run_suite(Suite *s);
