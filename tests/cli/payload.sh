@@ -308,7 +308,7 @@ pass "spawn-detached: setsid grandchild with the marker ignores SIGTERM, so does
 
 # ---- the static binary is a whole root filesystem: bwrap with an empty
 # tmpfs root, no /proc (so no /proc/self/exe), as the unprivileged user.
-if command -v bwrap >/dev/null; then
+if have bwrap; then
   OUTD=$(t_tmpdir out); keep_tmp "$OUTD"; chown "$AGSBX_TEST_USER" "$OUTD"
   M2=$MARK-bwrap
   BW=(bwrap --unshare-all --die-with-parent --new-session --tmpfs / --ro-bind "$PU" /agsbx-payload

@@ -43,7 +43,7 @@ pass "probe succeeds under a no-write Landlock ruleset, with the same facts (roo
 # Independently of Landlock: trace every file-changing syscall of the probe
 # and its children (bwrap/runsc --version): only read-only opens, and
 # /dev/null (the runner's sink), may appear.
-if command -v strace >/dev/null; then
+if have strace; then
   calls=open,openat,openat2,creat,mkdir,mkdirat,unlink,unlinkat,rename,renameat,renameat2,truncate,ftruncate
   calls+=,symlink,symlinkat,link,linkat,chmod,fchmod,fchmodat,chown,fchown,fchownat,lchown,mknod,mknodat
   calls+=,setxattr,lsetxattr,fsetxattr,removexattr,lremovexattr,fremovexattr,utimensat,mount,umount2

@@ -75,13 +75,13 @@ if [[ ! -e /sys/module/apparmor ]]; then
   [[ $(jq -r '.apparmor.enabled | "\(.absent) \(.reason)"' "$J") == "true ENOENT" ]] ||
     fail "apparmor.enabled should be absent (ENOENT): $(jq -c .apparmor.enabled "$J")"
 fi
-if command -v bwrap >/dev/null; then
+if have bwrap; then
   [[ $(jq -r .bubblewrap.path.value "$J") == "$(command -v bwrap)" ]] || fail "bubblewrap.path"
   [[ $(jq -r .bubblewrap.version_line.value "$J") == "$(bwrap --version)" ]] ||
     fail "bubblewrap.version $(jq -c .bubblewrap.version "$J") != $(bwrap --version)"
   [[ $(jq -r '.bubblewrap.options.value["--unshare-all"]' "$J") == true ]] || fail "bubblewrap.options"
 fi
-if command -v runsc >/dev/null; then
+if have runsc; then
   [[ $(jq -r .runsc.version_line.value "$J") == "$(runsc --version | head -n1)" ]] || fail "runsc.version_line"
 fi
 [[ $(jq -r .macos.sandbox_exec.reason "$J") == not_macos ]] || fail "macos on linux"
@@ -127,7 +127,7 @@ probe_json "$T/d2.json" DOCKER_HOST=tcp://1.2.3.4:2375
 validate "$T/d2.json" || fail "schema (tcp)"
 # No connection attempted: trace every connect(2) of the probe and its
 # children, in a fresh network namespace so that even a bug sends nothing.
-if command -v strace >/dev/null && [[ $(id -u) == 0 ]] && unshare -n true 2>/dev/null; then
+if have strace && [[ $(id -u) == 0 ]] && unshare -n true 2>/dev/null; then
   # LeakSanitizer cannot run under ptrace.
   DOCKER_HOST=tcp://1.2.3.4:2375 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 unshare -n strace -f -qq -e trace=connect -o "$T/connect.trace" \
     "$AGSBX_BIN" probe --json >"$T/d2s.json" 2>"$T/d2s.err" || fail "probe under strace: $(tail -n 5 "$T/d2s.err")"

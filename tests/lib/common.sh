@@ -39,6 +39,17 @@ T_ROOT=$(mktemp -d /tmp/agsbx-t-XXXXXX)
 chmod 0755 "$T_ROOT"
 t_on_exit "chmod -R u+rwX '$T_ROOT' 2>/dev/null; rm -rf '$T_ROOT'"
 
+# have TOOL: true when TOOL is on PATH. A part of a test that depends on
+# it runs under `if have TOOL`; when TOOL is missing the part is reported,
+# and with AGSBX_REQUIRE_MECHANISMS=1 (CI, which installs every tool) it is
+# a failure rather than a silently shorter test.
+have() {
+  command -v "$1" >/dev/null && return 0
+  [[ "${AGSBX_REQUIRE_MECHANISMS:-0}" == 1 ]] && fail "$1 missing but AGSBX_REQUIRE_MECHANISMS=1"
+  echo "note: $1 missing; the part of this test that needs it did not run" >&2
+  return 1
+}
+
 t_tmpdir() {
   local d
   d=$(mktemp -d "$T_ROOT/${1:-x}-XXXXXX")
