@@ -489,6 +489,20 @@ static const struct summary_case summary_cases[] = {
 	{ "", "none", 0, 0, 0 },
 	/* the last summary wins (re-runs print several) */
 	{ "== 1 failed in 0.1s ==\nrerun\n== 1 passed in 0.1s ==\n", "pytest", 1, 0, 0 },
+	/* collection errors: nothing passed or failed, yet the run is broken */
+	{ "==== 2 errors in 0.30s ====\n", "pytest", 0, 2, 0 },
+	{ "=== 1 error in 0.05s ===\n", "pytest", 0, 1, 0 },
+	{ "= 3 passed, 1 warning, 1 error in 0.5s =\n", "pytest", 3, 1, 0 },
+	/* colour codes neither hide a count nor glue numbers to words */
+	{ "\033[31m= \033[31m\033[1m1 failed\033[0m, \033[32m3 passed\033[0m, \033[33m2 skipped\033[0m"
+	  "\033[31m in 0.12s\033[0m\033[31m =\033[0m\n",
+	  "pytest", 3, 1, 2 },
+	{ "\033[32m\033[1m== 5 passed\033[0m\033[32m in 0.02s\033[0m\033[32m ==\033[0m\n", "pytest", 5, 0, 0 },
+	/* ctest says "Errors while running CTest" only when the run failed */
+	{ "100% tests passed, 0 tests failed out of 2\n\nErrors while running CTest\n", "ctest", 2, 1, 0 },
+	{ "50% tests passed, 1 tests failed out of 2\n\nThe following tests FAILED:\n\t  2 - b (Failed)\n"
+	  "Errors while running CTest\n",
+	  "ctest", 1, 1, 0 },
 };
 
 START_TEST(test_attachment_summary)
