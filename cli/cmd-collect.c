@@ -226,6 +226,10 @@ static int check_output_path(const char *path)
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return agsbx_usage_error("collect", "--output %s is a directory", path);
+	/* the bundle replaces a regular file only: a FIFO, socket or device
+	 * there is a mistake (or a trap), refused before anything runs */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return agsbx_usage_error("collect", "--output %s: %s", path, agsbx_file_strerror(-EINVAL));
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return agsbx_usage_error("collect", "--output: directory %s does not exist", dir);
 	if (access(dir, W_OK) < 0)
@@ -510,8 +514,8 @@ int agsbx_cmd_collect(int argc, char **argv)
 		return AGSBX_EXIT_INTERNAL;
 	if ((rc = check_output_path(output)))
 		return rc;
-	if (o.sign_key && access(o.sign_key, R_OK) < 0)
-		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, strerror(errno));
+	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
+		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
 	struct agsbx_harness hs;
 	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false)))
 		return rc;

@@ -288,7 +288,7 @@ int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_s
 		return r;
 	}
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
 		return r;
 	}
 	char why[400] = "";

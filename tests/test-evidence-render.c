@@ -634,6 +634,48 @@ START_TEST(test_subject_from_repo)
 }
 END_TEST
 
+/* A repository whose configuration names programs (a clean filter, a
+ * long-running process filter marked required, an fsmonitor hook, hooks):
+ * reading the subject runs none of them, and still sees the content. */
+START_TEST(test_subject_runs_no_repo_program)
+{
+	if (sh("command -v git >/dev/null") != 0)
+		agsbx_test_skip("git", true, "git not installed");
+	_cleanup_free_ char *repo = agsbx_path_join(tmp, "hostile");
+	_cleanup_free_ char *marks = agsbx_path_join(tmp, "marks");
+	ck_assert_int_eq(sh("mkdir -p '%s' '%s' && cd '%s' && git init -q . && echo a > f && echo b > g && "
+			    "printf 'f filter=evil\\ng filter=proc\\n' > .gitattributes && "
+			    "git add -A && git -c user.name=t -c user.email=t@x commit -qm one",
+			    marks, repo, repo),
+			 0);
+	/* the programs, configured after the commit so the commit runs none */
+	ck_assert_int_eq(sh("cd '%s' && printf '#!/bin/sh\\ntouch %s/$(basename $0)\\ncat\\n' > .git/prog && "
+			    "chmod +x .git/prog && for h in clean process fsmonitor post-index-change; do "
+			    "ln -s prog .git/$h; done && cp .git/prog .git/hooks/post-index-change && "
+			    "git config filter.evil.clean \"$PWD/.git/clean\" && git config filter.evil.smudge \"$PWD/.git/clean\" && "
+			    "git config filter.proc.process \"$PWD/.git/process\" && git config filter.proc.required true && "
+			    "git config core.fsmonitor \"$PWD/.git/fsmonitor\" && "
+			    "touch -d '2001-01-01' f g",
+			    repo, marks),
+			 0);
+	char err[512] = "";
+	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_msg(json_is_false(json_object_get(s, "dirty")), "stat-dirty files with the same bytes are clean");
+	ck_assert_msg(sh("test -z \"$(ls -A '%s')\"", marks) == 0, "a repository program ran: %s",
+		      sh("ls -A '%s' >&2", marks) == 0 ? "see stderr" : "?");
+	/* the content is still compared: a real change is dirty */
+	ck_assert_int_eq(sh("cd '%s' && echo changed > f", repo), 0);
+	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(d != NULL, "%s", err);
+	ck_assert(json_is_true(json_object_get(d, "dirty")));
+	ck_assert_int_eq(sh("test -z \"$(ls -A '%s')\"", marks), 0);
+	/* the marks directory works: the same git status without our guards runs them */
+	ck_assert_int_eq(sh("cd '%s' && git status --porcelain >/dev/null 2>&1; test -n \"$(ls -A '%s')\"", repo, marks),
+			 0);
+}
+END_TEST
+
 int main(void)
 {
 	if (!getenv("AGSBX_SOURCE_DIR"))
@@ -669,6 +711,7 @@ int main(void)
 	tcase_add_test(t, test_attachment_summary_huge);
 	tcase_add_test(t, test_attachment_run);
 	tcase_add_test(t, test_subject_from_repo);
+	tcase_add_test(t, test_subject_runs_no_repo_program);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }
