@@ -281,16 +281,21 @@ START_TEST(test_diff_changes_and_regressions)
 	/* regressions first, in bundle order; then the rest */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "id")), "fs.host_read_denied");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 1), "id")), "net.connect_denied");
-	ck_assert(json_is_true(json_object_get(json_array_get(checks, 1), "regression")));
+	/* pass -> blocked: the host changed, not the provider */
+	ck_assert(json_is_false(json_object_get(json_array_get(checks, 1), "regression")));
+	ck_assert(json_is_true(json_object_get(json_array_get(checks, 1), "host_change")));
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "host_changes")), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 2), "provider")), "bubblewrap");
 	ck_assert(json_is_false(json_object_get(json_array_get(checks, 2), "regression")));
 	const json_t *prov = json_object_get(d, "providers");
 	ck_assert_int_eq(json_array_size(prov), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 0), "id")), "landlock");
 	ck_assert(json_is_true(json_object_get(json_array_get(prov, 0), "regression")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 1), "id")), "gvisor");
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 2), "id")), "seatbelt");
-	ck_assert(json_is_null(json_object_get(json_array_get(prov, 2), "new")));
+	/* a provider that is gone lost its evidence: a regression */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 1), "id")), "seatbelt");
+	ck_assert(json_is_null(json_object_get(json_array_get(prov, 1), "new")));
+	ck_assert(json_is_true(json_object_get(json_array_get(prov, 1), "regression")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 2), "id")), "gvisor");
 	ck_assert_int_eq(json_array_size(json_object_get(d, "host")), 2);
 	ck_assert_int_eq(json_array_size(json_object_get(d, "claims")), 1);
 	/* versions: bwrap's version (not setuid) and the tool version */
@@ -314,10 +319,70 @@ START_TEST(test_diff_changes_and_regressions)
 	_cleanup_free_ char *bad = render(agsbx_diff_render, d, "yaml", &r);
 	ck_assert_int_eq(r, -EINVAL);
 
-	/* the other direction: the improvements become the regressions
-	 * (gvisor conformant -> blocked, bubblewrap/proc.pid_hidden pass -> fail) */
+	ck_assert_ptr_nonnull(strstr(t, "HOST-CHANGE landlock/net.connect_denied: pass -> blocked"));
+	ck_assert_ptr_nonnull(strstr(t, "3 regressions, 1 host change\n"));
+	ck_assert_ptr_nonnull(strstr(m, "| host changed | `landlock/net.connect_denied` | pass | blocked |"));
+
+	/* the other direction: bubblewrap/proc.pid_hidden pass -> fail regresses,
+	 * gvisor conformant -> blocked is a host change */
 	_cleanup_json_ json_t *rev = diff(b, a);
-	ck_assert_int_eq(json_integer_value(json_object_get(rev, "regressions")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(rev, "regressions")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(rev, "host_changes")), 1);
+}
+END_TEST
+
+/* Losing evidence is a regression, whatever verdict it hides behind. */
+START_TEST(test_diff_lost_evidence)
+{
+	struct {
+		const char *what, *path, *value; /* value NULL: remove the member at path */
+		int regressions, host_changes;
+	} cases[] = {
+		{ "pass -> skip", "providers/0/checks/0/verdict", "skip", 1, 0 },
+		{ "pass -> not_claimed", "providers/0/checks/1/verdict", "not_claimed", 1, 0 },
+		{ "pass -> blocked", "providers/0/checks/1/verdict", "blocked", 0, 1 },
+		{ "check gone", "providers/0/checks/1", NULL, 1, 0 },
+		{ "skip -> pass", "providers/1/checks/2/verdict", "pass", 0, 0 },
+		{ "not_claimed -> skip", "providers/0/checks/2/verdict", "skip", 0, 0 },
+		{ "conformant -> skipped", "providers/0/verdict", "skipped", 1, 0 },
+		{ "conformant -> blocked", "providers/0/verdict", "blocked", 0, 1 },
+		{ "blocked -> skipped", "providers/2/verdict", "skipped", 0, 0 },
+		{ "provider gone (its checks are not counted again)", "providers/0", NULL, 1, 0 },
+		{ "claim true -> false", "providers/0/claims/host_filesystem_restricted", "false", 1, 0 },
+		{ "claim true -> gone", "providers/0/claims/environment_scrubbed", NULL, 1, 0 },
+		{ "claim false -> true", "providers/0/claims/process_contained", "true", 0, 0 },
+	};
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(cases); i++) {
+		_cleanup_json_ json_t *b = json_deep_copy(a);
+		/* walk to the parent of the last path component */
+		char path[128];
+		snprintf(path, sizeof path, "%s", cases[i].path);
+		char *last = strrchr(path, '/');
+		*last++ = '\0';
+		json_t *parent = b;
+		for (char *save = NULL, *tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save))
+			parent = json_is_array(parent) ? json_array_get(parent, strtoul(tok, NULL, 10))
+						       : json_object_get(parent, tok);
+		ck_assert_ptr_nonnull(parent);
+		json_t *v = !cases[i].value ? NULL
+			    : !strcmp(cases[i].value, "true") ? json_true()
+			    : !strcmp(cases[i].value, "false") ? json_false()
+							       : json_string(cases[i].value);
+		if (json_is_array(parent))
+			ck_assert_int_eq(json_array_remove(parent, strtoul(last, NULL, 10)), 0);
+		else if (v)
+			json_object_set_new(parent, last, v);
+		else
+			ck_assert_int_eq(json_object_del(parent, last), 0);
+		_cleanup_json_ json_t *d = diff(a, b);
+		ck_assert_msg(json_integer_value(json_object_get(d, "regressions")) == cases[i].regressions,
+			      "%s: %lld regressions", cases[i].what,
+			      (long long)json_integer_value(json_object_get(d, "regressions")));
+		ck_assert_msg(json_integer_value(json_object_get(d, "host_changes")) == cases[i].host_changes,
+			      "%s: %lld host changes", cases[i].what,
+			      (long long)json_integer_value(json_object_get(d, "host_changes")));
+	}
 }
 END_TEST
 
@@ -354,7 +419,8 @@ START_TEST(test_diff_tolerates_missing_members)
 	_cleanup_json_ json_t *b = json_pack("{s:s}", "schema", "agsbx-evidence/v1");
 	_cleanup_json_ json_t *d = diff(a, b);
 	ck_assert_int_gt(json_integer_value(json_object_get(d, "changes")), 4);
-	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 0);
+	/* every provider is gone: each one is lost evidence */
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 4);
 	_cleanup_json_ json_t *d2 = diff(b, a);
 	/* a provider that appears defective counts as a regression */
 	ck_assert_int_ge(json_integer_value(json_object_get(d2, "regressions")), 1);
@@ -697,6 +763,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_diff_self_is_empty);
 	tcase_add_test(t, test_diff_changes_and_regressions);
+	tcase_add_test(t, test_diff_lost_evidence);
 	tcase_add_test(t, test_diff_mechanism_versions);
 	tcase_add_test(t, test_diff_tolerates_missing_members);
 	tcase_add_test(t, test_matrix);

@@ -235,6 +235,9 @@ static const char *const invalid_files[] = {
 	"negative-zero.json", "not-json.json", "nul-byte.json", "nul-escape.json", "provider-verdict.json",
 	"providers-object.json", "real-zero-fraction.json", "real.json", "signature-wrong-type.json",
 	"top-array.json", "trailing-garbage.json", "truncated.json", "unknown-schema.json",
+	/* ids are keys for diff and matrix: unique, and [a-z0-9_.:-]+ */
+	"duplicate-provider-id.json", "duplicate-check-id.json", "provider-id-charset.json", "check-id-charset.json",
+	"provider-id-empty.json", "provider-id-missing.json",
 };
 
 START_TEST(test_load_rejects_invalid)
