@@ -81,6 +81,91 @@ static bool has_raw_control(const char *s)
 	return false;
 }
 
+/* Raw bytes no target may carry: ESC and other C0 (but newline and, where
+ * allowed, TAB), DEL, C1 (U+0080-U+009F), bidi controls (U+202A-U+202E,
+ * U+2066-U+2069, U+200E/F, U+061C). */
+static const char *raw_hostile(const char *s, bool tab_ok)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; u[i]; i++) {
+		if ((u[i] < 0x20 && u[i] != '\n' && !(tab_ok && u[i] == '\t')) || u[i] == 0x7f)
+			return s + i;
+		if (u[i] == 0xC2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F)
+			return s + i;
+		if (u[i] == 0xE2 && u[i + 1] == 0x80 && ((u[i + 2] >= 0xAA && u[i + 2] <= 0xAE) || u[i + 2] == 0x8E || u[i + 2] == 0x8F))
+			return s + i;
+		if (u[i] == 0xE2 && u[i + 1] == 0x81 && u[i + 2] >= 0xA6 && u[i + 2] <= 0xA9)
+			return s + i;
+		if (u[i] == 0xD8 && u[i + 1] == 0x9C)
+			return s + i;
+	}
+	return NULL;
+}
+
+#define HOSTILE "@octocat see https://evil.example, HTTP://x.example and www.evil.example \u202e\u2066rev\u2069 " \
+		"\x1b[2J\x1b]0;pwned\x07 \xc2\x9b" "31m \u200f<done>"
+
+static json_t *diff(const json_t *a, const json_t *b);
+
+/* Issue 11 item 2: hostile text in every field a renderer shows stays
+ * inert in every target: terminal text, markdown (GitHub: no mention, no
+ * link), JUnit XML, TAP, diff and matrix. */
+START_TEST(test_hostile_text_all_targets)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/full.json");
+	json_t *bw = json_array_get(json_object_get(b, "providers"), 1);
+	json_object_set_new(json_array_get(json_object_get(bw, "checks"), 1), "reason", json_string(HOSTILE));
+	json_object_set_new(bw, "reason", json_string(HOSTILE));
+	json_object_set_new(json_object_get(json_object_get(json_object_get(b, "host"), "os"), "pretty_name"), "value",
+			    json_string(HOSTILE));
+	static const char *const formats[] = { "text", "markdown", "junit", "tap" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(formats); i++) {
+		_cleanup_free_ char *out = report(b, formats[i]);
+		const char *bad = raw_hostile(out, strcmp(formats[i], "text") == 0);
+		ck_assert_msg(!bad, "%s: raw control at: %.40s", formats[i], bad);
+		ck_assert_msg(strstr(out, "202e"), "%s: the bidi override is not shown", formats[i]);
+	}
+	_cleanup_free_ char *t = report(b, "text");
+	ck_assert_ptr_nonnull(strstr(t, "\\u202e\\u2066rev\\u2069 \\x1b[2J\\x1b]0;pwned\\x07 \\x9b31m \\u200f"));
+	/* markdown: the mention and the links are broken by a ZWSP, bidi shown */
+	_cleanup_free_ char *m = report(b, "markdown");
+	ck_assert_ptr_null(strstr(m, "@octocat"));
+	ck_assert_ptr_nonnull(strstr(m, "@\xE2\x80\x8Boctocat"));
+	ck_assert_ptr_null(strstr(m, "https://"));
+	ck_assert_ptr_null(strstr(m, "HTTP://"));
+	ck_assert_ptr_null(strstr(m, "www.evil"));
+	ck_assert_ptr_nonnull(strstr(m, "www\xE2\x80\x8B.evil"));
+	ck_assert_ptr_nonnull(strstr(m, "\\u202e"));
+	/* the terminal escaper itself */
+	_cleanup_free_ char *e = agsbx_text_oneline(HOSTILE "\xff", 0);
+	ck_assert(!raw_hostile(e, false));
+	ck_assert_ptr_nonnull(strstr(e, "\\xff")); /* invalid UTF-8 shown as its byte */
+	/* diff and matrix carry the same text */
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *d = diff(a, b);
+	static const char *const dformats[] = { "text", "markdown" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(dformats); i++) {
+		int r;
+		_cleanup_free_ char *out = render(agsbx_diff_render, d, dformats[i], &r);
+		ck_assert_int_eq(r, 0);
+		ck_assert_msg(!raw_hostile(out, dformats[i][0] == 't'), "diff %s: %s", dformats[i], raw_hostile(out, false));
+		if (dformats[i][0] == 'm') {
+			ck_assert_ptr_null(strstr(out, "@octocat"));
+			ck_assert_ptr_null(strstr(out, "https://"));
+		}
+	}
+	const json_t *bundles[] = { b };
+	const char *names[] = { "@octocat-https://evil.example-\xe2\x80\xae.json" };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 1);
+	int r;
+	_cleanup_free_ char *mm = render(agsbx_matrix_render, mx, "markdown", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(!raw_hostile(mm, false), "matrix: %s", raw_hostile(mm, false));
+	ck_assert_ptr_null(strstr(mm, "@octocat"));
+	ck_assert_ptr_null(strstr(mm, "https://"));
+}
+END_TEST
+
 /* ---- report ---------------------------------------------------------------- */
 
 START_TEST(test_report_text)
@@ -764,6 +849,7 @@ int main(void)
 	tcase_add_test(t, test_diff_self_is_empty);
 	tcase_add_test(t, test_diff_changes_and_regressions);
 	tcase_add_test(t, test_diff_lost_evidence);
+	tcase_add_test(t, test_hostile_text_all_targets);
 	tcase_add_test(t, test_diff_mechanism_versions);
 	tcase_add_test(t, test_diff_tolerates_missing_members);
 	tcase_add_test(t, test_matrix);
