@@ -3,8 +3,8 @@
 # without sanitizers (ASan and valgrind exclude each other) in their own
 # build directory and runs each under memcheck. Reports, per suite, the
 # memcheck errors (invalid reads/writes, uninitialised values, definite and
-# indirect leaks) and, apart, whether the suite's own tests passed (some
-# are timing-sensitive and may fail under valgrind's ~20x slowdown).
+# indirect leaks) and, apart, whether the suite's own tests passed (Check's
+# timeouts are stretched 20x; a timing-sensitive test may still fail).
 #   tests/valgrind.sh [SUITE...]          (default: every suite)
 # Environment: AGSBX_VALGRIND_BUILD_DIR (default <source>/build-valgrind),
 #              AGSBX_VALGRIND_JOBS (build jobs, default 2).
@@ -26,6 +26,8 @@ if ! { cmake -S "$src" -B "$build" -DAGSBX_SANITIZE=OFF -DCMAKE_BUILD_TYPE=RelWi
 fi
 
 export AGSBX_BIN=$build/agsbx-evidence AGSBX_BUILD_DIR=$build AGSBX_SOURCE_DIR=$src
+# Check's per-test timeouts, stretched for valgrind's slowdown
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-20}
 bad=0
 for s in "${suites[@]}"; do
   log=$build/valgrind-$s.log
