@@ -31,6 +31,7 @@ export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-20}
 bad=0
 for s in "${suites[@]}"; do
   log=$build/valgrind-$s.log
+  rm -f "$log".* # one log per process: only this run's count
   set +e
   # Check forks a child per test: memcheck follows forks by itself; programs
   # the tests exec (payload, bwrap, dockerd, ssh-keygen) are not ours to check.
