@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,6 +453,25 @@ static void append_step_summary(const json_t *bundle)
 		agsbx_warn("cannot append the report to $GITHUB_STEP_SUMMARY (%s)", path);
 }
 
+/* An interrupted collect must not leave the canary in the user's $HOME
+ * behind; then the signal takes its default course. */
+static void on_fatal_signal(int sig)
+{
+	agsbx_matrix_remove_canaries();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard_canaries(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa = { .sa_handler = on_fatal_signal };
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o, const struct agsbx_provider_ops **sel,
 			 int n, const json_t *configs, const char *work_dir, json_t *providers)
 {
@@ -463,6 +483,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	/* In our own environment, before any thread: a provider that passes the
 	 * host environment through shows it to the payload. */
 	setenv(name, value, 1);
+	guard_canaries();
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
 			       .tty = isatty(STDERR_FILENO) == 1 };
 	for (int i = 0; i < n; i++) {
