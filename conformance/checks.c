@@ -641,8 +641,8 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 /* capabilities.truthful is computed by the matrix from all the others. */
 
 const struct check_def agsbx_checks[] = {
-	{ "bundle.integrity_enforced", "contract", "a source file changed after materialisation: execution refused with bundle_changed", NULL, check_bundle_integrity_enforced, false, false },
-	{ "config.unknown_rejected", "contract", "an unknown config key: ensure refuses with config_invalid", NULL, check_config_unknown_rejected, false, false },
+	{ "bundle.integrity_enforced", "contract", "a source file changed after materialisation: execution refused with bundle_changed", NULL, check_bundle_integrity_enforced, true, false },
+	{ "config.unknown_rejected", "contract", "an unknown config key: ensure refuses with config_invalid", NULL, check_config_unknown_rejected, true, false },
 	{ "env.scrubbed", "environment_scrubbed", "a harness canary variable is not visible inside", claims_env, env_scrubbed, true, false },
 	{ "exec.status_fidelity", "contract", "exit 0/1/42/127 and death by SIGTERM/SIGKILL are reported exactly", NULL, check_exec_status_fidelity, true, false },
 	{ "fail.closed", "contract", "an unavailable mechanism refuses work; nothing executes; no fallback", NULL, fail_closed, false, false },

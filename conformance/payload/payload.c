@@ -1325,6 +1325,42 @@ static int op_io_uring(char **argv, int argc, const char *self)
 	return 0;
 }
 
+/* mounts PREFIX...: the mount points (mountinfo field 5) at or under any
+ * PREFIX, newline-separated: where a sandbox has mount points in /tmp or
+ * $HOME, a host entry of the same name may be a mount-point stub. */
+static int op_mounts(char **argv, int argc, const char *self)
+{
+	static char mi[65536], hits[4096];
+	const char *stage;
+	ssize_t n = read_path("/proc/self/mountinfo", mi, sizeof(mi) - 1, &stage);
+	if (n < 0) {
+		f_result((int)-n);
+		return 0;
+	}
+	mi[n] = '\0';
+	size_t used = 0;
+	for (char *save = NULL, *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f = line;
+		for (int i = 0; i < 4 && f; i++) /* id parent major:minor root */
+			f = strchr(f, ' ') ? strchr(f, ' ') + 1 : NULL;
+		if (!f)
+			continue;
+		size_t len = strcspn(f, " ");
+		for (int a = 0; a < argc; a++) {
+			size_t pl = strlen(argv[a]);
+			if (len >= pl && strncmp(f, argv[a], pl) == 0 && (len == pl || f[pl] == '/') && used + len + 1 < sizeof(hits)) {
+				memcpy(hits + used, f, len);
+				used += len;
+				hits[used++] = '\n';
+				break;
+			}
+		}
+	}
+	f_result(0);
+	f_strn("mount_points", hits, used);
+	return 0;
+}
+
 static const struct op ops[] = {
 	{ "caps", 0, 1, "caps [SETUID_PROGRAM]", op_caps },
 	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect },
@@ -1335,6 +1371,7 @@ static const struct op ops[] = {
 	{ "kill-self", 1, 1, "kill-self SIGNAL", op_kill_self },
 	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger },
 	{ "link-read", 2, 2, "link-read TARGET LINK", op_link_read },
+	{ "mounts", 1, 4, "mounts PREFIX...", op_mounts },
 	{ "net", 5, 6, "net HOST PORT tcp|udp TEXT TIMEOUT_MS [detached]", op_net },
 	{ "ns", 0, 0, "ns", op_ns },
 	{ "pid-visible", 1, 1, "pid-visible PID", op_pid_visible },

@@ -93,9 +93,9 @@ static bool fact_true(const json_t *host, const char *name)
  * points at a distribution-provided profile, a different vantage point
  * (outside the container) or a different provider. */
 #define AA_PROFILE \
-	"install the AppArmor profile your distribution ships for bwrap (Ubuntu 24.04: " \
-	"/etc/apparmor.d/bwrap-userns-restrict from the apparmor package, which grants " \
-	"user namespaces to /usr/bin/bwrap)"
+	"load the AppArmor profile your distribution ships for bwrap (Ubuntu 24.04: " \
+	"/usr/share/apparmor/extra-profiles/bwrap-userns-restrict from the apparmor package, " \
+	"in /etc/apparmor.d from 25.04 on, which grants user namespaces to /usr/bin/bwrap only)"
 #define LANDLOCK "or use the landlock provider, which needs no user namespace"
 
 static long long fact_int(const json_t *host, const char *name, long long dflt)
