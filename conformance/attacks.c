@@ -354,6 +354,12 @@ static void ipc_try(const struct check_env *env, struct check_out *out, struct i
 		accepted(t->lfd);
 }
 
+static bool shares_net(const struct check_env *env)
+{
+	const char *n = env->probe->caps.network;
+	return !n || strcmp(n, AGSBX_NET_INHERITED) == 0;
+}
+
 void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out *out)
 {
 	_cleanup_free_ char *n = nonce(), *dir = NULL, *path = NULL, *abs = NULL;
@@ -378,17 +384,21 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		any_ctl |= ctl_ok;
 		bool denied = t[i].in && !result_ok(t[i].in) && t[i].reached == 0;
 		/* The Docker socket counts only where the same user can reach it
-		 * outside; its result is recorded either way. */
-		if (ctl_ok || t[i].lfd >= 0)
+		 * outside. Abstract sockets live in the network namespace: a
+		 * provider that shares the host network (claim `inherited`)
+		 * reaches them as it reaches loopback TCP, and says so; there
+		 * the result is recorded, not judged. */
+		bool judged = t[i].lfd >= 0 ? (strcmp(t[i].name, "abstract") != 0 || !shares_net(env)) : ctl_ok;
+		if (judged)
 			pass &= denied;
 		json_object_set_new(out->facts, t[i].name,
-				    json_pack("{s:s, s:b, s:s, s:b, s:i}", "address", t[i].addr, "denied_inside", denied,
+				    json_pack("{s:s, s:b, s:s, s:b, s:i, s:b}", "address", t[i].addr, "denied_inside", denied,
 					      "errno_inside", result_errno(t[i].in), "control_ok", ctl_ok,
-					      "listener_accepted", t[i].reached));
+					      "listener_accepted", t[i].reached, "judged", judged));
 		size_t l = strlen(detail);
-		snprintf(detail + l, sizeof detail - l, "%s%s %s (%s, control %s)", l ? "; " : "", t[i].name,
+		snprintf(detail + l, sizeof detail - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t[i].name,
 			 denied ? "denied" : "REACHED", result_ok(t[i].in) ? "connected" : result_errno(t[i].in),
-			 ctl_ok ? "ok" : result_errno(t[i].ctl));
+			 ctl_ok ? "ok" : result_errno(t[i].ctl), judged ? "" : "; not judged: the host network is shared");
 	}
 	unlink(path);
 	rmdir(dir);

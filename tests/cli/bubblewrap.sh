@@ -89,6 +89,11 @@ expect_rc 0 collect_as user net --config bubblewrap.network=true
 [[ $(prov net .claims.network) == inherited ]] || fail "net: claim $(prov net .claims.network)"
 [[ $(prov net .verdict) == conformant ]] || fail "net: verdict $(prov net .verdict)"
 prov net '.probe.facts.sandbox_probe.argv[]' | grep -qx -- --share-net || fail "net: probe argv lacks --share-net"
+# Shared network: host abstract unix sockets are reachable (they live in
+# the network namespace) - recorded as reached, not judged.
+jq -e '.providers[] | select(.id=="bubblewrap") | .checks[] | select(.id=="ipc.host_sockets_denied") |
+  .facts.abstract.judged == false and .facts.pathname.denied_inside == true' "$w/net.json" >/dev/null \
+  || fail "net: ipc facts $(prov net '.checks[] | select(.id=="ipc.host_sockets_denied") | .facts | tostring')"
 pass "network=true: --share-net, claim inherited"
 
 # 6. no caller-supplied binds: unknown keys are bad input, no bundle written.
