@@ -65,6 +65,23 @@ expect_fail "$F" fs.no_host_residue
 collect_neg neg_status_liar
 expect_fail "$F" exec.status_fidelity
 
+# The $HOME canary goes even when collect is interrupted while it exists:
+# neg_hang_on_canary stalls on its read; SIGTERM arrives then.
+home=$(getent passwd "$(id -un)" | cut -d: -f6)
+ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && fail "a canary is already in $home before the test"
+"$NEG" collect --provider neg_hang_on_canary --unsigned --work-dir "$d" --output "$d/hang.json" -q --jobs 1 2>"$d/hang.err" &
+hp=$!
+for _ in $(seq 200); do ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && break; sleep 0.1; done
+ls -d "$home"/.agsbx-canary-*/id_key >/dev/null 2>&1 || { kill -KILL $hp; fail "the canary never appeared in $home"; }
+kill -TERM $hp
+set +e; wait $hp; rc=$?; set -e
+[[ $rc == 143 ]] || fail "interrupted collect exited $rc, want 143 (SIGTERM)"
+if ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1; then
+  fail "the canary survived SIGTERM: $(ls -d "$home"/.agsbx-canary-*)"
+fi
+[[ ! -e $d/hang.json ]] || fail "an interrupted collect left a bundle"
+pass "SIGTERM while the \$HOME canary exists: removed, no bundle"
+
 collect_neg neg_leaky
 expect_fail "$F" lifecycle.timeout_cleanup lifecycle.cancel_cleanup
 collect_neg neg_nocap

@@ -302,3 +302,17 @@ static int x_status(struct agsbx_handle *h, const struct agsbx_step *s, const st
 	return r;
 }
 NEG(neg_status_liar, p_nothing, x_status)
+
+/* Not a liar: stalls (in the harness, no child) when asked to read the
+ * $HOME canary, so a test can interrupt collect exactly while the canary
+ * exists and see that it is removed anyway. */
+static int x_hang_canary(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+			 struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	for (const char *const *a = s->argv; *a; a++)
+		if (strstr(*a, "/.agsbx-canary-"))
+			for (int i = 0; i < 600; i++)
+				usleep(100 * 1000);
+	return run_plain(h, s, l, o, f, 0);
+}
+NEG(neg_hang_on_canary, p_fs, x_hang_canary)
