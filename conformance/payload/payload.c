@@ -965,26 +965,22 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* Execs a setuid-root program whose stdin is a pipe we keep open (su
- * waits there for a password) and reads its effective uid from
- * /proc/PID/status once the exec is visible; then kills it. */
-static void emit_setuid(const char *path)
+/* Starts PATH ("PATH root -c true") with stdin a pipe whose write end
+ * stays with us (*in_w), so su waits there for a password. *exec_err is
+ * the exec's errno, 0 once the exec went through. */
+static pid_t spawn_setuid(const char *path, int *in_w, int *exec_err)
 {
-	obj_open("setuid");
-	f_str("path", path);
-	int in[2];
+	int in[2], ep[2];
+	*exec_err = 0;
 	if (pipe2(in, O_CLOEXEC) < 0) {
-		f_result(errno);
-		obj_close();
-		return;
+		*exec_err = errno;
+		return -1;
 	}
-	int ep[2];
 	if (pipe2(ep, O_CLOEXEC) < 0) {
-		f_result(errno);
+		*exec_err = errno;
 		close(in[0]);
 		close(in[1]);
-		obj_close();
-		return;
+		return -1;
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -1002,16 +998,21 @@ static void emit_setuid(const char *path)
 	}
 	close(in[0]);
 	close(ep[1]);
-	int exec_err = 0;
 	if (pid < 0)
-		exec_err = errno;
-	else if (read(ep[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
-		exec_err = 0; /* EOF: the exec succeeded (CLOEXEC closed the pipe) */
+		*exec_err = errno;
+	else if (read(ep[0], exec_err, sizeof *exec_err) != (ssize_t)sizeof *exec_err)
+		*exec_err = 0; /* EOF: the exec succeeded (CLOEXEC closed the pipe) */
 	close(ep[0]);
-	long long euid = -1;
+	*in_w = in[1];
+	return pid;
+}
+
+/* The effective uid of our child PID once it runs PATH, or -1 if unseen. */
+static long long child_euid(pid_t pid, const char *path, const char **method)
+{
 	static char st[4096];
-	const char *method = "proc";
-	for (int i = 0; pid > 0 && exec_err == 0 && i < 2000 && euid < 0; i++) {
+	*method = "proc";
+	for (int i = 0; i < 2000; i++) {
 		proc_status_of(pid, st, sizeof(st));
 		if (!st[0]) {
 			/* /proc/PID hidden (a Landlock domain grants /proc/self
@@ -1023,29 +1024,40 @@ static void emit_setuid(const char *path)
 			char b;
 			struct iovec l = { &b, 1 }, r = { (void *)1, 1 };
 			int e = process_vm_readv(pid, &l, 1, &r, 1, 0) < 0 ? errno : 0;
-			method = "process_vm_readv";
-			if (e == EFAULT)
-				euid = (long long)geteuid();
-			else if (e == EPERM)
-				euid = 0; /* credentials changed: taken as a gain */
-			break;
+			*method = "process_vm_readv";
+			/* EPERM: credentials changed, taken as a gain. */
+			return e == EFAULT ? (long long)geteuid() : e == EPERM ? 0 : -1;
 		}
 		char name[64], uids[128];
+		long long euid = -1;
 		if (status_field(st, "Name", name, sizeof(name)) && strncmp(name, base_name(path), 15) == 0 &&
 		    status_field(st, "Uid", uids, sizeof(uids))) {
 			char *sp = strpbrk(uids, " \t");
-			if (sp && parse_ll(strtok(sp + strspn(sp, " \t"), " \t"), 0, INT_MAX, &euid) < 0)
-				euid = -1;
+			if (sp && parse_ll(strtok(sp + strspn(sp, " \t"), " \t"), 0, INT_MAX, &euid) == 0)
+				return euid;
 		}
-		if (euid < 0)
-			usleep(1000);
+		usleep(1000);
 	}
+	return -1;
+}
+
+/* Execs a setuid-root program, reads its effective uid while it waits on
+ * stdin, then kills it. */
+static void emit_setuid(const char *path)
+{
+	obj_open("setuid");
+	f_str("path", path);
+	int in_w = -1, exec_err = 0;
+	pid_t pid = spawn_setuid(path, &in_w, &exec_err);
+	const char *method = "proc";
+	long long euid = pid > 0 && exec_err == 0 ? child_euid(pid, path, &method) : -1;
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	close(in[1]);
+	if (in_w >= 0)
+		close(in_w);
 	f_result(exec_err);
 	if (euid >= 0)
 		f_int("euid", euid);
