@@ -453,7 +453,6 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	}
 	if (o->progress)
 		o->progress(o->progress_ud, ops->id, tc_json);
-	json_array_append_new(checks, tc_json);
 	json_t *failing = json_array();
 	if (!truthful)
 		json_array_append_new(failing, json_string("capabilities.truthful"));
@@ -462,6 +461,12 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			json_array_append_new(failing, json_string(jobs[i].def->id));
 		json_array_append_new(checks, jobs[i].result);
 	}
+	/* The bundle lists checks sorted by id, capabilities.truthful among
+	 * them (bundle.* sorts before it). */
+	size_t at = 0;
+	while (at < n && strcmp(jobs[at].def->id, "capabilities.truthful") < 0)
+		at++;
+	json_array_insert_new(checks, at, tc_json);
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
 	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,
 			       "verdict", verdict, "reason",
