@@ -672,6 +672,17 @@ static int residue_attempt(const struct check_env *env, struct check_out *out, s
 	int r1 = sandbox_op(env, out, env->h, NULL, home ? ARGS("mounts", tmp, home) : ARGS("mounts", tmp), &m, NULL);
 	int r2 = sandbox_op(env, out, env->h, NULL, ARGS("write", inside, "x"), NULL, NULL);
 	const char *mounts = json_string_value(sub(m, "mount_points"));
+	/* In the host's own mount namespace (landlock, trusted_local) every
+	 * mount point is the host's: the sandbox made none, so nothing new in
+	 * a shared place is its stub (another process's dockerd may be
+	 * mounting under /tmp right now). */
+	struct stat hs;
+	const json_t *mns = sub(m, "mnt_ns");
+	bool own_ns = !(json_is_integer(mns) && stat("/proc/self/ns/mnt", &hs) == 0 &&
+			(ino_t)json_integer_value(mns) == hs.st_ino);
+	if (!own_ns)
+		mounts = NULL;
+	json_object_set_new(record, "sandbox_has_own_mount_namespace", json_boolean(own_ns));
 	json_object_set_new(record, "sandbox_mount_points_in_tmp_or_home", mounts ? json_string(mounts) : json_null());
 	int found = r1 < 0 || r2 < 0 ? -1 : 0;
 	json_t *ignored = json_array();

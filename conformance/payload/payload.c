@@ -1370,6 +1370,7 @@ static int op_mounts(char **argv, int argc, const char *self)
 	}
 	f_result(0);
 	f_strn("mount_points", hits, used);
+	f_inode_or_null("mnt_ns", "/proc/self/ns/mnt");
 	return 0;
 }
 
