@@ -43,6 +43,8 @@ for t in "${targets[@]}"; do
   elif [[ -d $src/tests/fuzz/seeds/$name ]]; then
     seeds=("$src/tests/fuzz/seeds/$name")
   fi
+  # the golden stderr corpus of real bwrap versions
+  [[ $name == bwrap-classify && -d $src/tests/data/bwrap-stderr ]] && seeds+=("$src/tests/data/bwrap-stderr")
   dict=()
   [[ -f $src/tests/fuzz/$name.dict ]] && dict=(-dict="$src/tests/fuzz/$name.dict")
   out=$build/fuzz-$name.log
