@@ -56,7 +56,8 @@ static const struct field privilege_fields[] = {
 };
 static const struct field container_fields[] = { F("detected", T_BOOL), F("markers", T_ARR), { .key = NULL } };
 static const struct field simulation_fields[] = {
-	F("name", T_STR), F("providers", T_ARR, .items = T_STR), F("mechanism", T_STR), { .key = NULL }
+	F("name", T_STR), F("providers", T_ARR, .items = T_STR), F("mechanism", T_STR), F("effect", T_STR),
+	{ .key = NULL }
 };
 static const struct field context_fields[] = {
 	F("privilege", T_OBJ, .members = privilege_fields),

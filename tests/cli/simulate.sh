@@ -13,6 +13,8 @@ LLX=$AGSBX_BUILD_DIR/agsbx-landlock-exec
 command -v bwrap >/dev/null || skip bubblewrap 1 "bwrap is not installed"
 command -v unshare >/dev/null || skip unshare 1 "util-linux unshare is missing"
 have_test_user || skip "test user" 1 "needs root and the user $AGSBX_TEST_USER (useradd -m $AGSBX_TEST_USER)"
+$PY -c 'import jsonschema' 2>/dev/null || skip python3-jsonschema 1 "/usr/bin/python3 has no jsonschema"
+command -v jq >/dev/null || skip jq 1 "jq not installed"
 
 T=$(t_tmpdir simulate)
 S=$(t_stage_for_user)
@@ -92,6 +94,28 @@ for who in root user; do
   [[ $OUT == *"Seccomp:"*2* ]] || fail "$who: no seccomp filter in the child: $OUT"
   pass "$who: the child runs under a seccomp filter"
 done
+
+# A real labelled-simulation bundle, collected as the unprivileged user,
+# is valid against the shipped schema (context.simulations[] carries the
+# "effect" collect writes) and loads.
+B=$(t_tmpdir simbundle); chown "$AGSBX_TEST_USER" "$B"
+run user "$S/agsbx-evidence" collect --provider bubblewrap --simulate blocked-userns --unsigned -q \
+  --work-dir "$B" --output "$B/sim.json"
+want_ok "user: collect --simulate blocked-userns"
+jq -e '.context.simulations == [.context.simulations[0]] and .context.simulations[0].name == "blocked-userns"
+       and (.context.simulations[0].effect | type == "string" and length > 0)' "$B/sim.json" >/dev/null ||
+  fail "simulations entry not as collect writes it: $(jq -c .context.simulations "$B/sim.json")"
+$PY - "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "$B/sim.json" <<'PY' || fail "schema rejects the --simulate blocked-userns bundle"
+import json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+errs = list(v.iter_errors(json.load(open(sys.argv[2], encoding="utf-8"))))
+for e in errs[:3]:
+    print("schema:", e.message[:160], list(e.absolute_path), file=sys.stderr)
+sys.exit(1 if errs else 0)
+PY
+expect_rc 0 "$AGSBX_BIN" report "$B/sim.json" >/dev/null
+pass "user: --simulate blocked-userns bundle valid against the schema and loadable"
 
 # Usage errors.
 run root "$SIM" -- true
