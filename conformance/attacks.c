@@ -338,20 +338,60 @@ static int accepted(int lfd)
 	return n;
 }
 
+/* Waits until FD is readable (a queued connection or datagram), at most
+ * until DEADLINE_US. Loopback delivery can lag the sender's return: the
+ * final ACK of a TCP handshake and a UDP datagram are handed to the
+ * receive path by softirq, which a loaded machine defers to ksoftirqd.
+ * So a control's arrival is awaited, not assumed after a fixed pause;
+ * the deadline (the per-execution timeout) only bounds a control that
+ * never arrives. */
+static bool wait_readable(int fd, uint64_t deadline_us)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	for (;;) {
+		uint64_t now = agsbx_now_us();
+		if (now >= deadline_us)
+			return false;
+		uint64_t ms = (deadline_us - now + 999) / 1000;
+		int r = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+		if (r > 0)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
+	}
+}
+
+static uint64_t control_deadline(const struct check_env *env)
+{
+	int64_t ms = env->o->timeout_ms > 0 ? env->o->timeout_ms : 20000;
+	return agsbx_now_us() + (uint64_t)ms * 1000u;
+}
+
 struct ipc_target {
 	const char *name, *addr;
 	int lfd;                  /* -1: not ours (the Docker socket) */
 	json_t *in, *ctl;
-	int reached;
+	int reached, ctl_reached;
 };
 
+/* A unix stream connect() is queued on the listener before it returns,
+ * so what the sandbox reached is already there; the control's own
+ * connection is then awaited on the listener (host-side receipt, not
+ * only the payload's word). */
 static void ipc_try(const struct check_env *env, struct check_out *out, struct ipc_target *t)
 {
 	sandbox_op(env, out, env->h, NULL, ARGS("unix-connect", t->addr), &t->in, NULL);
 	t->reached = t->lfd >= 0 ? accepted(t->lfd) : 0;
 	control_op(env, out, ARGS("unix-connect", t->addr), &t->ctl);
-	if (t->lfd >= 0)
-		accepted(t->lfd);
+	if (t->lfd >= 0 && result_ok(t->ctl) && wait_readable(t->lfd, control_deadline(env)))
+		t->ctl_reached = accepted(t->lfd);
+}
+
+/* The control counts when it connected and (for our listeners) the
+ * listener received it. */
+static bool ipc_control_ok(const struct ipc_target *t)
+{
+	return result_ok(t->ctl) && (t->lfd < 0 || t->ctl_reached > 0);
 }
 
 static bool shares_net(const struct check_env *env)
@@ -380,7 +420,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 	char detail[400] = "";
 	for (size_t i = 0; i < nt && pfd >= 0 && afd >= 0; i++) {
 		ipc_try(env, out, &t[i]);
-		bool ctl_ok = result_ok(t[i].ctl);
+		bool ctl_ok = ipc_control_ok(&t[i]);
 		any_ctl |= ctl_ok;
 		bool denied = t[i].in && !result_ok(t[i].in) && t[i].reached == 0;
 		/* The Docker socket counts only where the same user can reach it
@@ -392,9 +432,10 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		if (judged)
 			pass &= denied;
 		json_object_set_new(out->facts, t[i].name,
-				    json_pack("{s:s, s:b, s:s, s:b, s:i, s:b}", "address", t[i].addr, "denied_inside", denied,
-					      "errno_inside", result_errno(t[i].in), "control_ok", ctl_ok,
-					      "listener_accepted", t[i].reached, "judged", judged));
+				    json_pack("{s:s, s:b, s:s, s:b, s:s, s:i, s:i, s:b}", "address", t[i].addr, "denied_inside",
+					      denied, "errno_inside", result_errno(t[i].in), "control_ok", ctl_ok,
+					      "errno_control", result_errno(t[i].ctl), "listener_accepted", t[i].reached,
+					      "control_accepted", t[i].ctl_reached, "judged", judged));
 		size_t l = strlen(detail);
 		snprintf(detail + l, sizeof detail - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t[i].name,
 			 denied ? "denied" : "REACHED", result_ok(t[i].in) ? "connected" : result_errno(t[i].in),
@@ -407,8 +448,8 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		check_reason(out, "cannot open the harness listeners: %s", strerror(-(pfd < 0 ? pfd : afd)));
 		return;
 	}
-	if (!result_ok(t[0].ctl) || !result_ok(t[1].ctl)) {
-		control_skip(out, "the harness listeners are not reachable", !result_ok(t[0].ctl) ? t[0].ctl : t[1].ctl);
+	if (!ipc_control_ok(&t[0]) || !ipc_control_ok(&t[1])) {
+		control_skip(out, "the harness listeners are not reachable", !ipc_control_ok(&t[0]) ? t[0].ctl : t[1].ctl);
 		return;
 	}
 	out->observed_pass = pass && any_ctl;
@@ -447,21 +488,17 @@ static int loopback_socket(int family, int type, int *port)
 	return fd;
 }
 
-/* Datagrams carrying TEXT that reached the receiver (drained; waits up
- * to 300 ms for the first). */
-static int datagrams_with(int fd, const char *text)
+/* Drains the receiver: *inside and *control count the datagrams that
+ * carry each nonce (anything else is ignored). Never waits. */
+static void datagrams_drain(int fd, const char *inside, const char *control, int *n_in, int *n_ctl)
 {
-	int n = 0;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	while (poll(&p, 1, n ? 0 : 300) > 0) {
-		char buf[256];
-		ssize_t r = recv(fd, buf, sizeof buf - 1, 0);
-		if (r < 0)
-			break;
+	char buf[256];
+	ssize_t r;
+	while ((r = recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT)) >= 0) {
 		buf[r] = '\0';
-		n += strcmp(buf, text) == 0;
+		*n_in += strcmp(buf, inside) == 0;
+		*n_ctl += strcmp(buf, control) == 0;
 	}
-	return n;
 }
 
 struct net_try {
@@ -470,33 +507,62 @@ struct net_try {
 	bool detached;
 };
 
-/* One attempt inside and its control outside; true when the sandbox was
- * denied and the control got through (host-side receipt on both). */
+struct net_tally {
+	int got, ctl_got;   /* host-side receipts: from inside, from the control */
+};
+
+/* After the control reported success: waits for its receipt on the host
+ * side (see wait_readable), tallying late datagrams from inside too, as
+ * the inside and control texts differ. */
+static void await_control(const struct check_env *env, const struct net_try *t, const char *n_in,
+			  const char *n_ctl, struct net_tally *k)
+{
+	bool udp = strcmp(t->proto, "udp") == 0;
+	uint64_t deadline = control_deadline(env);
+	while (k->ctl_got == 0 && wait_readable(t->fd, deadline)) {
+		if (udp)
+			datagrams_drain(t->fd, n_in, n_ctl, &k->got, &k->ctl_got);
+		else
+			k->ctl_got += accepted(t->fd);
+	}
+}
+
+/* One attempt inside and its control outside, each with its own text;
+ * true when the sandbox was denied and the control got through
+ * (host-side receipt on both). */
 static bool net_pair(const struct check_env *env, struct check_out *out, const struct net_try *t, int port,
 		     bool *ctl_ok, char *detail, size_t dsize)
 {
-	_cleanup_free_ char *n = nonce();
+	_cleanup_free_ char *n_in = nonce(), *n_ctl = nonce();
+	if (!n_in || !n_ctl)
+		return false;
 	char ps[16];
 	snprintf(ps, sizeof ps, "%d", port);
 	const char *mode = t->detached ? "detached" : NULL;
 	json_t *res = NULL, *ctl = NULL;
 	bool udp = strcmp(t->proto, "udp") == 0;
-	const char *const in_args[] = { "net", t->host, ps, t->proto, n ? n : "x", "2000", mode, NULL };
+	struct net_tally k = { 0 };
+	const char *const in_args[] = { "net", t->host, ps, t->proto, n_in, "2000", mode, NULL };
+	const char *const ctl_args[] = { "net", t->host, ps, t->proto, n_ctl, "2000", mode, NULL };
 	if (sandbox_op(env, out, env->h, NULL, in_args, &res, NULL) < 0)
 		res = NULL;
-	int got = udp ? datagrams_with(t->fd, n ? n : "x") : accepted(t->fd);
-	control_op(env, out, in_args, &ctl);
-	int ctl_got = udp ? datagrams_with(t->fd, n ? n : "x") : accepted(t->fd);
-	*ctl_ok = ctl_got > 0;
-	bool denied = res && got == 0 && (udp || !result_ok(res));
+	if (udp)
+		datagrams_drain(t->fd, n_in, n_ctl, &k.got, &k.ctl_got);
+	else
+		k.got = accepted(t->fd);
+	control_op(env, out, ctl_args, &ctl);
+	if (result_ok(ctl))
+		await_control(env, t, n_in, n_ctl, &k);
+	*ctl_ok = k.ctl_got > 0;
+	bool denied = res && k.got == 0 && (udp || !result_ok(res));
 	json_object_set_new(out->facts, t->label,
 			    json_pack("{s:s, s:i, s:b, s:b, s:s, s:i, s:b, s:s}", "host", t->host, "port", port, "detached",
 				      t->detached, "denied_inside", denied, "errno_inside", result_errno(res),
-				      "received_from_inside", got, "control_received", *ctl_ok, "errno_control",
+				      "received_from_inside", k.got, "control_received", *ctl_ok, "errno_control",
 				      result_errno(ctl)));
 	size_t l = strlen(detail);
 	snprintf(detail + l, dsize - l, "%s%s %s (%s)", l ? "; " : "", t->label, denied ? "denied" : "REACHED",
-		 !res ? "refused" : result_ok(res) ? (udp ? (got ? "datagram arrived" : "sent, nothing arrived") : "connected") : result_errno(res));
+		 !res ? "refused" : result_ok(res) ? (udp ? (k.got ? "datagram arrived" : "sent, nothing arrived") : "connected") : result_errno(res));
 	return denied;
 }
 

@@ -28,7 +28,8 @@ expect_fail() {
   local c v
   for c in "$@"; do
     v=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id == $c) | .verdict' "$f")
-    [[ $v == fail ]] || fail "$(basename "$f"): $c is '$v', want fail"
+    [[ $v == fail ]] || fail "$(basename "$f"): $c is '$v', want fail: $(jq -c --arg c "$c" \
+      '.providers[0].checks[] | select(.id == $c) | {reason, facts}' "$f")"
     jq -e --arg c "$c" '.providers[0].failing_checks | index($c) != null' "$f" >/dev/null \
       || fail "$(basename "$f"): $c missing from failing_checks"
     pass "$(basename "$f" .json): $c fails"
