@@ -218,15 +218,30 @@ void check_priv_capabilities_dropped(const struct check_env *env, struct check_o
 
 /* ---- processes ------------------------------------------------------------- */
 
+static void stop_target(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	agsbx_runner_unregister_child(pid);
+}
+
 /* A process outside any sandbox, of the sandbox's user, holding a secret in
- * its environment: the target of the ptrace attempts. */
+ * its environment: the target of the ptrace attempts. Returns once the
+ * target has exec'd (its environ is the payload's, not a copy of ours):
+ * the close-on-exec end of a pipe reports that, however slow the machine
+ * is — no polling with a time bound. */
 static pid_t start_target(const struct check_env *env, const char *marker, const char *secret)
 {
 	_cleanup_free_ char *envvar = NULL;
 	if (asprintf(&envvar, "AGSBX_PTRACE_CANARY=%s", secret) < 0)
 		return -ENOMEM;
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -errno;
 	pid_t pid = fork();
 	if (pid == 0) {
+		close(ready[0]);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, 0);
@@ -239,26 +254,27 @@ static pid_t start_target(const struct check_env *env, const char *marker, const
 		char *argv[] = { (char *)env->ctx->payload_path, (char *)"linger", (char *)marker, NULL };
 		char *envp[] = { envvar, NULL };
 		execve(env->ctx->payload_path, argv, envp);
+		int e = errno;
+		(void)!write(ready[1], &e, sizeof e);
 		_exit(127);
 	}
-	if (pid < 0)
-		return -errno;
+	int fe = errno;
+	close(ready[1]);
+	if (pid < 0) {
+		close(ready[0]);
+		return -fe;
+	}
 	agsbx_runner_register_child(pid);
-	for (int i = 0; i < 200; i++) { /* until it has exec'd */
-		_cleanup_free_ pid_t *pids = NULL;
-		if (agsbx_find_processes_with_marker(marker, &pids) > 0)
-			break;
-		usleep(10 * 1000);
+	int e = 0;
+	ssize_t r;
+	while ((r = read(ready[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (r != 0) { /* exec failed (or the child died before it) */
+		stop_target(pid);
+		return r == (ssize_t)sizeof e && e > 0 ? -e : -ECHILD;
 	}
 	return pid;
-}
-
-static void stop_target(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	agsbx_runner_unregister_child(pid);
 }
 
 static const char *denial(const json_t *o)
