@@ -67,19 +67,29 @@ collect_neg neg_status_liar
 expect_fail "$F" exec.status_fidelity
 
 # The $HOME canary goes even when collect is interrupted while it exists:
-# neg_hang_on_canary stalls on its read; SIGTERM arrives then.
+# neg_hang_on_canary stalls on its read and first names the canary on a
+# FIFO (readiness without polling; other runs' canaries may come and go in
+# the same $HOME); SIGTERM arrives then.
 home=$(getent passwd "$(id -un)" | cut -d: -f6)
-ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && fail "a canary is already in $home before the test"
-"$NEG" collect --provider neg_hang_on_canary --unsigned --work-dir "$d" --output "$d/hang.json" -q --jobs 1 2>"$d/hang.err" &
+mkfifo -m 0600 "$d/hang.ready"
+AGSBX_NEG_HANG_READY="$d/hang.ready" "$NEG" collect --provider neg_hang_on_canary --unsigned --work-dir "$d" \
+  --output "$d/hang.json" -q --jobs 1 2>"$d/hang.err" &
 hp=$!
-for _ in $(seq 200); do ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && break; sleep 0.1; done
-ls -d "$home"/.agsbx-canary-*/id_key >/dev/null 2>&1 || { kill -KILL $hp; fail "the canary never appeared in $home"; }
+# Opened read-write so the open never blocks; read until the announcement
+# arrives or collect is gone (slices only so that a dead collect is seen).
+exec 3<>"$d/hang.ready"
+canary=""
+until read -r -t 5 canary <&3; do kill -0 $hp 2>/dev/null || break; done
+exec 3<&-
+if [[ $canary != "$home"/.agsbx-canary-*/id_key || ! -f $canary ]]; then
+  kill -KILL $hp 2>/dev/null || true
+  [[ $canary == "$home"/.agsbx-canary-*/id_key ]] && rm -f "$canary" && rmdir "$(dirname "$canary")"
+  fail "the canary was not announced or is not in $home: '$canary' ($(cat "$d/hang.err"))"
+fi
 kill -TERM $hp
 set +e; wait $hp; rc=$?; set -e
 [[ $rc == 143 ]] || fail "interrupted collect exited $rc, want 143 (SIGTERM)"
-if ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1; then
-  fail "the canary survived SIGTERM: $(ls -d "$home"/.agsbx-canary-*)"
-fi
+[[ ! -e $canary && ! -e $(dirname "$canary") ]] || fail "the canary survived SIGTERM: $canary"
 [[ ! -e $d/hang.json ]] || fail "an interrupted collect left a bundle"
 pass "SIGTERM while the \$HOME canary exists: removed, no bundle"
 

@@ -330,14 +330,29 @@ NEG(neg_status_liar, p_nothing, x_status)
 
 /* Not a liar: stalls (in the harness, no child) when asked to read the
  * $HOME canary, so a test can interrupt collect exactly while the canary
- * exists and see that it is removed anyway. */
+ * exists and see that it is removed anyway. When AGSBX_NEG_HANG_READY
+ * names a FIFO, the canary's path is written to it first: the test then
+ * knows the moment and the very file (other runs' canaries may come and
+ * go in the same $HOME), with no polling. */
+static void hang_announce(const char *canary)
+{
+	const char *fifo = getenv("AGSBX_NEG_HANG_READY");
+	int fd = fifo ? open(fifo, O_WRONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	dprintf(fd, "%s\n", canary);
+	close(fd);
+}
+
 static int x_hang_canary(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
 			 struct agsbx_exec_result *o, struct agsbx_failure *f)
 {
 	for (const char *const *a = s->argv; *a; a++)
-		if (strstr(*a, "/.agsbx-canary-"))
+		if (strstr(*a, "/.agsbx-canary-")) {
+			hang_announce(*a);
 			for (int i = 0; i < 600; i++)
 				usleep(100 * 1000);
+		}
 	return run_plain(h, s, l, o, f, 0);
 }
 NEG(neg_hang_on_canary, p_fs, x_hang_canary)
