@@ -1,12 +1,15 @@
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 #include "base/runner.h"
 #include "base/util.h"
+#include "evidence/evidence.h"
 
 static const struct agsbx_command commands[] = {
 	{ "probe", "probe [--json]                      read-only host facts", agsbx_cmd_probe },
@@ -56,6 +59,25 @@ bool agsbx_wants_help(int argc, char **argv, const char *help)
 		}
 	}
 	return false;
+}
+
+bool agsbx_is_stdout(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
+int agsbx_cli_write_json(const char *path, const json_t *j)
+{
+	if (!agsbx_is_stdout(path))
+		return agsbx_bundle_write(path, j);
+	size_t len;
+	_cleanup_free_ char *canon = agsbx_json_canonical(j, NULL, &len);
+	if (!canon)
+		return -errno;
+	if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) == EOF)
+		return -EIO;
+	return 0;
 }
 
 int agsbx_cli_main(int argc, char **argv)

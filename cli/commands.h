@@ -4,6 +4,7 @@
 #define AGSBX_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <jansson.h>
 
 enum {
 	AGSBX_EXIT_OK = 0,        /* no defect found (blocked-by-host counts as no defect) */
@@ -34,6 +35,12 @@ int agsbx_cmd_schema(int argc, char **argv);
 int agsbx_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* True when argv[i] is --help/-h; prints the command's help on stdout. */
 bool agsbx_wants_help(int argc, char **argv, const char *help);
+
+/* Writes a JSON document (indented, sorted keys, canonical-safe) to path
+ * atomically, or to stdout when path is "-". 0 or -errno. */
+int agsbx_cli_write_json(const char *path, const json_t *j);
+/* True when path names stdout ("-"). */
+bool agsbx_is_stdout(const char *path);
 
 int agsbx_cli_main(int argc, char **argv);
 
