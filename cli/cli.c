@@ -19,6 +19,7 @@ static const struct agsbx_command commands[] = {
 	{ "report", "report FILE [--format text|markdown|junit|tap]", agsbx_cmd_report },
 	{ "diff", "diff OLD NEW [--format text|markdown|json]", agsbx_cmd_diff },
 	{ "matrix", "matrix FILE... [--format markdown|json]", agsbx_cmd_matrix },
+	{ "attest", "attest FILE [-o OUT]                 in-toto test-result statement for a bundle", agsbx_cmd_attest },
 	{ "keygen", "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)", agsbx_cmd_keygen },
 	{ "bench", "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_cmd_bench },
 	{ "schema", "schema NAME                         print a shipped JSON Schema", agsbx_cmd_schema },

@@ -134,6 +134,25 @@ const char *agsbx_schema_get(const char *name, size_t *len);
 /* NULL-terminated list of the embedded schema names. */
 const char *const *agsbx_schema_names(void);
 
+/* ---- attestation (issue 13) -------------------------------------------- */
+
+#define AGSBX_INTOTO_STATEMENT "https://in-toto.io/Statement/v1"
+#define AGSBX_INTOTO_TEST_RESULT "https://in-toto.io/attestation/test-result/v0.1"
+
+struct agsbx_attest_opts {
+	const char *bundle_name;       /* subject name (the file's base name); NULL: "_" */
+	const char *bundle_sha256;     /* hex sha256 of the bundle file's bytes */
+	const char *url;               /* the CI run, or NULL */
+};
+
+/* An in-toto Statement v1 with the test-result v0.1 predicate: result
+ * FAILED (a defective provider or a failing check) / WARNED (a blocked or
+ * skipped provider or check) / PASSED; passedTests / warnedTests /
+ * failedTests as "provider/check" (not_claimed checks in none);
+ * configuration = the collecting tool and the sha256 of its check
+ * catalogue. New reference, or NULL with err set. */
+json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size);
+
 /* Parses a test summary out of command output: {format, passed, failed,
  * skipped} with format "pytest" | "ctest" | "plain" | "none" (new ref). */
 json_t *agsbx_attachment_summary(const char *out, size_t len);
