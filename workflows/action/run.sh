@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The action's collect step (action.yml), a script so that it is tested
 # outside GitHub (tests/cli/action-run.sh). Inputs arrive as INPUT_*; writes
-# bundle/summary/status/attestation/predicate to $GITHUB_OUTPUT, the markdown
-# report to $GITHUB_STEP_SUMMARY, and workflow commands on stdout:
+# bundle/summary/status/attestation/predicate to $GITHUB_OUTPUT (collect
+# writes the markdown report to $GITHUB_STEP_SUMMARY), workflow commands on stdout:
 # ::error:: per defective provider, ::notice:: per blocked one.
 set -euo pipefail
 
@@ -68,7 +68,7 @@ done < <(jq -r '.providers[] | [.verdict, .id, .reason,
             elif (.probe.detail // "") != "" then " - " + .probe.detail else "" end)]
          | map(gsub("[\t]"; " ")) | @tsv' "$bundle")
 
-"$bin" report "$bundle" --format markdown >>"$GITHUB_STEP_SUMMARY"
+# collect itself appends the markdown report to $GITHUB_STEP_SUMMARY.
 
 if [[ ${INPUT_ATTEST:-false} == true ]]; then
   "$bin" attest "$bundle" -o "$bundle.intoto.json"
