@@ -1,6 +1,10 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +83,60 @@ int agsbx_cli_write_json(const char *path, const json_t *j)
 	    fflush(stdout) == EOF)
 		return -EIO;
 	return 0;
+}
+
+int agsbx_output_open(struct agsbx_output *o, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	if (!path || agsbx_is_stdout(path)) {
+		o->f = stdout;
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.tmp-XXXXXX", path) < 0 || !(o->path = strdup(path)))
+		return -ENOMEM;
+	int fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int r = -errno;
+		agsbx_error_errno(r, "cannot write %s", path);
+		free(o->tmp);
+		o->tmp = NULL;
+		return r;
+	}
+	fchmod(fd, 0644);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		return -errno;
+	}
+	return 0;
+}
+
+int agsbx_output_commit(struct agsbx_output *o)
+{
+	if (o->f == stdout)
+		return fflush(stdout) == EOF ? -EIO : 0;
+	int r = fflush(o->f) == EOF || ferror(o->f) ? -EIO : 0;
+	if (fclose(o->f) == EOF && r == 0)
+		r = -EIO;
+	o->f = NULL;
+	if (r == 0 && rename(o->tmp, o->path) < 0)
+		r = -errno;
+	if (r == 0) {
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	return r;
+}
+
+void agsbx_output_closep(struct agsbx_output *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof *o);
 }
 
 int agsbx_cli_main(int argc, char **argv)

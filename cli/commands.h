@@ -40,6 +40,25 @@ bool agsbx_wants_help(int argc, char **argv, const char *help);
 /* Writes a JSON document (indented, sorted keys, canonical-safe) to path
  * atomically, or to stdout when path is "-". 0 or -errno. */
 int agsbx_cli_write_json(const char *path, const json_t *j);
+/* "--opt VALUE" or "--opt=VALUE" at argv[*i] (advances *i): the value, or
+ * NULL when argv[*i] is not opt (*missing: it is, without a value). */
+const char *agsbx_opt_value(int argc, char **argv, int *i, const char *opt, bool *missing);
+/* Consumes a trust-anchor option (--key, --allowed-signers, --identity,
+ * --keys-url, --allow-insecure-keys-url) into o; false when argv[*i] is
+ * none of them (or lacks its value: *missing). */
+struct agsbx_verify_opts;
+bool agsbx_trust_option(int argc, char **argv, int *i, struct agsbx_verify_opts *o, bool *missing);
+/* A rendered output (report, diff, matrix): stdout for "-", else a temp
+ * file beside path renamed over it at commit, so a failure leaves no
+ * partial file. open prints its one-line error. */
+struct agsbx_output {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+int agsbx_output_open(struct agsbx_output *o, const char *path);
+int agsbx_output_commit(struct agsbx_output *o);
+void agsbx_output_closep(struct agsbx_output *o);
 /* True when path names stdout ("-"). */
 bool agsbx_is_stdout(const char *path);
 

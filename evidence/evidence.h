@@ -72,6 +72,7 @@ struct agsbx_verify_opts {
 	const char *allowed_signers;   /* OpenSSH allowed_signers */
 	const char *identity;          /* with allowed_signers: the principal required */
 	const char *keys_url;          /* e.g. https://github.com/USER.keys */
+	bool allow_insecure_url;       /* accept a plain http:// keys_url */
 	const char *expect_challenge;  /* NULL: not checked */
 	int64_t now;                   /* unix time for valid-after/valid-before; 0: time(NULL) */
 };
@@ -125,7 +126,9 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
  * "providers": {id: {verdict, failing_checks}}} — missing members are "?".
  * names[i] labels bundles[i]. New reference. */
 json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n);
-/* format "markdown" | "json"; -EINVAL for another. */
+/* format "markdown" | "json" | "badge" (a shields.io endpoint JSON);
+ * -EINVAL for another. Rows may carry "provenance" (agsbx_bundle_provenance),
+ * shown as a column. */
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
 
 /* Shipped JSON Schemas, embedded at build time: the text of schema name
@@ -152,6 +155,19 @@ struct agsbx_attest_opts {
  * configuration = the collecting tool and the sha256 of its check
  * catalogue. New reference, or NULL with err set. */
 json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size);
+
+/* ---- provenance for maintainer views (issue 13) ------------------------ */
+
+/* {signature: "none"|"good"|"invalid"|"unknown", fingerprint, trusted
+ * (null without a trust anchor), signer, trust_error?, representative,
+ * representative_reasons, simulations [names], challenge, subject {commit,
+ * branch, dirty} | null, tool {version, git_commit}, blocked [{id, reason,
+ * detail, hint}]}. trust may be NULL (integrity only). New reference. */
+json_t *agsbx_bundle_provenance(const json_t *bundle, const struct agsbx_verify_opts *trust);
+/* A "provenance" block for diff: one entry per bundle (labels[i] names
+ * provs[i]) and a note naming every simulation. format "text" | "markdown". */
+int agsbx_provenance_render(const json_t *const *provs, const char *const *labels, size_t n, const char *format,
+			    FILE *out);
 
 /* Parses a test summary out of command output: {format, passed, failed,
  * skipped} with format "pytest" | "ctest" | "plain" | "none" (new ref). */

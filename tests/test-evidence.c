@@ -812,8 +812,12 @@ START_TEST(test_trust_option_errors)
 	struct agsbx_verify_opts ftp = { .keys_url = "ftp://127.0.0.1/keys" };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &ftp, &res, err, sizeof err), -EINVAL);
 	/* nothing listens on port 1 of loopback */
-	struct agsbx_verify_opts down = { .keys_url = "http://127.0.0.1:1/USER.keys" };
+	struct agsbx_verify_opts down = { .keys_url = "http://127.0.0.1:1/USER.keys", .allow_insecure_url = true };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &down, &res, err, sizeof err), -EIO);
+	/* plain http only when allowed: a network attacker could swap the keys */
+	struct agsbx_verify_opts plain = { .keys_url = "http://127.0.0.1:1/USER.keys" };
+	ck_assert_int_eq(agsbx_bundle_verify(b, &plain, &res, err, sizeof err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "--allow-insecure-keys-url"));
 }
 END_TEST
 
