@@ -15,7 +15,7 @@ static const char help[] =
 	"\n"
 	"What changed between two bundles: host facts, provider verdicts, check verdicts\n"
 	"(regressions first), capability claims, mechanism versions. Providers and checks\n"
-	"are matched by id. First the provenance of both: signature and (with a trust\n"
+	"are matched by id. Then the provenance of both: signature and (with a trust\n"
 	"option) whether the signer is trusted, representative or why not, labelled\n"
 	"simulations (named in a note), challenge, subject commit, tool; blocked providers\n"
 	"with their reasons (left out when nothing differs at all).\n"
@@ -96,9 +96,13 @@ int agsbx_cmd_diff(int argc, char **argv)
 		const char *labels[2] = { lo, ln };
 		/* Identical bundles need no provenance block: "no differences". */
 		bool same = json_integer_value(json_object_get(d, "changes")) == 0 && json_equal(po, pn);
-		r = same ? 0 : agsbx_provenance_render(provs, labels, 2, format, out.f);
+		r = agsbx_provenance_notes(provs, labels, 2, format, out.f);
 		if (r == 0)
 			r = agsbx_diff_render(d, format, out.f);
+		if (r == 0 && !same) {
+			fputc('\n', out.f);
+			r = agsbx_provenance_render(provs, labels, 2, format, out.f);
+		}
 	}
 	if (r == 0)
 		r = agsbx_output_commit(&out);

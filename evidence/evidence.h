@@ -165,9 +165,12 @@ json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts
  * detail, hint}]}. trust may be NULL (integrity only). New reference. */
 json_t *agsbx_bundle_provenance(const json_t *bundle, const struct agsbx_verify_opts *trust);
 /* A "provenance" block for diff: one entry per bundle (labels[i] names
- * provs[i]) and a note naming every simulation. format "text" | "markdown". */
+ * provs[i]). format "text" | "markdown". */
 int agsbx_provenance_render(const json_t *const *provs, const char *const *labels, size_t n, const char *format,
 			    FILE *out);
+/* One line per bundle that is a labelled simulation, naming it. */
+int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels, size_t n, const char *format,
+			   FILE *out);
 
 /* Parses a test summary out of command output: {format, passed, failed,
  * skipped} with format "pytest" | "ctest" | "plain" | "none" (new ref). */

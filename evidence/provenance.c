@@ -195,16 +195,26 @@ int agsbx_provenance_render(const json_t *const *provs, const char *const *label
 			sbuf_putc(&b, '\n');
 		}
 	}
+	return sbuf_flush(&b, 0, out);
+}
+
+int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels, size_t n, const char *format,
+			   FILE *out)
+{
+	bool md = format && strcmp(format, "markdown") == 0;
+	enum esc_mode m = md ? ESC_MD : ESC_TEXT;
+	struct sbuf b = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		const json_t *sims = json_object_get(provs[i], "simulations");
 		if (!json_array_size(sims))
 			continue;
-		sbuf_puts(&b, md ? "\n> **Note:** " : "note: ");
+		sbuf_puts(&b, md ? "> **Note:** " : "note: ");
 		put_esc(&b, labels[i], m, 80);
 		sbuf_puts(&b, " is a labelled simulation (");
 		put_list(&b, sims, m, "");
 		sbuf_puts(&b, "): what it shows blocked is simulated, not this host's policy\n");
+		if (md)
+			sbuf_putc(&b, '\n');
 	}
-	sbuf_putc(&b, '\n');
 	return sbuf_flush(&b, 0, out);
 }
