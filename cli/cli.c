@@ -35,7 +35,10 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %s\n", commands[i].synopsis);
 	fprintf(f, "\nexit status: 0 no defect, 1 defect (verify: not valid/trusted), 2 bad usage or input,\n"
-		   "3 internal or I/O error. 'agsbx-evidence COMMAND --help' for a command's options.\n");
+		   "3 internal or I/O error. 'agsbx-evidence help COMMAND' (or COMMAND --help) for a\n"
+		   "command's options. Where a command writes a file, '-' means stdout.\n"
+		   "\n"
+		   "example: agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 -o evidence.json\n");
 }
 
 int agsbx_usage_error(const char *cmd, const char *fmt, ...)
@@ -144,6 +147,16 @@ int agsbx_cli_main(int argc, char **argv)
 	if (argc < 2)
 		return agsbx_usage_error(NULL, "no command given");
 	const char *cmd = argv[1];
+	if (strcmp(cmd, "help") == 0 && argc > 2) {
+		/* help CMD == CMD --help */
+		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+			if (strcmp(commands[i].name, argv[2]) == 0) {
+				char *args[] = { argv[2], (char *)"--help", NULL };
+				return commands[i].run(2, args);
+			}
+		}
+		return agsbx_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return AGSBX_EXIT_OK;
