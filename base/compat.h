@@ -81,4 +81,34 @@ static inline size_t agsbx_json_iter_key_len(void *iter)
 #endif
 }
 
+/* The symbolic name of an errno value ("EPERM"): glibc's strerrorname_np
+ * (2.32+), a table of the common ones elsewhere (macOS); NULL if unknown. */
+static inline const char *agsbx_errname_fallback(int e)
+{
+#define AGSBX_E(n) case n: return #n;
+	switch (e) {
+	AGSBX_E(EPERM) AGSBX_E(ENOENT) AGSBX_E(ESRCH) AGSBX_E(EINTR) AGSBX_E(EIO) AGSBX_E(ENXIO)
+	AGSBX_E(E2BIG) AGSBX_E(ENOEXEC) AGSBX_E(EBADF) AGSBX_E(ECHILD) AGSBX_E(EAGAIN) AGSBX_E(ENOMEM)
+	AGSBX_E(EACCES) AGSBX_E(EFAULT) AGSBX_E(EBUSY) AGSBX_E(EEXIST) AGSBX_E(EXDEV) AGSBX_E(ENODEV)
+	AGSBX_E(ENOTDIR) AGSBX_E(EISDIR) AGSBX_E(EINVAL) AGSBX_E(ENFILE) AGSBX_E(EMFILE) AGSBX_E(ENOTTY)
+	AGSBX_E(ETXTBSY) AGSBX_E(EFBIG) AGSBX_E(ENOSPC) AGSBX_E(ESPIPE) AGSBX_E(EROFS) AGSBX_E(EMLINK)
+	AGSBX_E(EPIPE) AGSBX_E(EDOM) AGSBX_E(ERANGE) AGSBX_E(ENAMETOOLONG) AGSBX_E(ENOSYS)
+	AGSBX_E(ENOTEMPTY) AGSBX_E(ELOOP) AGSBX_E(EILSEQ) AGSBX_E(EPROTO) AGSBX_E(ENOTSUP)
+	AGSBX_E(EADDRINUSE) AGSBX_E(EADDRNOTAVAIL) AGSBX_E(ENETUNREACH) AGSBX_E(ECONNRESET)
+	AGSBX_E(ENOTCONN) AGSBX_E(ETIMEDOUT) AGSBX_E(ECONNREFUSED) AGSBX_E(EHOSTUNREACH)
+	AGSBX_E(EALREADY) AGSBX_E(EINPROGRESS)
+	default: return NULL;
+	}
+#undef AGSBX_E
+}
+
+static inline const char *agsbx_errname(int e)
+{
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	return strerrorname_np(e);
+#else
+	return agsbx_errname_fallback(e);
+#endif
+}
+
 #endif

@@ -17,15 +17,21 @@
 
 static const struct agsbx_command commands[] = {
 	{ "probe", "probe [--json]                      read-only host facts", agsbx_cmd_probe },
+#ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "providers", "providers [--json]                  providers, availability, reasons, claims", agsbx_cmd_providers },
+#endif
+#ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "collect", "collect [options]                   run the acceptance matrix, write a bundle", agsbx_cmd_collect },
+#endif
 	{ "verify", "verify FILE [--key PUB|--allowed-signers F|--keys-url URL]  check a bundle", agsbx_cmd_verify },
 	{ "report", "report FILE [--format text|markdown|junit|tap]", agsbx_cmd_report },
 	{ "diff", "diff OLD NEW [--format text|markdown|json]", agsbx_cmd_diff },
 	{ "matrix", "matrix FILE... [--format markdown|json]", agsbx_cmd_matrix },
 	{ "attest", "attest FILE [-o OUT]                 in-toto test-result statement for a bundle", agsbx_cmd_attest },
 	{ "keygen", "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)", agsbx_cmd_keygen },
+#ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "bench", "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_cmd_bench },
+#endif
 	{ "schema", "schema NAME                         print a shipped JSON Schema", agsbx_cmd_schema },
 };
 

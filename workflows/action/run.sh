@@ -18,6 +18,16 @@ bundle="$out_dir/$name.json"
 # bundle cannot start a command of its own.
 esc() { local s=${1//'%'/%25}; s=${s//$'\r'/%0D}; printf '%s' "${s//$'\n'/%0A}"; }
 
+# The portable build (macOS) has no collect yet: record the host facts,
+# say so, and leave the bundle output empty (nothing to upload).
+if ! "$bin" help collect >/dev/null 2>&1; then
+  echo "::notice title=agsbx-evidence::$(esc "collect is not in this platform's build yet (portable subset); host facts only")"
+  { echo '### agsbx-evidence: host facts (portable build, no collect)'; echo; echo '```json';
+    "$bin" probe --json; echo '```'; } >>"$GITHUB_STEP_SUMMARY"
+  echo "status=0" >>"$GITHUB_OUTPUT"
+  exit 0
+fi
+
 args=(collect -o "$bundle")
 for p in ${INPUT_PROVIDERS//,/ }; do args+=(--provider "$p"); done
 [[ -n ${INPUT_CHALLENGE:-} ]] && args+=(--challenge "$INPUT_CHALLENGE")
