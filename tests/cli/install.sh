@@ -47,6 +47,12 @@ done
 chmod -R a+rX "$d/dest"
 collect_as_user "$root" destdir
 
+# The acceptance form: cmake --install --prefix P, run as root from elsewhere.
+cmake --install "$AGSBX_BUILD_DIR" --prefix "$d/P" >/dev/null
+(cd / && "$d/P/bin/agsbx-evidence" collect --provider landlock --unsigned -q -o "$d/p.json")
+[[ $(jq -r '.providers[0].verdict' "$d/p.json") == conformant ]] || fail "--prefix install: landlock not conformant"
+pass "cmake --install --prefix P; P/bin/agsbx-evidence collect from /"
+
 # The lookup: AGSBX_LIBEXEC_DIR wins; a directory without the payload is an
 # installation error (3), one line, no bundle.
 set +e
