@@ -152,9 +152,8 @@ int agsbx_helper_dir(char **dir)
 	return 0;
 }
 
-int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+static int harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
 {
-	memset(hs, 0, sizeof *hs);
 	int r = agsbx_helper_dir(&hs->tool_dir);
 	if (r < 0) {
 		agsbx_error_errno(r, "cannot locate the helper programs");
@@ -192,6 +191,15 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 		hs->ctx.host = hs->host;
 	}
 	return 0;
+}
+
+int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+{
+	memset(hs, 0, sizeof *hs);
+	int rc = harness_init(hs, cmd, run_as, probe_host);
+	if (rc)
+		agsbx_harness_free(hs); /* callers return at once: nothing may leak */
+	return rc;
 }
 
 void agsbx_harness_free(struct agsbx_harness *hs)
