@@ -31,6 +31,33 @@ static const char help[] =
 	"\n"
 	"example: agsbx-evidence diff main.json pr.json --format markdown --keys-url https://github.com/USER.keys\n";
 
+/* The diff, with the provenance of both bundles: under "provenance" in
+ * json; as a note naming any simulation first and a block after the
+ * changes in text and markdown. */
+static int render(struct agsbx_output *out, json_t *d, const json_t *po, const json_t *pn, const char *const files[2],
+		  const char *format)
+{
+	if (strcmp(format, "json") == 0) {
+		json_object_set_new(d, "provenance", json_pack("{s:O, s:O}", "old", po, "new", pn));
+		return agsbx_diff_render(d, format, out->f);
+	}
+	char lo[600], ln[600];
+	snprintf(lo, sizeof lo, "old %s", files[0]);
+	snprintf(ln, sizeof ln, "new %s", files[1]);
+	const json_t *provs[2] = { po, pn };
+	const char *labels[2] = { lo, ln };
+	/* Identical bundles need no provenance block: "no differences". */
+	bool same = json_integer_value(json_object_get(d, "changes")) == 0 && json_equal(po, pn);
+	int r = agsbx_provenance_notes(provs, labels, 2, format, out->f);
+	if (r == 0)
+		r = agsbx_diff_render(d, format, out->f);
+	if (r == 0 && !same) {
+		fputc('\n', out->f);
+		r = agsbx_provenance_render(provs, labels, 2, format, out->f);
+	}
+	return r;
+}
+
 int agsbx_cmd_diff(int argc, char **argv)
 {
 	if (agsbx_wants_help(argc, argv, help))
@@ -84,26 +111,7 @@ int agsbx_cmd_diff(int argc, char **argv)
 	_cleanup_(agsbx_output_closep) struct agsbx_output out = { 0 };
 	if (agsbx_output_open(&out, output) < 0)
 		return AGSBX_EXIT_USAGE;
-	int r;
-	if (strcmp(format, "json") == 0) {
-		json_object_set_new(d, "provenance", json_pack("{s:O, s:O}", "old", po, "new", pn));
-		r = agsbx_diff_render(d, format, out.f);
-	} else {
-		char lo[600], ln[600];
-		snprintf(lo, sizeof lo, "old %s", files[0]);
-		snprintf(ln, sizeof ln, "new %s", files[1]);
-		const json_t *provs[2] = { po, pn };
-		const char *labels[2] = { lo, ln };
-		/* Identical bundles need no provenance block: "no differences". */
-		bool same = json_integer_value(json_object_get(d, "changes")) == 0 && json_equal(po, pn);
-		r = agsbx_provenance_notes(provs, labels, 2, format, out.f);
-		if (r == 0)
-			r = agsbx_diff_render(d, format, out.f);
-		if (r == 0 && !same) {
-			fputc('\n', out.f);
-			r = agsbx_provenance_render(provs, labels, 2, format, out.f);
-		}
-	}
+	int r = render(&out, d, po, pn, files, format);
 	if (r == 0)
 		r = agsbx_output_commit(&out);
 	if (r < 0) {

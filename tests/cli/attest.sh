@@ -101,5 +101,6 @@ expect_rc 2 "$AGSBX_BIN" attest "$d/bad.json" -o "$d/none.json" 2>"$d/err"
 expect_rc 2 "$AGSBX_BIN" attest 2>/dev/null
 expect_rc 2 "$AGSBX_BIN" attest "$d/ll.json" --url 'javascript:x' 2>/dev/null
 expect_rc 2 "$AGSBX_BIN" attest "$d/missing.json" 2>/dev/null
+expect_rc 2 "$AGSBX_BIN" attest "$d/ll.json" -o "$d/no/such/dir/x.json" 2>/dev/null
 "$AGSBX_BIN" attest --help | grep -q '^example:' || fail "attest --help lacks an example"
 pass "bad input exits 2 without output"
