@@ -108,11 +108,13 @@ fi
 
 # a subject directory that is no git checkout: a notice, no failure
 mkdir -p "$d/nogit"
-run_action nogit "$AGSBX_BIN" INPUT_PROVIDERS=landlock INPUT_SUBJECT_REPO="$d/nogit"
+run_action nogit "$AGSBX_BIN" INPUT_PROVIDERS=landlock INPUT_SUBJECT_REPO="$d/nogit" \
+  INPUT_COLLECT_ARGS="--simulate  blocked-userns"
 [[ $(out nogit status) == 0 ]] || fail "nogit: status $(out nogit status)"
 grep -q '^::notice title=agsbx-evidence::subject-repo .* is not a git checkout' "$d/nogit.cmds" || fail "nogit: no notice"
 jq -e 'has("subject") | not' "$(out nogit bundle)" >/dev/null || fail "nogit: subject recorded"
-pass "action step: no checkout -> notice, no --subject-repo"
+[[ $(jq -r '.context.simulations[0].name' "$(out nogit bundle)") == blocked-userns ]] || fail "collect-args not passed to collect"
+pass "action step: no checkout -> notice, no --subject-repo; collect-args passed through"
 
 # a defective NEGATIVE-CONTROL provider: ::error:: and status 1
 run_action neg "$AGSBX_BUILD_DIR/agsbx-evidence-negctl" INPUT_PROVIDERS=neg_leaky INPUT_SUBJECT_REPO=

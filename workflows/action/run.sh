@@ -31,6 +31,8 @@ fi
 args=(collect -o "$bundle")
 for p in ${INPUT_PROVIDERS//,/ }; do args+=(--provider "$p"); done
 [[ -n ${INPUT_CHALLENGE:-} ]] && args+=(--challenge "$INPUT_CHALLENGE")
+read -ra extra <<<"${INPUT_COLLECT_ARGS:-}"   # split on blanks, no globbing
+args+=("${extra[@]}")
 while IFS= read -r line; do
   [[ -n ${line//[[:space:]]/} ]] && args+=(--attach-command "$line")
 done <<<"${INPUT_ATTACH_COMMAND:-}"
