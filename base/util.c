@@ -10,6 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#include <stdlib.h>
+#endif
 
 #ifndef AGSBX_VERSION
 #define AGSBX_VERSION "0.0.0"
@@ -210,10 +214,19 @@ void agsbx_random_hex(char *buf, size_t nbytes)
 int agsbx_self_dir(char **dir)
 {
 	char buf[PATH_MAX];
+#if defined(__linux__)
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
+#elif defined(__APPLE__)
+	uint32_t size = sizeof buf;
+	char raw[PATH_MAX];
+	if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, buf))
+		return -ENAMETOOLONG;
+#else
+	return -ENOSYS; /* no portable way to find one's own executable */
+#endif
 	char *d = strdup(dirname(buf));
 	if (!d)
 		return -ENOMEM;

@@ -27,7 +27,7 @@ static const char help[] =
 	"Runs the acceptance matrix against sandbox providers and writes an evidence bundle.\n"
 	"\n"
 	"  --provider ID          a provider to test (repeatable; default: every provider for this platform)\n"
-	"  --output FILE          bundle path (default: agsbx-evidence-<host>-<UTC time>.json)\n"
+	"  -o, --output FILE      bundle path, '-' for stdout (default: agsbx-evidence-<host>-<UTC time>.json)\n"
 	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
 	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
@@ -44,10 +44,13 @@ static const char help[] =
 	"                         record that the workflow loaded the distribution's bwrap AppArmor profile\n"
 	"  --userns-sysctl-before V  kernel.apparmor_restrict_unprivileged_userns read before that (or 'absent')\n"
 	"  --json                 print a JSON summary on stdout\n"
-	"  -q, --quiet            no progress lines\n"
+	"  -q, --quiet            no progress lines, no next-steps block\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
 	"\n"
 	"exit status: 0 no defect (blocked-by-host is not a defect), 1 a provider defect,\n"
-	"2 bad usage or input, 3 internal or I/O error\n";
+	"2 bad usage or input, 3 internal or I/O error\n"
+	"\n"
+	"example: agsbx-evidence collect --provider landlock --sign-key ~/.ssh/id_ed25519 -o evidence.json\n";
 
 #define MAX_LIST 32
 
@@ -104,9 +107,10 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 	opterr = 0;
 	optind = 1;
 	int c, r = 0;
-	while ((c = getopt_long(argc, argv, ":q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qo:", lo, NULL)) != -1) {
 		switch (c) {
 		case O_PROVIDER: r = push(o->providers, &o->nproviders, optarg, "--provider"); break;
+		case 'o':
 		case O_OUTPUT: o->output = optarg; break;
 		case O_UNSIGNED: o->unsigned_ = true; break;
 		case O_SIGN: o->sign_key = optarg; break;
@@ -134,6 +138,8 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		return agsbx_usage_error("collect", "unexpected argument '%s'", argv[optind]);
 	if (o->unsigned_ && o->sign_key)
 		return agsbx_usage_error("collect", "--unsigned and --sign-key exclude each other");
+	if (o->json && agsbx_is_stdout(o->output))
+		return agsbx_usage_error("collect", "--json and --output - both write to stdout");
 	if (o->simulate && strcmp(o->simulate, AGSBX_SIM_BLOCKED_USERNS) != 0)
 		return agsbx_usage_error("collect", "--simulate: unknown simulation '%s' (known: blocked-userns)", o->simulate);
 	if (o->host_policy && strcmp(o->host_policy, "distro-bwrap-profile") != 0)
@@ -504,6 +510,24 @@ static int add_context_members(json_t *bundle, const struct collect_opts *o)
 	return 0;
 }
 
+/* What a contributor does with the bundle: sign it (unsigned ones fail
+ * verify), check it as a maintainer would, attach it to the pull request. */
+static void print_next_steps(const json_t *bundle, const char *file)
+{
+	const json_t *sig = json_object_get(bundle, "signature");
+	fprintf(stderr, "\nnext steps:\n");
+	if (json_is_object(sig))
+		fprintf(stderr, "  signed:  by %s\n", json_string_value(json_object_get(sig, "fingerprint")));
+	else
+		fprintf(stderr, "  sign:    agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
+				"SIGN_KEY=~/.ssh/id_ed25519);\n"
+				"           maintainers' verify rejects unsigned bundles\n");
+	fprintf(stderr, "  verify:  agsbx-evidence verify %s --keys-url https://github.com/USER.keys\n", file);
+	fprintf(stderr, "  attach:  upload %s to the pull request and post its report:\n"
+			"           agsbx-evidence report %s --format markdown > report.md && "
+			"gh pr comment --body-file report.md\n", file, file);
+}
+
 static void append_step_summary(const json_t *bundle)
 {
 	const char *path = getenv("GITHUB_STEP_SUMMARY");
@@ -546,7 +570,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	setenv(name, value, 1);
 	guard_canaries();
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
-			       .tty = isatty(STDERR_FILENO) == 1 };
+			       .tty = agsbx_term_capable(STDERR_FILENO) };
 	for (int i = 0; i < n; i++) {
 		struct agsbx_ctx ctx = hs->ctx;
 		ctx.simulate = o->simulate;
@@ -590,7 +614,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	_cleanup_free_ char *output = o.output ? strdup(o.output) : default_output();
 	if (!output)
 		return AGSBX_EXIT_INTERNAL;
-	if ((rc = check_output_path(output)))
+	if (!agsbx_is_stdout(output) && (rc = check_output_path(output)))
 		return rc;
 	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
@@ -630,7 +654,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 			goto out;
 		}
 	}
-	int w = agsbx_bundle_write(output, bundle);
+	int w = agsbx_cli_write_json(output, bundle);
 	if (w < 0) {
 		agsbx_error_errno(w, "cannot write %s", output);
 		rc = AGSBX_EXIT_INTERNAL;
@@ -639,7 +663,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 	append_step_summary(bundle);
 	if (!o.quiet) {
 		print_summary(providers, agsbx_use_color(STDERR_FILENO));
-		agsbx_note("wrote %s (%s)", output, o.sign_key ? "signed" : "unsigned");
+		agsbx_note("wrote %s (%s)", agsbx_is_stdout(output) ? "the bundle to stdout" : output,
+			   o.sign_key ? "signed" : "unsigned");
+		print_next_steps(bundle, agsbx_is_stdout(output) ? "BUNDLE.json" : output);
 	}
 	if (o.json) {
 		json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());
