@@ -4,7 +4,8 @@
 # agsbx-external/1 in exactly one way and must come out `defective` with its
 # specific reason, within its deadline (collect never hangs), in a valid
 # bundle, with nothing of it left running. The adapters run each payload
-# directly on the host, so the liar's lies are caught by the real checks.
+# directly on the host, so the liar's lies are caught by the real checks;
+# neg-argv0 isolates only argv[0] == payload (the argv[0] variants catch it).
 source "$(dirname "$0")/../lib/common.sh"
 
 command -v jq >/dev/null || skip jq 1 "jq is not installed"
@@ -103,3 +104,17 @@ reason_is leak adapter_leftover
 [[ $(p '.declared.adapter.killed_processes') -ge 1 ]] || fail "leak: nothing counted"
 [[ $(p '.declared.adapter.exit.exit_status') == 0 ]] || fail "leak: adapter did not exit cleanly"
 pass "leak: the detached process is a leftover, killed and counted"
+
+# Policy keyed on argv[0]: the payload is isolated, an interpreter is not.
+# The direct attacks pass; the /bin/sh and /usr/bin/env variants fail them.
+neg argv0
+for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
+  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "argv0: $c did not fail"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv_variants[0].outcome") == denied ]] || fail "argv0: $c direct not denied"
+  [[ $(p ".checks[] | select(.id==\"$c\") | [.facts.argv_variants[1:][].outcome] | join(\",\")") == ALLOWED,ALLOWED ]] \
+    || fail "argv0: $c variants not ALLOWED"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv0_tried[1:] | join(\",\")") == /bin/sh,/usr/bin/env ]] \
+    || fail "argv0: $c argv0_tried"
+done
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean"
+pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
