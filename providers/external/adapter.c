@@ -295,6 +295,7 @@ static void *reader_main(void *arg)
 {
 	struct ext_adapter *a = arg;
 	bool out_open = true, err_open = true;
+	uint64_t recorded = 0;
 	for (;;) {
 		pthread_mutex_lock(&a->lock);
 		bool stop = a->stop, broken = a->broken;
@@ -322,7 +323,12 @@ static void *reader_main(void *arg)
 			pump_stdout(a, &out_open);
 		if (pr > 0 && pf[2].revents)
 			pump_stderr(a, &err_open);
-		agsbx_session_record(a->sess);
+		/* The tree walk reads /proc: once per tick, not per read. */
+		uint64_t now = agsbx_now_us();
+		if (now - recorded >= TICK_MS * 1000) {
+			agsbx_session_record(a->sess);
+			recorded = now;
+		}
 		check_exit(a, out_open);
 	}
 }
