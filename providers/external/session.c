@@ -322,8 +322,8 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 	ext_adapter_probe(in, ctx, &p);
 	struct agsbx_caps caps = p.caps;
 	agsbx_probe_clear(&p);
-	json_t *req = json_pack("{s:o, s:O, s:{s:I}}", "grant", grant_json(g), "config",
-				ctx->config ? ctx->config : json_object(), "limits", "max_output_bytes",
+	json_t *req = json_pack("{s:o, s:o, s:{s:I}}", "grant", grant_json(g), "config",
+				ctx->config ? json_incref((json_t *)ctx->config) : json_object(), "limits", "max_output_bytes",
 				(json_int_t)AGSBX_RUN_DEFAULT_MAX_OUTPUT);
 	json_t *r = NULL;
 	if (ext_call(a, "ensure", req, EXT_ENSURE_DEADLINE_MS, -1, NULL, &r, fail) < 0)
