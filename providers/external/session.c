@@ -143,8 +143,10 @@ static struct ext_adapter *adapter(struct ext_instance *in, const struct agsbx_c
 		char **argv = agsbx_provider_wrap_simulation(ctx, (const char *const *)in->argv);
 		struct ext_start st = { .argv = argv, .ctx = ctx };
 		char err[512] = "";
-		if (!argv || ext_adapter_start(&st, &in->ad, err, sizeof err) < 0)
-			agsbx_fail(fail, EXT_R_START, "%s", argv ? err : "out of memory");
+		if (!argv || ext_adapter_start(&st, &in->ad, err, sizeof err) < 0) {
+			snprintf(in->start_error, sizeof in->start_error, "%s", argv ? err : "out of memory");
+			agsbx_fail(fail, EXT_R_START, "%s", in->start_error);
+		}
 		agsbx_strv_free(argv);
 		pthread_mutex_unlock(&in->lock);
 		if (!in->ad)
