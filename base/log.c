@@ -59,10 +59,18 @@ int agsbx_error_errno(int err, const char *fmt, ...)
 	return err < 0 ? err : -err;
 }
 
+bool agsbx_term_capable(int fd)
+{
+	const char *term = getenv("TERM");
+	if (!term || !*term || strcmp(term, "dumb") == 0)
+		return false;
+	return isatty(fd) == 1;
+}
+
 bool agsbx_use_color(int fd)
 {
 	const char *nc = getenv("NO_COLOR");
 	if (nc && *nc)
 		return false;
-	return isatty(fd) == 1;
+	return agsbx_term_capable(fd);
 }

@@ -10,6 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#include <stdlib.h>
+#endif
 
 #ifndef AGSBX_VERSION
 #define AGSBX_VERSION "0.0.0"
@@ -210,10 +214,19 @@ void agsbx_random_hex(char *buf, size_t nbytes)
 int agsbx_self_dir(char **dir)
 {
 	char buf[PATH_MAX];
+#if defined(__linux__)
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
+#elif defined(__APPLE__)
+	uint32_t size = sizeof buf;
+	char raw[PATH_MAX];
+	if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, buf))
+		return -ENAMETOOLONG;
+#else
+	return -ENOSYS; /* no portable way to find one's own executable */
+#endif
 	char *d = strdup(dirname(buf));
 	if (!d)
 		return -ENOMEM;
@@ -294,4 +307,87 @@ json_t *agsbx_json_string_sanitized(const char *data, size_t len)
 char *agsbx_json_dump_sorted(const json_t *j)
 {
 	return json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* ---- words ---- */
+
+static int words_push(char ***v, size_t *n, const char *w, size_t len)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n] = strndup(w, len);
+	if (!nv[*n])
+		return -ENOMEM;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+/* One quoted or unquoted stretch of a word; advances *sp. -EINVAL on an
+ * unterminated quote or a trailing backslash. */
+static int words_piece(const char **sp, char *buf, size_t *len)
+{
+	const char *s = *sp;
+	if (*s == '\'') {
+		const char *e = strchr(s + 1, '\'');
+		if (!e)
+			return -EINVAL;
+		memcpy(buf + *len, s + 1, (size_t)(e - s - 1));
+		*len += (size_t)(e - s - 1);
+		*sp = e + 1;
+		return 0;
+	}
+	if (*s == '"') {
+		for (s++; *s != '"'; s++) {
+			if (!*s)
+				return -EINVAL;
+			/* Inside double quotes a backslash escapes only these. */
+			if (*s == '\\' && s[1] && strchr("\\\"$`\n", s[1]))
+				s++;
+			buf[(*len)++] = *s;
+		}
+		*sp = s + 1;
+		return 0;
+	}
+	if (*s == '\\') {
+		if (!s[1])
+			return -EINVAL;
+		if (s[1] != '\n')
+			buf[(*len)++] = s[1];
+		*sp = s + 2;
+		return 0;
+	}
+	buf[(*len)++] = *s;
+	*sp = s + 1;
+	return 0;
+}
+
+int agsbx_split_words(const char *s, char ***out)
+{
+	*out = NULL;
+	size_t n = 0;
+	char **v = calloc(1, sizeof *v);
+	char *buf = malloc(strlen(s) + 1);
+	int r = v && buf ? 0 : -ENOMEM;
+	while (r == 0) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		size_t len = 0;
+		while (r == 0 && *s && *s != ' ' && *s != '\t' && *s != '\n')
+			r = words_piece(&s, buf, &len);
+		if (r == 0)
+			r = words_push(&v, &n, buf, len);
+	}
+	free(buf);
+	if (r < 0) {
+		for (size_t i = 0; v && i < n; i++)
+			free(v[i]);
+		free(v);
+		return r;
+	}
+	*out = v;
+	return (int)n;
 }

@@ -14,12 +14,24 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
+#include "providers/external/external.h"
 
 static const char help[] =
-	"usage: agsbx-evidence bench [--provider ID]... [--runs N] [--run-as USER] [--json]\n"
+	"usage: agsbx-evidence bench [--provider ID]... [--adapter ID=COMMAND]... [--wrap ID=TEMPLATE]...\n"
+	"                            [--runs N] [--run-as USER] [--json]\n"
 	"\n"
 	"Times N executions of the payload's 'true' through each available provider and as a plain\n"
-	"fork+exec baseline; prints p50/p99 in microseconds and the ratio to the baseline.\n";
+	"fork+exec baseline; prints p50/p99 in microseconds and the ratio to the baseline.\n"
+	"\n"
+	"  --provider ID          a provider to time (repeatable; default: every available one)\n"
+	"  --runs N               executions per provider\n"
+	"  --run-as USER          when root: run the sandboxes as this unprivileged user\n"
+	"  --json                 the timings as JSON on stdout\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 measured, 2 bad usage, 3 internal error\n"
+	"\n"
+	"example: agsbx-evidence bench --provider landlock --runs 50\n";
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -66,6 +78,10 @@ static int time_provider(const struct agsbx_provider_ops *ops, const struct agsb
 	if (!p.available) {
 		snprintf(why, why_size, "%s", p.reason ? p.reason : "unavailable");
 		agsbx_probe_clear(&p);
+		if (ops->finish) {
+			struct agsbx_failure defect = { 0 };
+			json_decref(ops->finish(ops, &defect));
+		}
 		return -ENODEV;
 	}
 	agsbx_probe_clear(&p);
@@ -98,6 +114,14 @@ static int time_provider(const struct agsbx_provider_ops *ops, const struct agsb
 		ops->release(h);
 		agsbx_handle_free(h);
 	}
+	if (ops->finish) {
+		struct agsbx_failure defect = { 0 };
+		json_decref(ops->finish(ops, &defect));
+		if (r == 0 && defect.reason) {
+			snprintf(why, why_size, "%.40s: %.200s", defect.reason, defect.message);
+			r = -EPROTO;
+		}
+	}
 	agsbx_grant_destroy(g);
 	return r;
 }
@@ -121,6 +145,11 @@ int agsbx_cmd_bench(int argc, char **argv)
 			runs = (int)v;
 		} else if (strcmp(argv[i], "--run-as") == 0 && i + 1 < argc) {
 			run_as = argv[++i];
+		} else if ((strcmp(argv[i], "--adapter") == 0 || strcmp(argv[i], "--wrap") == 0) && i + 1 < argc) {
+			char err[512] = "";
+			bool wrap = strcmp(argv[i], "--wrap") == 0;
+			if (agsbx_external_declare(argv[++i], wrap, err, sizeof err) < 0)
+				return agsbx_usage_error("bench", "%s", err);
 		} else if (strcmp(argv[i], "--json") == 0) {
 			as_json = true;
 		} else {

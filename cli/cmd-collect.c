@@ -20,14 +20,18 @@
 #include "conformance/conformance.h"
 #include "evidence/evidence.h"
 #include "probes/probes.h"
+#include "providers/external/external.h"
 
 static const char help[] =
 	"usage: agsbx-evidence collect [options]\n"
 	"\n"
 	"Runs the acceptance matrix against sandbox providers and writes an evidence bundle.\n"
 	"\n"
-	"  --provider ID          a provider to test (repeatable; default: every provider for this platform)\n"
-	"  --output FILE          bundle path (default: agsbx-evidence-<host>-<UTC time>.json)\n"
+	"  --provider ID          a provider to test (repeatable; default: every provider for this platform\n"
+	"                         and every declared one)\n"
+	"  --adapter ID=COMMAND   declare a provider run by an adapter speaking agsbx-external/1 (repeatable)\n"
+	"  --wrap ID=TEMPLATE     declare a command-prefix sandbox; claims from --config ID.claims=AXIS,...\n"
+	"  -o, --output FILE      bundle path, '-' for stdout (default: agsbx-evidence-<host>-<UTC time>.json)\n"
 	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
 	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
@@ -44,10 +48,13 @@ static const char help[] =
 	"                         record that the workflow loaded the distribution's bwrap AppArmor profile\n"
 	"  --userns-sysctl-before V  kernel.apparmor_restrict_unprivileged_userns read before that (or 'absent')\n"
 	"  --json                 print a JSON summary on stdout\n"
-	"  -q, --quiet            no progress lines\n"
+	"  -q, --quiet            no progress lines, no next-steps block\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
 	"\n"
 	"exit status: 0 no defect (blocked-by-host is not a defect), 1 a provider defect,\n"
-	"2 bad usage or input, 3 internal or I/O error\n";
+	"2 bad usage or input, 3 internal or I/O error\n"
+	"\n"
+	"example: agsbx-evidence collect --provider landlock --sign-key ~/.ssh/id_ed25519 -o evidence.json\n";
 
 #define MAX_LIST 32
 
@@ -58,6 +65,9 @@ struct collect_opts {
 	int nconfigs;
 	const char *attach[MAX_LIST];
 	int nattach;
+	const char *declared[MAX_LIST];
+	bool declared_wrap[MAX_LIST];
+	int ndeclared;
 	const char *output, *sign_key, *run_as, *simulate, *work_dir, *challenge, *subject_repo;
 	const char *host_policy, *userns_before;
 	bool unsigned_, json, quiet;
@@ -86,7 +96,8 @@ static int push(const char **list, int *n, const char *v, const char *flag)
 static int parse_args(int argc, char **argv, struct collect_opts *o)
 {
 	enum { O_PROVIDER = 256, O_OUTPUT, O_UNSIGNED, O_SIGN, O_RUNAS, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG,
-	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE };
+	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE, O_ADAPTER,
+	       O_WRAP };
 	static const struct option lo[] = {
 		{ "provider", required_argument, 0, O_PROVIDER }, { "output", required_argument, 0, O_OUTPUT },
 		{ "unsigned", no_argument, 0, O_UNSIGNED }, { "sign-key", required_argument, 0, O_SIGN },
@@ -97,16 +108,18 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		{ "subject-repo", required_argument, 0, O_SUBJECT }, { "attach-command", required_argument, 0, O_ATTACH },
 		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' },
 		{ "host-policy", required_argument, 0, O_HOSTPOL },
-		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE }, { 0, 0, 0, 0 },
+		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE },
+		{ "adapter", required_argument, 0, O_ADAPTER }, { "wrap", required_argument, 0, O_WRAP }, { 0, 0, 0, 0 },
 	};
 	o->timeout_ms = 20000;
 	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	opterr = 0;
 	optind = 1;
 	int c, r = 0;
-	while ((c = getopt_long(argc, argv, ":q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qo:", lo, NULL)) != -1) {
 		switch (c) {
 		case O_PROVIDER: r = push(o->providers, &o->nproviders, optarg, "--provider"); break;
+		case 'o':
 		case O_OUTPUT: o->output = optarg; break;
 		case O_UNSIGNED: o->unsigned_ = true; break;
 		case O_SIGN: o->sign_key = optarg; break;
@@ -123,6 +136,11 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		case O_JSON: o->json = true; break;
 		case O_HOSTPOL: o->host_policy = optarg; break;
 		case O_USERNS_BEFORE: o->userns_before = optarg; break;
+		case O_ADAPTER:
+		case O_WRAP:
+			o->declared_wrap[o->ndeclared < MAX_LIST ? o->ndeclared : 0] = c == O_WRAP;
+			r = push(o->declared, &o->ndeclared, optarg, c == O_WRAP ? "--wrap" : "--adapter");
+			break;
 		case 'q': o->quiet = true; break;
 		case ':': return agsbx_usage_error("collect", "option '%s' needs a value", argv[optind - 1]);
 		default: return agsbx_usage_error("collect", "unknown option '%s'", argv[optind - 1]);
@@ -134,6 +152,8 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		return agsbx_usage_error("collect", "unexpected argument '%s'", argv[optind]);
 	if (o->unsigned_ && o->sign_key)
 		return agsbx_usage_error("collect", "--unsigned and --sign-key exclude each other");
+	if (o->json && agsbx_is_stdout(o->output))
+		return agsbx_usage_error("collect", "--json and --output - both write to stdout");
 	if (o->simulate && strcmp(o->simulate, AGSBX_SIM_BLOCKED_USERNS) != 0)
 		return agsbx_usage_error("collect", "--simulate: unknown simulation '%s' (known: blocked-userns)", o->simulate);
 	if (o->host_policy && strcmp(o->host_policy, "distro-bwrap-profile") != 0)
@@ -152,6 +172,24 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 
 /* ---- validation before anything runs (bad input → 2, nothing written) --- */
 
+/* --adapter / --wrap: registered before selection, so --provider and
+ * --config see them; a bad declaration stops everything (exit 2). */
+static int declare_providers(const struct collect_opts *o)
+{
+	for (int i = 0; i < o->ndeclared; i++) {
+		char err[512] = "";
+		const char *eq = strchr(o->declared[i], '=');
+		for (int j = 0; j < i && eq; j++)
+			if (strncmp(o->declared[j], o->declared[i], (size_t)(eq - o->declared[i]) + 1) == 0)
+				return agsbx_usage_error("collect", "%s: id '%.*s' declared twice",
+							 o->declared_wrap[i] ? "--wrap" : "--adapter",
+							 (int)(eq - o->declared[i]), o->declared[i]);
+		if (agsbx_external_declare(o->declared[i], o->declared_wrap[i], err, sizeof err) < 0)
+			return agsbx_usage_error("collect", "%s", err);
+	}
+	return 0;
+}
+
 static int select_providers(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int *n)
 {
 	*n = 0;
@@ -161,6 +199,8 @@ static int select_providers(const struct collect_opts *o, const struct agsbx_pro
 			if (!p->applies || p->applies())
 				sel[(*n)++] = p;
 		}
+		for (size_t i = 0; i < agsbx_external_count(); i++)
+			sel[(*n)++] = agsbx_external_at(i);
 		return 0;
 	}
 	for (int i = 0; i < o->nproviders; i++) {
@@ -211,6 +251,18 @@ static json_t *parse_configs(const struct collect_opts *o, const struct agsbx_pr
 	/* Unknown keys are bad input: refuse before anything runs. */
 	for (int j = 0; j < n; j++) {
 		struct agsbx_failure f = { 0 };
+		const char *kind = agsbx_external_kind(sel[j]);
+		if (kind) {
+			/* An adapter's keys are known from its hello only: ensure
+			 * checks them (config_invalid). A wrapper's are ours. */
+			char err[512] = "";
+			if (agsbx_external_configure(sel[j], json_object_get(all, sel[j]->id), err, sizeof err) < 0) {
+				*rc = agsbx_usage_error("collect", "--config: %s", err);
+				json_decref(all);
+				return NULL;
+			}
+			continue;
+		}
 		if (agsbx_provider_check_config(sel[j], json_object_get(all, sel[j]->id), &f) < 0) {
 			*rc = agsbx_usage_error("collect", "--config: %s", f.message);
 			json_decref(all);
@@ -504,6 +556,24 @@ static int add_context_members(json_t *bundle, const struct collect_opts *o)
 	return 0;
 }
 
+/* What a contributor does with the bundle: sign it (unsigned ones fail
+ * verify), check it as a maintainer would, attach it to the pull request. */
+static void print_next_steps(const json_t *bundle, const char *file)
+{
+	const json_t *sig = json_object_get(bundle, "signature");
+	fprintf(stderr, "\nnext steps:\n");
+	if (json_is_object(sig))
+		fprintf(stderr, "  signed:  by %s\n", json_string_value(json_object_get(sig, "fingerprint")));
+	else
+		fprintf(stderr, "  sign:    agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
+				"SIGN_KEY=~/.ssh/id_ed25519);\n"
+				"           maintainers' verify rejects unsigned bundles\n");
+	fprintf(stderr, "  verify:  agsbx-evidence verify %s --keys-url https://github.com/USER.keys\n", file);
+	fprintf(stderr, "  attach:  upload %s to the pull request and post its report:\n"
+			"           agsbx-evidence report %s --format markdown > report.md && "
+			"gh pr comment --body-file report.md\n", file, file);
+}
+
 static void append_step_summary(const json_t *bundle)
 {
 	const char *path = getenv("GITHUB_STEP_SUMMARY");
@@ -546,7 +616,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	setenv(name, value, 1);
 	guard_canaries();
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
-			       .tty = isatty(STDERR_FILENO) == 1 };
+			       .tty = agsbx_term_capable(STDERR_FILENO) };
 	for (int i = 0; i < n; i++) {
 		struct agsbx_ctx ctx = hs->ctx;
 		ctx.simulate = o->simulate;
@@ -580,9 +650,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	const struct agsbx_provider_ops *sel[MAX_LIST + 16];
+	const struct agsbx_provider_ops *sel[MAX_LIST + 16 + AGSBX_EXTERNAL_MAX];
 	int n = 0;
-	if ((rc = select_providers(&o, sel, &n)))
+	if ((rc = declare_providers(&o)) || (rc = select_providers(&o, sel, &n)))
 		return rc;
 	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);
 	if (!configs)
@@ -590,7 +660,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	_cleanup_free_ char *output = o.output ? strdup(o.output) : default_output();
 	if (!output)
 		return AGSBX_EXIT_INTERNAL;
-	if ((rc = check_output_path(output)))
+	if (!agsbx_is_stdout(output) && (rc = check_output_path(output)))
 		return rc;
 	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
@@ -630,7 +700,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 			goto out;
 		}
 	}
-	int w = agsbx_bundle_write(output, bundle);
+	int w = agsbx_cli_write_json(output, bundle);
 	if (w < 0) {
 		agsbx_error_errno(w, "cannot write %s", output);
 		rc = AGSBX_EXIT_INTERNAL;
@@ -639,7 +709,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 	append_step_summary(bundle);
 	if (!o.quiet) {
 		print_summary(providers, agsbx_use_color(STDERR_FILENO));
-		agsbx_note("wrote %s (%s)", output, o.sign_key ? "signed" : "unsigned");
+		agsbx_note("wrote %s (%s)", agsbx_is_stdout(output) ? "the bundle to stdout" : output,
+			   o.sign_key ? "signed" : "unsigned");
+		print_next_steps(bundle, agsbx_is_stdout(output) ? "BUNDLE.json" : output);
 	}
 	if (o.json) {
 		json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());

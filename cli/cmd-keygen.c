@@ -15,7 +15,15 @@ static const char help[] =
 	"\n"
 	"Writes a new Ed25519 key pair for signing bundles: FILE (private, mode 0600, unencrypted\n"
 	"OpenSSH format, usable with ssh-keygen) and FILE.pub. Never overwrites an existing file.\n"
-	"The default comment is \"agsbx-evidence\".\n";
+	"The default comment is \"agsbx-evidence\".\n"
+	"\n"
+	"  -f FILE                the private key file (FILE.pub beside it)\n"
+	"  -C COMMENT             the key comment\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 written, 2 bad usage or a file exists, 3 I/O error\n"
+	"\n"
+	"example: agsbx-evidence keygen -f ~/.config/agsbx-evidence/id_ed25519\n";
 
 int agsbx_cmd_keygen(int argc, char **argv)
 {

@@ -24,9 +24,11 @@ static const char help[] =
 	"\n"
 	"options:\n"
 	"  --json      print one JSON object (schema: agsbx-evidence schema host-probe)\n"
-	"  -h, --help  show this help\n"
+	"  -h, --help  show this help; agsbx-evidence --version for the version\n"
 	"\n"
-	"exit status: 0 facts printed, 2 bad usage, 3 internal or output error.\n";
+	"exit status: 0 facts printed, 2 bad usage, 3 internal or output error.\n"
+	"\n"
+	"example: agsbx-evidence probe --json | jq .userns\n";
 
 /* Widest value column used for alignment; longer values just push the
  * source column right on their own line. */

@@ -13,7 +13,15 @@
 static const char help[] =
 	"usage: agsbx-evidence providers [--json] [--run-as USER]\n"
 	"\n"
-	"Probes every provider (a real minimal sandbox each) and prints availability, reason and claims.\n";
+	"Probes every provider (a real minimal sandbox each) and prints availability, reason and claims.\n"
+	"\n"
+	"  --json                 one JSON array on stdout\n"
+	"  --run-as USER          when root: probe as this unprivileged user\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 printed (unavailable providers included), 2 bad usage, 3 internal error\n"
+	"\n"
+	"example: agsbx-evidence providers --json | jq '.[] | {id, reason}'\n";
 
 static json_t *provider_json(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx)
 {

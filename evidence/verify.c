@@ -281,10 +281,16 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 	return parse_anchors(a, text, signers, err, err_size);
 }
 
-static int load_url_anchors(struct anchors *a, const char *url, char *err, size_t err_size)
+static int load_url_anchors(struct anchors *a, const char *url, bool allow_http, char *err, size_t err_size)
 {
 	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0) {
 		set_err(err, err_size, "%s: only http:// and https:// keys URLs", url);
+		return -EINVAL;
+	}
+	/* Whoever sits on the path of a plain http fetch chooses the keys we
+	 * trust: refused unless asked for (e.g. a loopback test server). */
+	if (strncmp(url, "http://", 7) == 0 && !allow_http) {
+		set_err(err, err_size, "%s: plain http keys URL refused (use https, or --allow-insecure-keys-url)", url);
 		return -EINVAL;
 	}
 	struct agsbx_http_request req = { .url = url, .timeout_ms = 15000, .connect_timeout_ms = 5000,
@@ -379,7 +385,7 @@ static int load_anchors(const struct agsbx_verify_opts *o, struct anchors *a, ch
 	}
 	if (o->keys_url) {
 		a->kind = "keys URL";
-		return load_url_anchors(a, o->keys_url, err, err_size);
+		return load_url_anchors(a, o->keys_url, o->allow_insecure_url, err, err_size);
 	}
 	return 0;
 }

@@ -190,9 +190,11 @@ START_TEST(test_canonical_rejects_what_jq_would_change)
 	json_object_set_new(bad, "x", json_stringn_nocheck("\xff\xfe", 2));
 	ck_assert_ptr_null(agsbx_json_canonical(bad, NULL, NULL));
 	ck_assert_int_eq(errno, EILSEQ);
+#if JANSSON_VERSION_HEX >= 0x020e00 /* keys with NUL exist from jansson 2.14 */
 	_cleanup_json_ json_t *nulkey = json_object();
 	json_object_setn_new(nulkey, "a\0b", 3, json_true());
 	ck_assert_ptr_null(agsbx_json_canonical(nulkey, NULL, NULL));
+#endif
 	/* and agsbx_bundle_write refuses them: no file appears */
 	_cleanup_free_ char *path = in_tmp("real.json");
 	ck_assert_int_lt(agsbx_bundle_write(path, real), 0);
@@ -836,8 +838,12 @@ START_TEST(test_trust_option_errors)
 	struct agsbx_verify_opts ftp = { .keys_url = "ftp://127.0.0.1/keys" };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &ftp, &res, err, sizeof err), -EINVAL);
 	/* nothing listens on port 1 of loopback */
-	struct agsbx_verify_opts down = { .keys_url = "http://127.0.0.1:1/USER.keys" };
+	struct agsbx_verify_opts down = { .keys_url = "http://127.0.0.1:1/USER.keys", .allow_insecure_url = true };
 	ck_assert_int_eq(agsbx_bundle_verify(b, &down, &res, err, sizeof err), -EIO);
+	/* plain http only when allowed: a network attacker could swap the keys */
+	struct agsbx_verify_opts plain = { .keys_url = "http://127.0.0.1:1/USER.keys" };
+	ck_assert_int_eq(agsbx_bundle_verify(b, &plain, &res, err, sizeof err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "--allow-insecure-keys-url"));
 }
 END_TEST
 

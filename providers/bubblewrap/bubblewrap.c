@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/compat.h"
 #include "base/util.h"
 
 #define BW_PROBE_TIMEOUT_MS 5000
@@ -34,6 +35,9 @@ static const char *const reasons[] = {
 	"bwrap_user_namespace_blocked", "not_linux", "ready", NULL,
 };
 static const char *const config_keys[] = { "network", NULL };
+static const struct agsbx_reason_cond reason_conds[] = {
+	{ "bwrap_user_namespace_blocked", AGSBX_HOSTCOND_USERNS_BLOCKED }, { NULL, NULL },
+};
 
 /* bwrap's own environment; the sandbox gets its own via --clearenv and
  * --setenv, so nothing of the harness's environment reaches either. */
@@ -229,7 +233,7 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 	json_t *p = json_pack("{s:o, s:I, s:b, s:I}", "argv", strv_json(wrapped), "duration_us",
 			      (json_int_t)res.duration_us, "timed_out", res.timed_out, "status", (json_int_t)res.status);
 	if (res.spawn_errno)
-		json_object_set_new(p, "spawn_errno", json_string(strerrorname_np(res.spawn_errno)));
+		json_object_set_new(p, "spawn_errno", json_string(agsbx_errname(res.spawn_errno)));
 	json_object_set_new(facts, "sandbox_probe", p);
 	/* What failed to start may be the simulation wrapper, not bwrap. */
 	_cleanup_free_ char *prog = strdup(wrapped[0]);
@@ -475,6 +479,7 @@ const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.summary = "bwrap --unshare-all with grant-only binds, cleared environment, new session",
 	.reasons = reasons,
 	.config_keys = config_keys,
+	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_BLOCKED_USERNS,
 	.applies = bw_applies,
 	.probe = bw_probe,

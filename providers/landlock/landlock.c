@@ -29,6 +29,17 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
+/* Both builds: the non-Linux one reports not_linux from the same set. */
+static const char *const reasons[] = {
+	"not_linux", "kernel_does_not_support_landlock", "landlock_disabled", "landlock_enforcement_failed",
+	"ready", NULL,
+};
+static const char *const config_keys[] = { NULL };
+static const struct agsbx_reason_cond reason_conds[] = {
+	{ "kernel_does_not_support_landlock", AGSBX_HOSTCOND_LANDLOCK_UNSUPPORTED },
+	{ "landlock_disabled", AGSBX_HOSTCOND_LANDLOCK_UNSUPPORTED }, { NULL, NULL },
+};
+
 #ifdef __linux__
 #include "base/landlock.h"
 
@@ -39,11 +50,6 @@
 #define REPORT_MAX (256 * 1024)
 #define DEFAULT_PROBE_TIMEOUT_MS 5000
 
-static const char *const reasons[] = {
-	"not_linux", "kernel_does_not_support_landlock", "landlock_disabled", "landlock_enforcement_failed",
-	"ready", NULL,
-};
-static const char *const config_keys[] = { NULL };
 
 /* Read-only system roots, whichever exist: enough for a dynamically linked
  * program from /usr to start. /proc/self is the helper's own /proc entry
@@ -805,6 +811,7 @@ const struct agsbx_provider_ops agsbx_provider_landlock = {
 		   "applied by a helper that then execs the step",
 	.reasons = reasons,
 	.config_keys = config_keys,
+	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_NO_LANDLOCK,
 	.applies = ll_applies,
 	.probe = ll_probe,
