@@ -61,6 +61,16 @@ jq -e '.providers[0].checks[] | select(.id=="secrets.home_denied") | .facts.cana
   || fail "the \$HOME canary was not removed"
 jq -e '.providers[0].checks[] | select(.id=="proc.ptrace_denied") | .facts.secret_in_output == true' "$F" >/dev/null \
   || fail "ptrace: the target's secret did not show in the liar's output"
+# Host-side receipts, attributed: the liar's own connection/datagram is
+# counted as the sandbox's, the control's (a different text) as the
+# control's, each awaited rather than assumed after a pause.
+jq -e '.providers[0].checks[] | select(.id=="ipc.host_sockets_denied") | .facts
+       | [.pathname, .abstract] | all(.listener_accepted == 1 and .control_accepted == 1)' "$F" >/dev/null \
+  || fail "ipc: listener receipts not recorded as inside 1 / control 1"
+jq -e '.providers[0].checks[] | select(.id=="net.egress_udp_denied") | .facts
+       | [."udp_127.0.0.1", ."udp_127.0.0.1_detached"] | all(.received_from_inside == 1 and .control_received)' "$F" >/dev/null \
+  || fail "udp: datagrams not attributed as inside 1 / control received"
+pass "neg_overclaim: host-side receipts attributed to inside and control"
 collect_neg neg_residue
 expect_fail "$F" fs.no_host_residue
 collect_neg neg_status_liar
