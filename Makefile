@@ -2,6 +2,7 @@
 #   make collect   set up, build, and collect evidence for every provider this host supports
 #   make test      set up, build, and run every test suite
 #   make build     build only
+#   make coverage  run every test suite in an instrumented build; gcovr reports
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -27,8 +28,13 @@ collect: deps build
 test: test-deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Counters from an earlier run would inflate this one: start from zero, run
+# the suite in an instrumented build, then write the reports into
+# build-coverage/ (coverage.txt, coverage-html/, coverage.xml,
+# coverage-summary.json). A failing test fails the target before any report.
 coverage:
-	$(MAKE) test BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON"
+	if [ -d build-coverage ]; then find build-coverage -name '*.gcda' -delete; fi
+	$(MAKE) test BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON $(CMAKE_FLAGS)"
 	cmake --build build-coverage --target coverage
 
 clean:
