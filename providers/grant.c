@@ -136,6 +136,28 @@ static bool same_fingerprint(const struct stat *st, const struct agsbx_bundle_fi
 	       ns(&st->st_mtim) == f->mtime_ns && ns(&st->st_ctim) == f->ctime_ns;
 }
 
+/* Copies src into the new file dst (created exclusively, never through a
+ * pre-placed entry) and seals its mode; returns the open fd of dst. On
+ * failure the partial copy is removed: a truncated file must not sit in the
+ * source root unrecorded. */
+static int materialise(const char *src, const char *dst, bool executable)
+{
+	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0)
+		return -errno;
+	int r = copy_fd(in, out);
+	if (r == 0 && fchmod(out, executable ? 0555 : 0444) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(dst);
+		return r;
+	}
+	return TAKE_FD(out);
+}
+
 int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *src, bool executable)
 {
 	if (g->sealed)
@@ -145,18 +167,9 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 	_cleanup_free_ char *dst = agsbx_path_join(g->roots[AGSBX_ROOT_SOURCE].path, name);
 	if (!dst)
 		return -ENOMEM;
-	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	/* Exclusive create, no following: nothing pre-placed can be reused. */
-	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	_cleanup_close_ int out = materialise(src, dst, executable);
 	if (out < 0)
-		return -errno;
-	int r = copy_fd(in, out);
-	if (r < 0)
-		return r;
-	if (fchmod(out, executable ? 0555 : 0444) < 0)
-		return -errno;
+		return out;
 	struct agsbx_bundle_file *nf = realloc(g->files, (g->nfiles + 1) * sizeof *nf);
 	if (!nf)
 		return -ENOMEM;
@@ -166,7 +179,7 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 	struct stat st;
 	if (fstat(out, &st) < 0)
 		return -errno;
-	r = agsbx_sha256_file(dst, f->sha256);
+	int r = agsbx_sha256_file(dst, f->sha256);
 	if (r < 0)
 		return r;
 	f->name = strdup(name);
