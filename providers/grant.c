@@ -246,13 +246,21 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0; /* best effort: keep removing the rest */
 }
 
+/* Directories nftw could not read in the current unlock pass (thread-local:
+ * nftw callbacks take no user data). */
+static __thread unsigned unreadable_dirs;
+
 static int unlock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)ftw;
 	/* NOFOLLOW: an entry swapped for a symlink since nftw's lstat (by a
 	 * process still writing in a root) must not chmod the link's target. */
-	if ((flag == FTW_D || flag == FTW_DP) && !S_ISLNK(st->st_mode))
+	if ((flag == FTW_D || flag == FTW_DP || flag == FTW_DNR) && !S_ISLNK(st->st_mode))
 		fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW);
+	/* A directory made unreadable (mode 0) is reported, not entered: it
+	 * is readable now, and the next pass sees what it holds. */
+	if (flag == FTW_DNR)
+		unreadable_dirs++;
 	return 0;
 }
 
@@ -262,7 +270,14 @@ void agsbx_grant_destroy(struct agsbx_grant *g)
 		return;
 	if (g->area) {
 		/* FTW_PHYS: never follow a symlink a sandbox left behind. */
-		nftw(g->area, unlock_entry, 32, FTW_PHYS);
+		/* One pass per level of nested unreadable directories (bounded:
+		 * a pass that finds none ends it). */
+		for (int pass = 0; pass < 64; pass++) {
+			unreadable_dirs = 0;
+			nftw(g->area, unlock_entry, 32, FTW_PHYS);
+			if (!unreadable_dirs)
+				break;
+		}
 		nftw(g->area, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
 	}
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)

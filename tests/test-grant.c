@@ -402,7 +402,8 @@ START_TEST(test_verify_swaps)
 END_TEST
 
 /* Teardown removes what a sandbox left, even directories it made
- * unwritable and unreadable; destroying nothing is allowed. */
+ * unwritable and unreadable (nested, too); destroying nothing is allowed.
+ * Unprivileged, a mode-0 directory cannot be listed until it is unlocked. */
 START_TEST(test_destroy_locked_dirs)
 {
 	struct agsbx_grant *g = make_grant();
@@ -411,11 +412,14 @@ START_TEST(test_destroy_locked_dirs)
 	ck_assert_int_eq(mkdir(d, 0755), 0);
 	char *f = agsbx_path_join(d, "f");
 	ck_assert_int_eq(agsbx_write_file_atomic(f, "x", 1, 0644), 0);
+	char *inner = agsbx_path_join(d, "inner");
+	ck_assert_int_eq(mkdir(inner, 0000), 0); /* nested: unreadable inside unreadable */
 	ck_assert_int_eq(chmod(d, 0000), 0);
 	agsbx_grant_destroy(g);
 	ck_assert_int_eq(access(area, F_OK), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	agsbx_grant_destroy(NULL);
+	free(inner);
 	free(area);
 	free(d);
 	free(f);
