@@ -3,14 +3,13 @@
  * trusted_local provider (the bounded runner, for real). */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/mount.h>
+#endif
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -154,60 +153,12 @@ END_TEST
 
 /* ------------------------------------------- error paths (own namespaces) */
 
-static void write_proc(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_msg(write(fd, text, strlen(text)) == (ssize_t)strlen(text), "%s: %s", path, strerror(errno));
-	close(fd);
-}
-
-/* Moves this test's process (Check forks one per test) into a new user and
- * mount namespace of its own, our uid and gid mapped to themselves, mounts
- * private. Whatever the test mounts is invisible to the host and gone when
- * the process exits. False (with a note, or a failure under
- * AGSBX_REQUIRE_MECHANISMS=1) when the kernel refuses. */
-static bool own_namespaces(void)
-{
-	const char *fork_mode = getenv("CK_FORK");
-	ck_assert_msg(!fork_mode || strcmp(fork_mode, "no") != 0, "namespace tests need CK_FORK (one process per test)");
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
-		ck_assert_msg(!agsbx_test_require_mechanisms(), "unshare(user+mount): %s", strerror(errno));
-		fprintf(stderr, "note: user+mount namespace unavailable (%s): error-path test not run\n",
-			strerror(errno));
-		return false;
-	}
-	char map[64];
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	write_proc("/proc/self/uid_map", map);
-	write_proc("/proc/self/setgroups", "deny");
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	write_proc("/proc/self/gid_map", map);
-	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	return true;
-}
-
-/* dir/name as a fresh mount point carrying a tmpfs with the given options. */
+/* dir/name as a fresh mount point carrying a tmpfs (own namespace only). */
 static char *small_tmpfs(const char *name, const char *opts)
 {
-	char *mp = agsbx_path_join(dir, name);
-	ck_assert_int_eq(mkdir(mp, 0755), 0);
-	ck_assert_msg(mount("agsbx-test", mp, "tmpfs", MS_NOSUID | MS_NODEV, opts) == 0, "mount tmpfs: %s",
-		      strerror(errno));
+	char *mp = agsbx_test_tmpfs(dir, name, opts);
+	ck_assert_ptr_nonnull(mp);
 	return mp;
-}
-
-/* No effective capabilities left (in our own user namespace): file modes
- * apply to us as to any unprivileged owner. */
-static void drop_effective_caps(void)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2];
-	ck_assert_int_eq(syscall(SYS_capget, &hdr, data), 0);
-	data[0].effective = data[1].effective = 0;
-	ck_assert_int_eq(syscall(SYS_capset, &hdr, data), 0);
 }
 
 static bool is_empty_dir(const char *path)
@@ -223,7 +174,7 @@ static bool is_empty_dir(const char *path)
  * half-made, and nothing is left behind. */
 START_TEST(test_create_enospc)
 {
-	if (!own_namespaces())
+	if (!agsbx_test_own_namespaces())
 		return;
 	char *mp = small_tmpfs("inodes", "size=1m,nr_inodes=3,mode=0755");
 	struct agsbx_grant *g = NULL;
@@ -238,7 +189,7 @@ END_TEST
  * in the source root that a later step could run. */
 START_TEST(test_add_file_enospc)
 {
-	if (!own_namespaces())
+	if (!agsbx_test_own_namespaces())
 		return;
 	char *mp = small_tmpfs("small", "size=64k,mode=0755");
 	struct agsbx_grant *g = NULL;
@@ -263,12 +214,14 @@ END_TEST
 /* A read-only bind of the parent: -EROFS from the first mkdir. */
 START_TEST(test_create_erofs)
 {
-	if (!own_namespaces())
+	if (!agsbx_test_own_namespaces())
 		return;
 	char *ro = agsbx_path_join(dir, "ro");
 	ck_assert_int_eq(mkdir(ro, 0755), 0);
+#ifdef __linux__
 	ck_assert_int_eq(mount(ro, ro, NULL, MS_BIND, NULL), 0);
 	ck_assert_int_eq(mount(NULL, ro, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL), 0);
+#endif
 	struct agsbx_grant *g = NULL;
 	ck_assert_int_eq(agsbx_grant_create(ro, "area", (uid_t)-1, (gid_t)-1, &g), -EROFS);
 	ck_assert_ptr_null(g);
@@ -282,7 +235,7 @@ END_TEST
  * no longer be read (verify fails with the reason). */
 START_TEST(test_unprivileged_errors)
 {
-	if (!own_namespaces())
+	if (!agsbx_test_own_namespaces())
 		return;
 	char *locked = agsbx_path_join(dir, "locked");
 	ck_assert_int_eq(mkdir(locked, 0555), 0);
@@ -290,7 +243,7 @@ START_TEST(test_unprivileged_errors)
 	ck_assert_int_eq(agsbx_write_file_atomic(secret, "s", 1, 0000), 0);
 	char *open_dir = agsbx_path_join(dir, "open");
 	ck_assert_int_eq(mkdir(open_dir, 0755), 0);
-	drop_effective_caps();
+	ck_assert_int_eq(agsbx_test_drop_effective_caps(), 0);
 
 	struct agsbx_grant *g = NULL;
 	ck_assert_int_eq(agsbx_grant_create(locked, "area", (uid_t)-1, (gid_t)-1, &g), -EACCES);
