@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "providers/seatbelt/seatbelt.h"
@@ -88,17 +90,38 @@ static char *replace_all(const char *s, const char *from, const char *to)
  * generated SBPL has to show up as a change to tests/data/seatbelt/. */
 static const struct {
 	bool network;
+	int depth; /* nested 200-character directories above the grant */
 	const char *golden;
 } golden_cases[] = {
-	{ false, "tests/data/seatbelt/grant.sb" },
-	{ true, "tests/data/seatbelt/grant-network.sb" },
+	{ false, 0, "tests/data/seatbelt/grant.sb" },
+	{ true, 0, "tests/data/seatbelt/grant-network.sb" },
+	/* paths far longer than the first buffer: the profile grows, unchanged */
+	{ false, 6, "tests/data/seatbelt/grant.sb" },
 };
+
+/* dir/ddd.../ddd... depth levels down (created); malloc'd. */
+static char *deep_dir(const char *dir, int depth)
+{
+	char *p = strdup(dir);
+	char name[201];
+	memset(name, 'd', 200);
+	name[200] = '\0';
+	for (int i = 0; i < depth; i++) {
+		char *q = agsbx_path_join(p, name);
+		ck_assert_int_eq(mkdir(q, 0755), 0);
+		free(p);
+		p = q;
+	}
+	return p;
+}
 
 START_TEST(test_profile_golden)
 {
 	char *dir = agsbx_test_tmpdir("sb-golden");
+	char *parent = deep_dir(dir, golden_cases[_i].depth);
 	struct agsbx_grant *g = NULL;
-	ck_assert_int_eq(agsbx_grant_create(dir, "golden", (uid_t)-1, (gid_t)-1, &g), 0);
+	ck_assert_int_eq(agsbx_grant_create(parent, "golden", (uid_t)-1, (gid_t)-1, &g), 0);
+	free(parent);
 	char *prof = agsbx_seatbelt_profile(g, golden_cases[_i].network);
 	ck_assert_ptr_nonnull(prof);
 	char *got = replace_all(prof, g->area, "@AREA@");
@@ -185,6 +208,16 @@ START_TEST(test_fails_closed_without_sandbox_exec)
 	ck_assert_int_ne(xr.run.spawn_errno, 0);
 	ck_assert_uint_eq(count_entries(g->roots[AGSBX_ROOT_LOGS].path), 0);
 	agsbx_exec_result_clear(&xr);
+	/* a malformed step is refused before any profile is written */
+	const char *noargv[] = { NULL };
+	struct agsbx_step malformed = { .argv = noargv, .cwd = AGSBX_ROOT_BUILD };
+	memset(&f, 0, sizeof f);
+	ck_assert_int_eq(agsbx_provider_seatbelt.execute(h, &malformed, &lim, &xr, &f), -EINVAL);
+	ck_assert_str_eq(f.reason, "step_invalid");
+	/* no place for the profile: nothing runs */
+	ck_assert_int_eq(rmdir(g->roots[AGSBX_ROOT_LOGS].path), 0);
+	ck_assert_int_eq(agsbx_provider_seatbelt.execute(h, &step, &lim, &xr, &f), -ENOENT);
+	ck_assert_ptr_null(xr.meta);
 
 	agsbx_provider_seatbelt.release(h);
 	ck_assert_int_eq(agsbx_provider_seatbelt.health(h), -ESTALE);
