@@ -9,6 +9,7 @@
 #include "tests/lib/testlib.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -762,6 +763,74 @@ START_TEST(test_keygen_errors)
 }
 END_TEST
 
+/* ---- corrupted private keys ------------------------------------------------ */
+
+/* Offsets into a keygen'd openssh-key-v1 body (comment "tester@example.invalid"):
+ * the private section starts after the magic, three strings, nkeys, the
+ * public blob and the section's own length. */
+static size_t priv_section_offset(const uint8_t *raw)
+{
+	size_t off = 15; /* "openssh-key-v1\0" */
+	for (int i = 0; i < 3; i++)
+		off += 4 + ((size_t)raw[off] << 24 | (size_t)raw[off + 1] << 16 | (size_t)raw[off + 2] << 8 | raw[off + 3]);
+	off += 4; /* nkeys */
+	off += 4 + ((size_t)raw[off] << 24 | (size_t)raw[off + 1] << 16 | (size_t)raw[off + 2] << 8 | raw[off + 3]);
+	return off + 4;
+}
+
+/* where: offset in the private section (negative: from its end; the
+ * magic's first byte when MAGIC; the section length's last byte when LEN) */
+#define AT_MAGIC (-1000)
+#define AT_LEN (-2000)
+static const struct {
+	int where;
+	uint8_t set;
+	const char *msg;
+} corrupt_cases[] = {
+	{ AT_MAGIC, 'X', "not an openssh-key-v1 private key" },
+	{ AT_LEN, 3, "truncated private key" },
+	{ 4, 0xff, "check bytes differ" },
+	{ 8 + 4 + 11 + 4 + 32 + 4 + 63, 0x00, "private and public halves of the key differ" },
+	{ -1, 0x42, "bad private key padding" },
+	{ 8 + 4 + 11 + 4 + 31, 0x5a, "halves of the key differ" },
+	{ 8 + 4 + 5, 'X', "malformed Ed25519 private key" },
+};
+
+START_TEST(test_sign_corrupted_private_keys)
+{
+	_cleanup_free_ char *key = new_key("k");
+	size_t len;
+	_cleanup_free_ char *text = slurp(key, &len);
+	const char *b = strstr(text, "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+	const char *e = strstr(text, "-----END OPENSSH PRIVATE KEY-----");
+	ck_assert(b && e);
+	b += strlen("-----BEGIN OPENSSH PRIVATE KEY-----\n");
+	uint8_t raw[4096];
+	size_t n = 0;
+	ck_assert_int_eq(sodium_base642bin(raw, sizeof raw, b, (size_t)(e - b), " \n", &n, NULL,
+					   sodium_base64_VARIANT_ORIGINAL),
+			 0);
+	size_t priv = priv_section_offset(raw);
+	int w = corrupt_cases[_i].where;
+	size_t at = w == AT_MAGIC ? 0 : w == AT_LEN ? priv - 1 : w < 0 ? n + (size_t)w : priv + (size_t)w;
+	ck_assert_uint_lt(at, n);
+	raw[at] = corrupt_cases[_i].set;
+	char b64[8192];
+	sodium_bin2base64(b64, sizeof b64, raw, n, sodium_base64_VARIANT_ORIGINAL);
+	_cleanup_free_ char *pem = NULL;
+	ck_assert_int_ge(asprintf(&pem, "-----BEGIN OPENSSH PRIVATE KEY-----\n%s\n-----END OPENSSH PRIVATE KEY-----\n",
+				  b64),
+			 0);
+	_cleanup_free_ char *bad = in_tmp("bad");
+	spit(bad, pem, strlen(pem));
+	_cleanup_json_ json_t *bundle = load_src("tests/data/bundles/minimal.json");
+	char err[512] = "";
+	ck_assert_int_eq(agsbx_bundle_sign(bundle, bad, err, sizeof err), -EINVAL);
+	ck_assert_msg(strstr(err, corrupt_cases[_i].msg) != NULL, "case %d: %s", _i, err);
+	ck_assert_ptr_null(json_object_get(bundle, "signature"));
+}
+END_TEST
+
 /* ---- trust anchors -------------------------------------------------------- */
 
 struct signers_case {
@@ -971,6 +1040,7 @@ int main(void)
 	tcase_add_test(t, test_sign_bad_keys);
 	tcase_add_loop_test(t, test_sign_through_ssh_keygen_fails_closed, 0, (int)AGSBX_ARRAY_SIZE(sign_fail_cases));
 	tcase_add_test(t, test_keygen_errors);
+	tcase_add_loop_test(t, test_sign_corrupted_private_keys, 0, (int)AGSBX_ARRAY_SIZE(corrupt_cases));
 	suite_add_tcase(s, t);
 
 	t = tcase_create("trust");
