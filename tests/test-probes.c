@@ -873,6 +873,67 @@ START_TEST(apparmor_fixtures)
 }
 END_TEST
 
+/* The small-file readers every family uses: strict integers (blanks
+ * around are fine, junk and overflow are not), Y/N/1/0 booleans, empty
+ * files; unknown errno values still get a name. */
+static const struct {
+	const char *content;
+	const char *as_int, *as_bool, *as_line;
+} file_cases[] = {
+	{ "42\n", "#42", "!unparsable", "=42" },
+	{ "  -7 \t\nsecond line\n", "#-7", "!unparsable", "=  -7 \t" },
+	{ "", "!unparsable", "!unparsable", "=" },
+	{ "   \n", "!unparsable", "!unparsable", "=   " },
+	{ "99999999999999999999\n", "!unparsable", "!unparsable", "=99999999999999999999" },
+	{ "12abc\n", "!unparsable", "!unparsable", "=12abc" },
+	{ "Y\n", "!unparsable", "?true", "=Y" },
+	{ " y", "!unparsable", "?true", "= y" },
+	{ "1\n", "#1", "?true", "=1" },
+	{ "N\n", "!unparsable", "?false", "=N" },
+	{ "n\n", "!unparsable", "?false", "=n" },
+	{ "0\n", "#0", "?false", "=0" },
+	{ "maybe\n", "!unparsable", "!unparsable", "=maybe" },
+};
+
+START_TEST(fact_file_readers)
+{
+	char *dir = agsbx_test_tmpdir("agsbx-t-probe-files");
+	char *path = NULL;
+	ck_assert_int_ge(asprintf(&path, "%s/f", dir), 0);
+	FILE *f = fopen(path, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(file_cases[_i].content, f);
+	fclose(f);
+	json_t *fam = json_object();
+	agsbx_fact_put(fam, "int", agsbx_fact_file_int(path));
+	agsbx_fact_put(fam, "bool", agsbx_fact_file_bool(path));
+	agsbx_fact_put(fam, "line", agsbx_fact_file_line(path));
+	expect_fact(file_cases[_i].content, fam, "int", file_cases[_i].as_int);
+	expect_fact(file_cases[_i].content, fam, "bool", file_cases[_i].as_bool);
+	expect_fact(file_cases[_i].content, fam, "line", file_cases[_i].as_line);
+	if (file_cases[_i].as_int[0] == '!' && file_cases[_i].content[0] != '\0' &&
+	    strspn(file_cases[_i].content, " \n") != strlen(file_cases[_i].content))
+		ck_assert_ptr_nonnull(json_object_get(fact_of(fam, "int"), "detail"));
+	json_decref(fam);
+	free(path);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(fact_errno_names)
+{
+	ck_assert_str_eq(agsbx_errno_name(ENOENT), "ENOENT");
+	ck_assert_str_eq(agsbx_errno_name(-EACCES), "EACCES");
+	ck_assert_str_eq(agsbx_errno_name(4242), "errno_4242");
+	/* a missing value (OOM upstream) is an absent fact, never a silent gap */
+	json_t *fam = json_object();
+	agsbx_fact_put(fam, "v", agsbx_fact_value(NULL, "test"));
+	expect_fact("null value", fam, "v", "!ENOMEM");
+	json_decref(fam);
+}
+END_TEST
+
 /* runsc not on PATH: every runsc fact says so, nothing is run. */
 START_TEST(runsc_not_in_path)
 {
@@ -1202,6 +1263,8 @@ static Suite *probes_suite(void)
 	tcase_add_loop_test(fx, container_cgroup_fixtures, 0, sizeof cgroup_cases / sizeof cgroup_cases[0]);
 	tcase_add_loop_test(fx, apparmor_fixtures, 0, sizeof apparmor_cases / sizeof apparmor_cases[0]);
 	tcase_add_test(fx, runsc_not_in_path);
+	tcase_add_loop_test(fx, fact_file_readers, 0, sizeof file_cases / sizeof file_cases[0]);
+	tcase_add_test(fx, fact_errno_names);
 	suite_add_tcase(s, fx);
 
 	TCase *dk = tcase_create("docker");
