@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +59,20 @@ bool agsbx_wants_help(int argc, char **argv, const char *help)
 	return false;
 }
 
-int agsbx_cli_main(int argc, char **argv)
+/* A command that succeeded but whose result never reached stdout (a full
+ * disk, a closed pipe) did not succeed: exit 3 with the reason. Commands
+ * that check their own writes have already failed. */
+static int finish_stdout(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	if (rc != AGSBX_EXIT_OK)
+		return rc;
+	agsbx_error("cannot write to stdout: %s", strerror(errno ? errno : EIO));
+	return AGSBX_EXIT_INTERNAL;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
 		return agsbx_usage_error(NULL, "no command given");
@@ -81,4 +95,9 @@ int agsbx_cli_main(int argc, char **argv)
 		}
 	}
 	return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
+}
+
+int agsbx_cli_main(int argc, char **argv)
+{
+	return finish_stdout(dispatch(argc, argv));
 }
