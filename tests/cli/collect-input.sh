@@ -36,8 +36,19 @@ expect 2 "unexpected argument 'extra'" "${C[@]}" --provider trusted_local extra
 expect 2 "needs a value" "$AGSBX_BIN" collect --unsigned --provider
 expect 2 "--jobs" "${C[@]}" --provider trusted_local --jobs 0
 expect 2 "--max-output-bytes" "${C[@]}" --provider trusted_local --max-output-bytes 0
+expect 2 "provider 'bubblewrap' is not selected" "${C[@]}" --provider trusted_local --config bubblewrap.x=1
+expect 2 "--work-dir $d/no-such-dir" "${C[@]}" --provider trusted_local --work-dir "$d/no-such-dir"
 mkdir "$d/adir"
 expect 2 "is a directory" "$AGSBX_BIN" collect --unsigned --provider trusted_local --output "$d/adir"
+
+# Without --output: agsbx-evidence-HOST-TIMESTAMP.json in the working directory.
+mkdir "$d/cwd"
+(cd "$d/cwd" && "$AGSBX_BIN" collect --unsigned --provider trusted_local -q 2>"$d/cwd.err") ||
+  fail "collect without --output failed: $(tail -n 5 "$d/cwd.err")"
+made=$(ls -A "$d/cwd")
+[[ $made =~ ^agsbx-evidence-[A-Za-z0-9._-]+-[0-9]{8}T[0-9]{6}Z\.json$ ]] || fail "default output name: '$made'"
+jq -e .providers "$d/cwd/$made" >/dev/null || fail "default output is not a bundle"
+pass "default output name: $made"
 
 if [[ $(id -u) == 0 ]]; then
   expect 2 "no such user 'agsbx-no-such-user'" "${C[@]}" --provider trusted_local --run-as agsbx-no-such-user
