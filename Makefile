@@ -33,7 +33,8 @@ test: test-deps build
 # build-coverage/ (coverage.txt, coverage-html/, coverage.xml,
 # coverage-summary.json). A failing test fails the target before any report.
 coverage:
-	if [ -d build-coverage ]; then find build-coverage -name '*.gcda' -delete; fi
+	$(MAKE) configure BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON $(CMAKE_FLAGS)"
+	cmake --build build-coverage --target coverage-reset
 	$(MAKE) test BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON $(CMAKE_FLAGS)"
 	cmake --build build-coverage --target coverage
 
