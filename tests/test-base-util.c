@@ -180,6 +180,67 @@ START_TEST(test_use_color)
 }
 END_TEST
 
+/* ---------------------------------------------------------- file helpers */
+
+static bool dir_empty(const char *path)
+{
+	char *cmd = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "test -z \"$(ls -A '%s')\"", path), 0);
+	int rc = system(cmd);
+	free(cmd);
+	return rc == 0;
+}
+
+/* Atomic writes: all or nothing, never a temporary file left behind — on a
+ * full filesystem (a small tmpfs in the test's own namespaces) and when
+ * the target is a directory. */
+START_TEST(test_write_atomic_failures)
+{
+	char *dir = agsbx_test_tmpdir("agsbx-t-atomic");
+	char *target = NULL;
+	ck_assert_int_ge(asprintf(&target, "%s/sub", dir), 0);
+	ck_assert_int_eq(mkdir(target, 0755), 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(target, "x", 1, 0644), -EISDIR);
+	ck_assert_int_eq(rmdir(target), 0);
+	ck_assert(dir_empty(dir));
+	if (agsbx_test_own_namespaces()) {
+		char *mp = agsbx_test_tmpfs(dir, "small", "size=64k,mode=0755");
+		ck_assert_ptr_nonnull(mp);
+		char *big = calloc(1, 256 * 1024);
+		char *f = NULL;
+		ck_assert_int_ge(asprintf(&f, "%s/f", mp), 0);
+		ck_assert_int_eq(agsbx_write_file_atomic(f, big, 256 * 1024, 0644), -ENOSPC);
+		ck_assert(dir_empty(mp));
+		ck_assert_int_eq(agsbx_write_file_atomic(f, "ok", 2, 0644), 0);
+		free(f);
+		free(big);
+		free(mp);
+	}
+	free(target);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* A file without a size (a device that never ends) is refused past the
+ * limit, not read forever; a directory is not a file. */
+START_TEST(test_read_file_limits)
+{
+	char *data = NULL;
+	ck_assert_int_eq(agsbx_read_file("/dev/zero", 10000, &data, NULL), -EFBIG);
+	ck_assert_ptr_null(data);
+	ck_assert_int_eq(agsbx_read_file("/", 10000, &data, NULL), -EISDIR);
+	size_t len = 1;
+	ck_assert_int_eq(agsbx_read_file("/dev/null", 10, &data, &len), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(data, "");
+	free(data);
+	errno = 0;
+	ck_assert_ptr_null(agsbx_read_line("/nonexistent/agsbx"));
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base-util");
@@ -187,6 +248,8 @@ int main(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_sha256_file_regular);
 	tcase_add_test(tc, test_sha256_file_refuses_fifo_and_dir);
+	tcase_add_test(tc, test_write_atomic_failures);
+	tcase_add_test(tc, test_read_file_limits);
 	suite_add_tcase(s, tc);
 	TCase *lg = tcase_create("log");
 	tcase_set_timeout(lg, 10);
