@@ -93,9 +93,8 @@ static void unstage_helpers(struct agsbx_harness *hs)
 	hs->staged_dir = NULL;
 }
 
-int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+static int harness_setup(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
 {
-	memset(hs, 0, sizeof *hs);
 	if (agsbx_self_dir(&hs->tool_dir) < 0) {
 		agsbx_error("cannot locate the agsbx-evidence executable (/proc/self/exe)");
 		return AGSBX_EXIT_INTERNAL;
@@ -131,6 +130,16 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 		hs->ctx.host = hs->host;
 	}
 	return 0;
+}
+
+/* On failure nothing is left allocated: callers return at once. */
+int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+{
+	memset(hs, 0, sizeof *hs);
+	int rc = harness_setup(hs, cmd, run_as, probe_host);
+	if (rc)
+		agsbx_harness_free(hs);
+	return rc;
 }
 
 void agsbx_harness_free(struct agsbx_harness *hs)
