@@ -838,12 +838,14 @@ static const struct {
 	const char *root;
 	const char *enabled, *userns, *unconfined, *label, *label_src_suffix;
 	const char *profiles; /* comma-separated base names, or "!REASON" */
+	const char *loaded;   /* first loaded profile line naming bwrap, or "!REASON" */
 } apparmor_cases[] = {
 	{ "apparmor/ubuntu-24.04", "?true", "#1", "#0", "=unconfined", "/proc/self/attr/apparmor/current",
-	  "bwrap-userns-restrict" },
+	  "bwrap-userns-restrict", "unpriv_bwrap (enforce)" },
 	{ "apparmor/pre-5.1", "?true", "!ENOENT", "!ENOENT", "=/usr/bin/agsbx (enforce)", "/proc/self/attr/current",
+	  "!ENOENT", "!ENOENT" },
+	{ "apparmor/disabled", "?false", "!unparsable", "!ENOENT", "!ENOENT", "/proc/self/attr/current", "!ENOENT",
 	  "!ENOENT" },
-	{ "apparmor/disabled", "?false", "!unparsable", "!ENOENT", "!ENOENT", "/proc/self/attr/current", "!ENOENT" },
 };
 
 START_TEST(apparmor_fixtures)
@@ -867,7 +869,17 @@ START_TEST(apparmor_fixtures)
 		ck_assert_str_eq(strrchr(p, '/') + 1, want);
 		ck_assert_msg(strncmp(p, root, strlen(root)) == 0, "profile path %s outside the fixture", p);
 	}
-	ck_assert_uint_eq(json_object_size(a), 5);
+	if (apparmor_cases[_i].loaded[0] == '!') {
+		expect_fact(root, a, "bwrap_profiles_loaded", apparmor_cases[_i].loaded);
+		ck_assert_str_eq(reason_of(a, "distro_bwrap_profile"), "ENOENT");
+	} else {
+		json_t *v = value_of(a, "bwrap_profiles_loaded");
+		ck_assert_uint_eq(json_array_size(v), 2); /* the lines naming bwrap, not /usr/bin/man */
+		ck_assert_str_eq(json_string_value(json_array_get(v, 0)), apparmor_cases[_i].loaded);
+		const char *d = json_string_value(value_of(a, "distro_bwrap_profile"));
+		ck_assert_str_eq(d + strlen(root), "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict");
+	}
+	ck_assert_uint_eq(json_object_size(a), 7);
 	json_decref(a);
 	free(root);
 }
