@@ -59,19 +59,6 @@ bool agsbx_wants_help(int argc, char **argv, const char *help)
 	return false;
 }
 
-/* A command that succeeded but whose result never reached stdout (a full
- * disk, a closed pipe) did not succeed: exit 3 with the reason. Commands
- * that check their own writes have already failed. */
-static int finish_stdout(int rc)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return rc;
-	if (rc != AGSBX_EXIT_OK)
-		return rc;
-	agsbx_error("cannot write to stdout: %s", strerror(errno ? errno : EIO));
-	return AGSBX_EXIT_INTERNAL;
-}
-
 static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
@@ -97,7 +84,17 @@ static int dispatch(int argc, char **argv)
 	return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
 }
 
+/* A command's result is on stdout: if it could not be written in full
+ * (disk full, closed descriptor) the command failed, whatever it found. */
 int agsbx_cli_main(int argc, char **argv)
 {
-	return finish_stdout(dispatch(argc, argv));
+	int rc = dispatch(argc, argv);
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno ? errno : EIO;
+		if (rc != AGSBX_EXIT_INTERNAL) /* else the command said so already */
+			agsbx_error("cannot write to stdout: %s", strerror(e));
+		return AGSBX_EXIT_INTERNAL;
+	}
+	return rc;
 }
