@@ -222,19 +222,29 @@ START_TEST(test_write_atomic_failures)
 }
 END_TEST
 
-/* A file without a size (a device that never ends) is refused past the
- * limit, not read forever; a directory is not a file. */
+/* Only regular files are read: a device (one that never ends, one that is
+ * always empty) and a directory are refused at once; a regular file past
+ * the limit too, before a byte is read. */
 START_TEST(test_read_file_limits)
 {
 	char *data = NULL;
-	ck_assert_int_eq(agsbx_read_file("/dev/zero", 10000, &data, NULL), -EFBIG);
+	ck_assert_int_eq(agsbx_read_file("/dev/zero", 10000, &data, NULL), -EINVAL);
+	ck_assert_int_eq(agsbx_read_file("/dev/null", 10, &data, NULL), -EINVAL);
 	ck_assert_ptr_null(data);
 	ck_assert_int_eq(agsbx_read_file("/", 10000, &data, NULL), -EISDIR);
-	size_t len = 1;
-	ck_assert_int_eq(agsbx_read_file("/dev/null", 10, &data, &len), 0);
-	ck_assert_uint_eq(len, 0);
-	ck_assert_str_eq(data, "");
+	char *dir = agsbx_test_tmpdir("agsbx-t-read");
+	char *f = NULL;
+	ck_assert_int_ge(asprintf(&f, "%s/f", dir), 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(f, "0123456789", 10, 0644), 0);
+	ck_assert_int_eq(agsbx_read_file(f, 9, &data, NULL), -EFBIG);
+	size_t len = 0;
+	ck_assert_int_eq(agsbx_read_file(f, 10, &data, &len), 0);
+	ck_assert_uint_eq(len, 10);
+	ck_assert_str_eq(data, "0123456789");
 	free(data);
+	free(f);
+	agsbx_test_rmtree(dir);
+	free(dir);
 	errno = 0;
 	ck_assert_ptr_null(agsbx_read_line("/nonexistent/agsbx"));
 	ck_assert_int_eq(errno, ENOENT);
