@@ -206,6 +206,16 @@ def shared_facts(provider: str, probe: dict) -> dict:
     return facts
 
 
+def unavailable_detail(provider: str, probe: dict) -> str:
+    """The reason with what upstream's own mechanism probe printed, so a
+    reader can tell a blocked host from a broken probe."""
+    meta = probe.get("meta") if isinstance(probe.get("meta"), dict) else {}
+    availability = meta.get("availability") if isinstance(meta.get("availability"), dict) else {}
+    said = " ".join(str(availability[k]).strip() for k in ("stderr", "error") if availability.get(k))
+    detail = f"Agently's {provider} provider reports {probe.get('reason')!r}"
+    return f"{detail}; its mechanism probe said: {said[:600]}" if said else detail
+
+
 def upstream_reason(error: ExecutionResourceError) -> str:
     # "..._unavailable" carries the probe's reason: report the cause, as the
     # provider observed it; other codes lose only their namespace prefix.
@@ -506,7 +516,7 @@ class Adapter:
         reason = str(probe.get("reason", ""))
         body = {"available": available, "reason": reason, "capabilities": mapped, "facts": facts}
         if not available:
-            body["detail"] = f"Agently's {self.id} provider: {reason}"
+            body["detail"] = unavailable_detail(self.id, probe)
         return body
 
     async def op_ensure(self, req: dict) -> dict:
@@ -618,6 +628,10 @@ class Adapter:
                 print(f"agently-adapter: request without an integer id: {line[:200]!r}", file=sys.stderr)
                 continue
             if req.get("op") == "shutdown":
+                # Answers still being computed go out first (briefly: a
+                # provider call that never returns must not hold shutdown).
+                if self.pending:
+                    await asyncio.wait(list(self.pending), timeout=5)
                 self.send({"id": req["id"], "ok": True})
                 return
             task = asyncio.ensure_future(self.answer(req))
