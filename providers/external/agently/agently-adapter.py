@@ -27,6 +27,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 import types
@@ -39,9 +40,12 @@ EP = "agently.builtins.plugins.ExecutionResourceProvider"
 
 # Per provider: the upstream module, class, the config keys upstream accepts,
 # and every reason its probe/ensure can give (read from the upstream source;
-# ensure codes lose their "execution_resource." prefix). trusted_local is
-# available with the reason "unsafe host toolchains available", never
-# "ready": that reason is declared as its ready reason and shown verbatim.
+# ensure codes lose their "execution_resource." prefix; the protocol wants
+# [a-z0-9_] names, so other characters become "_" and the upstream string
+# stays in the facts). trusted_local is available with the reason "unsafe
+# host toolchains available", never "ready": that reason is declared as its
+# ready reason. `conditions` names the reasons that state a host condition
+# the harness can check itself (probe.truthful compares them).
 PROVIDERS = {
     "landlock": {
         "module": "LandlockExecutionResourceProvider",
@@ -52,6 +56,7 @@ PROVIDERS = {
                     "landlock_config_invalid", "landlock_unavailable",
                     "workspace_grant_required"],
         "ready_reasons": ["ready"],
+        "conditions": {"kernel_does_not_support_landlock": "landlock_unsupported"},
     },
     "bubblewrap": {
         "module": "BubblewrapExecutionResourceProvider",
@@ -62,15 +67,17 @@ PROVIDERS = {
                     "bubblewrap_config_invalid", "bubblewrap_unavailable",
                     "workspace_grant_required"],
         "ready_reasons": ["ready"],
+        "conditions": {"bwrap_user_namespace_blocked": "userns_blocked"},
     },
     "trusted_local": {
         "module": "TrustedLocalExecutionResourceProvider",
         "cls": "TrustedLocalExecutionResourceProvider",
         "config_keys": ["allow_unsafe_local"],
-        "reasons": ["unsafe host toolchains available", "no host toolchains found",
+        "reasons": ["unsafe_host_toolchains_available", "no_host_toolchains_found",
                     "trusted_local_not_allowed", "trusted_local_snapshot_required",
                     "workspace_grant_required"],
-        "ready_reasons": ["unsafe host toolchains available"],
+        "ready_reasons": ["unsafe_host_toolchains_available"],
+        "conditions": {},
     },
     "seatbelt": {
         "module": "SeatbeltExecutionResourceProvider",
@@ -81,6 +88,7 @@ PROVIDERS = {
                     "seatbelt_config_invalid", "seatbelt_unavailable",
                     "workspace_grant_required"],
         "ready_reasons": ["ready"],
+        "conditions": {},
     },
 }
 # The adapter's own refusals (besides the protocol's generic ones).
@@ -216,6 +224,11 @@ def unavailable_detail(provider: str, probe: dict) -> str:
     return f"{detail}; its mechanism probe said: {said[:600]}" if said else detail
 
 
+def reason_name(text: str) -> str:
+    """An upstream reason as a protocol reason name ([a-z0-9_]+)."""
+    return re.sub(r"[^a-z0-9_]+", "_", str(text).lower()).strip("_") or "unknown"
+
+
 def upstream_reason(error: ExecutionResourceError) -> str:
     # "..._unavailable" carries the probe's reason: report the cause, as the
     # provider observed it; other codes lose only their namespace prefix.
@@ -223,8 +236,8 @@ def upstream_reason(error: ExecutionResourceError) -> str:
     payload = error.payload if isinstance(error.payload, dict) else {}
     availability = payload.get("availability")
     if code.endswith("_unavailable") and isinstance(availability, dict) and availability.get("reason"):
-        return str(availability["reason"])
-    return code
+        return reason_name(availability["reason"])
+    return reason_name(code)
 
 
 def convert_config(config: dict, provider: str) -> tuple[dict, dict]:
@@ -348,14 +361,22 @@ def build_bundle(h: "Handle", step: dict):
 
 # ---- results --------------------------------------------------------------------
 
-def encode_stream(text) -> tuple[str, bool]:
-    """Upstream hands back str decoded with errors="replace": re-encoded
-    bytes equal the originals only when no U+FFFD was substituted."""
+def encode_stream(text, limit: int) -> tuple[str, bool, bool]:
+    """(base64, lossy, cut). Upstream hands back str decoded with
+    errors="replace": re-encoded bytes equal the originals only when no
+    U+FFFD was substituted, and can be longer (one invalid byte becomes three).
+    Each captured byte gives at most one character, so more characters than
+    the limit means the provider kept too much: passed on as is for the
+    harness to judge. Only the re-encoding's growth is cut, and labelled."""
     text = text if isinstance(text, str) else ""
-    return base64.b64encode(text.encode("utf-8")).decode("ascii"), "\ufffd" in text
+    data = text.encode("utf-8")
+    cut = len(text) <= limit < len(data)
+    if cut:
+        data = data[:limit].decode("utf-8", errors="ignore").encode("utf-8")
+    return base64.b64encode(data).decode("ascii"), "\ufffd" in text, cut
 
 
-def map_result(res: dict, duration_us: int, timeout_s: int) -> tuple[dict, list]:
+def map_result(res: dict, duration_us: int, timeout_s: int, limit: int) -> tuple[dict, list]:
     rc = res.get("returncode")
     inferred = ["timed_out"]
     if not isinstance(rc, int):
@@ -363,17 +384,18 @@ def map_result(res: dict, duration_us: int, timeout_s: int) -> tuple[dict, list]
         inferred.append("exit_code")
     # asyncio reports death by signal N as -N (observed by waitpid, not inferred).
     exit_code, sig = (None, -rc) if rc is not None and rc < 0 else (rc, None)
-    out, lossy_out = encode_stream(res.get("stdout"))
-    err, lossy_err = encode_stream(res.get("stderr"))
+    out, lossy_out, cut_out = encode_stream(res.get("stdout"), limit)
+    err, lossy_err, cut_err = encode_stream(res.get("stderr"), limit)
     inferred += ["stdout_b64"] * lossy_out + ["stderr_b64"] * lossy_err
-    stderr_truncated = bool(res.get("stderr_truncated"))
+    inferred += ["stdout_truncated"] * cut_out + ["stderr_truncated"] * cut_err
+    stderr_truncated = bool(res.get("stderr_truncated")) or cut_err
     # No timed-out flag upstream: a timeout is returncode 124 with
     # stderr_truncated forced true, after at least the timeout.
     timed_out = rc == 124 and stderr_truncated and duration_us >= timeout_s * 1_000_000
     return {
         "exit_code": exit_code, "signal": sig, "timed_out": timed_out, "cancelled": False,
         "stdout_b64": out, "stderr_b64": err,
-        "stdout_truncated": bool(res.get("stdout_truncated")), "stderr_truncated": stderr_truncated,
+        "stdout_truncated": bool(res.get("stdout_truncated")) or cut_out, "stderr_truncated": stderr_truncated,
         "stdout_total": None, "stderr_total": None, "duration_us": duration_us,
     }, inferred
 
@@ -397,7 +419,8 @@ RESULT_NOTES = {
     "timeout": "upstream takes whole seconds (minimum 1): timeout_ms rounded up",
     "timed_out": "upstream has no flag: returncode 124 with stderr_truncated (forced on timeout) "
                  "after at least the timeout",
-    "output": "upstream returns UTF-8 text decoded with replacement; re-encoded here",
+    "output": "upstream returns UTF-8 text decoded with replacement; re-encoded here (growth "
+              "past max_output_bytes from replacement characters is cut and flagged truncated)",
     "totals": "upstream reports no byte totals (null)",
     "duration_us": "measured by the adapter around the upstream call",
     "language": "bundle language 'native' supplied by the adapter (the payload is a binary)",
@@ -499,7 +522,8 @@ class Adapter:
         return {"protocol": PROTOCOL,
                 "provider": {"name": f"agently.{self.id}", "version": agently_version(self.src)},
                 "reasons": self.spec["reasons"] + ADAPTER_REASONS,
-                "ready_reasons": self.spec["ready_reasons"], "config_keys": self.spec["config_keys"]}
+                "ready_reasons": self.spec["ready_reasons"], "config_keys": self.spec["config_keys"],
+                "reason_conditions": self.spec["conditions"]}
 
     async def op_probe(self, req: dict) -> dict:
         probe = await self.provider.async_probe(requirement={"kind": "code_execution"}, policy={})
@@ -513,7 +537,8 @@ class Adapter:
                                                    "bwrap_path": "meta.availability.binary"}}}
         facts.update(shared_facts(self.id, probe))
         available = probe.get("available") is True
-        reason = str(probe.get("reason", ""))
+        reason = reason_name(probe.get("reason", ""))
+        facts["upstream_reason"] = probe.get("reason")
         body = {"available": available, "reason": reason, "capabilities": mapped, "facts": facts}
         if not available:
             body["detail"] = unavailable_detail(self.id, probe)
@@ -603,9 +628,12 @@ class Adapter:
             raise Refusal(upstream_reason(error), f"{error.code}: {error}") from None
         except Exception as error:
             raise execute_refusal(error) from None
-        result, inferred = map_result(res if isinstance(res, dict) else {},
-                                      (time.monotonic_ns() - t0) // 1000, timeout_s)
-        meta = {"upstream": upstream_meta(res if isinstance(res, dict) else {}), "adapter": adapter_meta}
+        res = res if isinstance(res, dict) else {}
+        result, inferred = map_result(res, (time.monotonic_ns() - t0) // 1000, timeout_s, limit)
+        meta = {"upstream": upstream_meta(res), "adapter": adapter_meta}
+        if isinstance(res.get("meta"), dict) and isinstance(res["meta"].get("mechanism"), str):
+            # The provider's own word: lifecycle.consistent compares it with the probe.
+            meta["mechanism"] = res["meta"]["mechanism"]
         return {"result": {**result, "meta": meta, "inferred": inferred}}
 
     # -- the loop --
