@@ -50,6 +50,7 @@ struct ext_adapter {
 	bool shutdown_answered;
 	unsigned killed_on_violation;
 	bool killed_child;
+	int wstatus;
 	char *tail;                   /* last EXT_STDERR_TAIL bytes of stderr */
 	size_t tail_len;
 	uint64_t err_total, requests, responses;
@@ -288,7 +289,7 @@ static void *reader_main(void *arg)
 		if (stop) {
 			/* A violation: the tree goes now, not at the end of the run. */
 			if (broken)
-				a->killed_on_violation = agsbx_session_end(a->sess, &a->killed_child, &(int){ 0 });
+				a->killed_on_violation = agsbx_session_end(a->sess, &a->killed_child, &a->wstatus);
 			return NULL;
 		}
 		struct pollfd pf[3] = { { .fd = a->stop_efd, .events = POLLIN },
@@ -404,6 +405,7 @@ static int request(struct ext_adapter *a, struct ext_pending *p, const char *op,
 struct waiting {
 	struct ext_pending *p, *cp;   /* the request and its cancel */
 	uint64_t deadline, cancel_deadline;
+	int64_t deadline_ms;
 	int cancel_fd;
 	const char *exec_id;
 };
@@ -423,7 +425,7 @@ static bool wait_step(struct ext_adapter *a, struct waiting *w, const char *op)
 		bool c = !cdone && now >= w->cancel_deadline;
 		ext_violation(a, EXT_R_TIMEOUT, NULL, "%s (id %lld) not answered within %lld ms", c ? "cancel" : op,
 			      (long long)(c ? w->cp->id : w->p->id),
-			      (long long)(c ? EXT_DEADLINE_MS : (long long)((w->deadline - w->cancel_deadline) / 1000)));
+			      (long long)(c ? EXT_DEADLINE_MS : w->deadline_ms));
 		return false;
 	}
 	struct pollfd pf[3] = { { .fd = w->p->efd, .events = POLLIN },
@@ -444,7 +446,8 @@ int ext_call(struct ext_adapter *a, const char *op, json_t *fields, int64_t dead
 	     const char *exec_id, json_t **resp, struct agsbx_failure *fail)
 {
 	*resp = NULL;
-	struct waiting w = { .cancel_fd = exec_id ? cancel_fd : -1, .exec_id = exec_id, .cancel_deadline = UINT64_MAX };
+	struct waiting w = { .cancel_fd = exec_id && cancel_fd > 2 ? cancel_fd : -1, .exec_id = exec_id, .cancel_deadline = UINT64_MAX,
+			     .deadline_ms = deadline_ms };
 	w.p = pending_add(a);
 	if (!w.p) {
 		json_decref(fields);
@@ -642,7 +645,7 @@ json_t *ext_adapter_finish(struct ext_adapter *a, struct agsbx_failure *defect)
 		pump_stderr(a, &err_open);
 	}
 	bool child_killed = a->killed_child;
-	int wstatus = 0;
+	int wstatus = a->wstatus;
 	unsigned killed = a->killed_on_violation;
 	if (!a->broken) {
 		killed = agsbx_session_end(a->sess, &child_killed, &wstatus);
