@@ -48,6 +48,7 @@ struct ext_adapter {
 	char vmsg[512];
 	json_t *voffending;
 	bool shutdown_answered;
+	bool shutdown_asked;          /* an exit after this is the expected one */
 	unsigned killed_on_violation;
 	bool killed_child;
 	int wstatus;
@@ -269,7 +270,9 @@ static void pump_stderr(struct ext_adapter *a, bool *open)
 static void check_exit(struct ext_adapter *a, bool out_open)
 {
 	pthread_mutex_lock(&a->lock);
-	bool expected = a->shutdown_answered || a->broken;
+	/* shutdown_answered is set by the caller after the answer is taken,
+	 * which can be after the reader already saw the exit. */
+	bool expected = a->shutdown_answered || a->shutdown_asked || a->broken;
 	pthread_mutex_unlock(&a->lock);
 	if (expected || (out_open && !agsbx_session_exited(a->sess)))
 		return;
@@ -595,6 +598,9 @@ static void shut_down(struct ext_adapter *a)
 {
 	json_t *resp = NULL;
 	struct agsbx_failure f = { 0 };
+	pthread_mutex_lock(&a->lock);
+	a->shutdown_asked = true;
+	pthread_mutex_unlock(&a->lock);
 	if (ext_call(a, "shutdown", NULL, EXT_DEADLINE_MS, -1, NULL, &resp, &f) == 0) {
 		pthread_mutex_lock(&a->lock);
 		a->shutdown_answered = true;

@@ -295,13 +295,17 @@ static json_t *grant_json(const struct agsbx_grant *g)
 	return json_pack("{s:s, s:s, s:o, s:o}", "id", g->id, "area", g->area, "roots", roots, "files", files);
 }
 
-int ext_refusal(const json_t *r, const char *op, struct agsbx_failure *fail)
+int ext_refusal(const json_t *r, const char *const *declared, const char *op, struct agsbx_failure *fail)
 {
-	/* The reader admitted the reason: it is in the declared or generic set. */
-	const char *reason = json_string_value(json_object_get(r, "reason"));
+	/* The reader admitted the reason: it is in the declared or generic set.
+	 * fail->reason must outlive r: the static or interned copy is used. */
+	const char *said = json_string_value(json_object_get(r, "reason")), *reason = EXT_R_PROTOCOL;
 	static const char *const known[] = { "config_invalid", "grant_invalid", "released", "unsupported", NULL };
-	for (const char *const *k = known; *k; k++)
-		if (strcmp(*k, reason) == 0)
+	for (const char *const *k = known; said && *k; k++)
+		if (strcmp(*k, said) == 0)
+			reason = *k;
+	for (const char *const *k = declared; said && k && *k; k++)
+		if (strcmp(*k, said) == 0)
 			reason = *k;
 	agsbx_fail(fail, reason, "%s refused: %s", op, json_string_value(json_object_get(r, "message")));
 	return -EPERM;
@@ -329,7 +333,7 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 		return -EPROTO;
 	_cleanup_json_ json_t *guard = r;
 	if (!json_is_true(json_object_get(r, "ok")))
-		return ext_refusal(r, "ensure", fail);
+		return ext_refusal(r, in->ops.reasons, "ensure", fail);
 	const char *hs = json_string_value(json_object_get(r, "handle"));
 	if (!hs || !json_is_object(json_object_get(r, "meta"))) {
 		ext_violation(a, EXT_R_PROTOCOL, r, "ensure: handle or meta missing or mistyped");
