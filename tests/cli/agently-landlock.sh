@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Agently's own Landlock provider through collect, as the unprivileged user,
+# via the Agently adapter (the acceptance command). What it really does
+# (docs/providers/agently.md, worked example): the filesystem rules hold for
+# the payload, but its cleanup is process-group based, so a detached
+# grandchild that keeps the output pipes makes a cancelled (or timed-out)
+# call never return: the adapter cannot answer, the harness's deadline
+# fires (adapter_timeout) and the provider is defective.
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/agently.sh"
+agently_require_src
+abi=$(/usr/bin/python3 -c 'import ctypes; l=ctypes.CDLL(None,use_errno=True); print(l.syscall(444,None,0,1))')
+[[ $abi -ge 1 ]] || skip "landlock" 1 "the kernel reports no Landlock ABI ($abi)"
+
+stage=$(agently_stage)
+out=$(t_tmpdir out)
+# The acceptance command as given (every default provider plus the declared one).
+agently_collect "$stage" landlock "$out/ll.json"
+P=landlock
+[[ $AG_RC == 1 ]] || { tail -n 30 "$out/ll.json.log" >&2; fail "exit $AG_RC, want 1 (a provider defect)"; }
+[[ $(ag_jq "$out/ll.json" $P .kind) == external ]] || fail "kind"
+[[ $(ag_jq "$out/ll.json" $P .verdict) == defective ]] || fail "verdict $(ag_jq "$out/ll.json" $P .verdict)"
+[[ $(ag_jq "$out/ll.json" $P .reason) == adapter_timeout ]] || fail "reason $(ag_jq "$out/ll.json" $P .reason)"
+failing=$(ag_jq "$out/ll.json" $P '.failing_checks | sort | join(",")')
+[[ $failing == adapter.protocol,lifecycle.cancel_cleanup,lifecycle.timeout_cleanup ]] || fail "failing checks: $failing"
+pass "landlock: defective, failing exactly $failing"
+
+# Why: the cancelled spawn-detached run never came back (the grandchild
+# holds stdout/stderr); timeout_cleanup then found the adapter broken.
+ag_expect "$out/ll.json" $P adapter.protocol fail '^adapter_timeout: execute \(id [0-9]+\) not answered'
+ag_expect "$out/ll.json" $P lifecycle.cancel_cleanup fail 'provider refused to execute'
+[[ $(ag_jq "$out/ll.json" $P '.checks[] | select(.id=="lifecycle.cancel_cleanup") | .observations[0] | "\(.refused) \(.argv[1])"') \
+   == "adapter_timeout spawn-detached" ]] || fail "cancel_cleanup observation"
+[[ $(ag_jq "$out/ll.json" $P '.declared.adapter.violation.reason') == adapter_timeout ]] || fail "adapter record"
+pass "landlock: the cancelled run with a detached grandchild never returned (adapter_timeout)"
+
+# What it does enforce: Landlock's filesystem rules and no_new_privs.
+for c in fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_grant_denied \
+         fs.symlink_escape_denied fs.remount_denied priv.no_escalation output.bounded \
+         lifecycle.consistent probe.truthful capabilities.truthful; do
+  ag_expect "$out/ll.json" $P $c pass
+done
+ag_expect "$out/ll.json" $P fs.host_read_denied pass 'denied inside \(EACCES\)'
+ag_expect "$out/ll.json" $P output.bounded pass 'captured 65536/65536 bytes \(limit 65536\), truncation flags set/set'
+for c in proc.contained net.egress_denied net.namespace_distinct syscalls.restricted; do
+  ag_expect "$out/ll.json" $P $c not_claimed
+done
+ag_expect "$out/ll.json" $P proc.contained not_claimed 'VISIBLE inside'
+[[ $(ag_jq "$out/ll.json" $P .probe.facts.system_abi) == "$abi" ]] || fail "system_abi is not the kernel's $abi"
+[[ $(ag_jq "$out/ll.json" $P '.claims | "\(.host_filesystem_restricted) \(.process_contained) \(.network)"') \
+   == "true false inherited" ]] || fail "claims"
+pass "landlock: filesystem checks pass, unclaimed axes observed and recorded, ABI $abi matches the host"
+
+# The built-in providers ran beside it, untouched by the declaration.
+[[ $(jq -r '.providers[] | select(.id=="landlock") | .verdict' "$out/ll.json") == conformant ]] \
+  || fail "the built-in landlock provider is not conformant next to the adapter"
+ag_no_leftovers landlock
+pass "landlock: nothing of the run remains"
