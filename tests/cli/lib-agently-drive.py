@@ -2,7 +2,9 @@
 """Drives the Agently adapter over agsbx-external/1 directly (no harness) and
 asserts its mappings: limits per execute, whole-second timeouts shown as 124
 with timed_out inferred, cancel, health/execute forwarded after release,
-Agently's step validation and TOCTOU guard as refusals.
+Agently's step validation and TOCTOU guard as refusals; and, beside them,
+upstream's process-group cleanup defect (a timed-out run whose detached
+grandchild keeps the pipes returns only once that process is killed).
 
     lib-agently-drive.py PROVIDER ADAPTER AGENTLY_SRC PAYLOAD WORKDIR
 
@@ -84,9 +86,18 @@ def make_area(work, payload):
     return area, dst, grant
 
 
-def stdout_json(res):
-    text = base64.b64decode(res["stdout_b64"]).decode()
-    return json.loads(text.splitlines()[0]) if text.strip() else {}
+def kill_marker(marker):
+    """SIGKILLs this user's processes whose cmdline holds marker; a count."""
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    os.kill(int(pid), 9)
+                    n += 1
+        except OSError:
+            continue
+    return n
 
 
 def main():
@@ -142,6 +153,22 @@ def main():
             and r["meta"]["adapter"]["timeout_s"] == 1 and took >= 1.0):
         fail(f"timeout: {r['exit_code']} {r['timed_out']} {r['inferred']} after {took:.2f}s")
     ok(f"{provider}: timeout 300 ms ran as 1 s, returncode 124, timed_out inferred ({took:.1f} s)")
+
+    # The defect: a detached grandchild (new session, deaf to SIGTERM) keeps
+    # the output pipes, so the timed-out call does not return at all; it
+    # returns once that process is gone.
+    marker = f"drive-marker-d-{provider}-{os.getpid()}"
+    ready = os.path.join(area, "output", "ready-d")
+    rid = execute(["spawn-detached", marker, ready], timeout_ms=300, exec_id="dx", wait=False)
+    with c.cond:
+        answered = c.cond.wait_for(lambda: rid in c.got, timeout=8)
+    if answered or not os.path.exists(ready):
+        fail(f"a detached grandchild's run answered ({answered}) or never started")
+    killed = kill_marker(marker)
+    r = c.wait(rid, 10)["result"]
+    if not (killed == 1 and r["exit_code"] == 124 and r["timed_out"] is True):
+        fail(f"after killing the escapee ({killed}): {r}")
+    ok(f"{provider}: a timed-out run whose detached grandchild holds the pipes returns only once it is killed")
 
     rid = execute(["linger", "drive-marker-c-" + provider], timeout_ms=20000, exec_id="cx", wait=False)
     time.sleep(0.5)
