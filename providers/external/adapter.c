@@ -607,6 +607,12 @@ static void shut_down(struct ext_adapter *a)
 		pthread_mutex_unlock(&a->lock);
 		if (!json_is_true(json_object_get(resp, "ok")))
 			ext_violation(a, EXT_R_PROTOCOL, resp, "shutdown refused");
+		/* No more requests: EOF on its stdin (a pipeline adapter's
+		 * first stage ends only on that). */
+		pthread_mutex_lock(&a->wlock);
+		close(a->in_fd);
+		a->in_fd = -1;
+		pthread_mutex_unlock(&a->wlock);
 	}
 	json_decref(resp);
 	uint64_t until = agsbx_now_us() + (uint64_t)EXT_DEADLINE_MS * 1000;

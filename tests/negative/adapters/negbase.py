@@ -89,7 +89,10 @@ def release(q):
 OPS = {
     "hello": lambda q: {"protocol": 1, "provider": {"name": "negative-control", "version": "0"},
                         "reasons": ["ready"], "config_keys": []},
-    "probe": lambda q: {"available": True, "reason": "ready", "capabilities": CAPS[0], "facts": {}},
+    # What the adapter itself sees (the transport rules, checked by tests).
+    "probe": lambda q: {"available": True, "reason": "ready", "capabilities": CAPS[0],
+                        "facts": {"uid": os.getuid(), "cwd": os.getcwd(), "env": sorted(os.environ),
+                                  "cwd_entries": len(os.listdir("."))}},
     "ensure": ensure, "release": release, "cancel": cancel, "shutdown": lambda q: {},
     "health": lambda q: {"status": "ready" if q["handle"] in handles else "unhealthy"},
 }

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The NEGATIVE-CONTROL adapters (tests/negative/adapters/) through
+# `collect --adapter`, as the unprivileged test user: each one breaks
+# agsbx-external/1 in exactly one way and must come out `defective` with its
+# specific reason, within its deadline (collect never hangs), in a valid
+# bundle, with nothing of it left running. The adapters run each payload
+# directly on the host, so the liar's lies are caught by the real checks;
+# neg-argv0 isolates only argv[0] == payload (the argv[0] variants catch it).
+source "$(dirname "$0")/../lib/common.sh"
+
+command -v jq >/dev/null || skip jq 1 "jq is not installed"
+have_test_user || skip "test user" 1 "needs root and the user $AGSBX_TEST_USER"
+[[ -x $AGSBX_BIN ]] || fail "$AGSBX_BIN not built"
+$PY -c 'import jsonschema' 2>/dev/null || skip jsonschema 1 "python3-jsonschema is not installed"
+
+stage=$(t_stage_for_user)
+adapters=$(t_tmpdir adapters)
+install -m 0644 "$AGSBX_SOURCE_DIR"/tests/negative/adapters/*.py "$adapters/"
+w=$(t_tmpdir extneg)
+chown "$AGSBX_TEST_USER:" "$w"
+
+# p FILTER: of the provider of the last neg run.
+p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
+
+# neg NAME: collects neg-NAME.py as the test user; sets $F, $MARK.
+neg() {
+  local n=$1
+  N=$n
+  MARK="agsbx-negadapter-$n-$$-$RANDOM"
+  F="$w/$n.json"
+  set +e
+  # A generous hang guard, not a timing assertion: collect must end by itself.
+  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
+    --timeout-ms 1000 --jobs 2 --provider "$n" --adapter "$n=python3 $adapters/neg-$n.py $MARK" 2>"$w/$n.err"
+  local rc=$?
+  set -e
+  [[ $rc == 1 ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $rc, want 1 (defect)"; }
+  [[ -s $F ]] || fail "$n: no bundle"
+  [[ $(p .verdict) == defective ]] || fail "$n: verdict $(p .verdict)"
+  [[ $(p .kind) == external ]] || fail "$n: kind $(p .kind)"
+  [[ $(p '.declared.argv[0]') == python3 && $(p '.declared.argv[2]') == "$MARK" ]] || fail "$n: argv not recorded"
+  $PY - "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "$F" <<'EOF' || fail "$n: bundle not schema-valid"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+EOF
+  local left
+  left=$(marker_processes "$MARK")
+  [[ -z $left ]] || fail "$n: processes left running: $left"
+}
+
+# reason_is NAME REASON: the provider's reason and the failing adapter.protocol check.
+reason_is() {
+  [[ $(p .reason) == "$2" ]] || fail "$1: reason $(p .reason), want $2"
+  [[ $(p '.declared.adapter.violation.reason') == "$2" ]] || fail "$1: violation $(p '.declared.adapter.violation.reason')"
+  p '.failing_checks | index("adapter.protocol")' | grep -qv null || fail "$1: adapter.protocol not failing"
+  [[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == fail ]] || fail "$1: adapter.protocol check"
+}
+
+# The liar: well-formed protocol, every axis claimed, nothing enforced.
+neg liar
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "liar: protocol should be clean"
+for c in capabilities.truthful fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied proc.contained \
+         net.namespace_distinct; do
+  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "liar: $c did not fail"
+done
+[[ $(p '.checks[] | select(.id=="fs.host_read_denied") | .facts.secret_in_output') == true ]] || fail "liar: leak not recorded"
+# What the adapter said is labelled as the adapter's.
+[[ $(p '.probe.facts.adapter_supplied') == true ]] || fail "liar: probe facts not labelled"
+[[ $(p '[.checks[].observations[] | select(.meta) | .meta.adapter.supplied_by_adapter] | length > 5 and all') == true ]] \
+  || fail "liar: result meta not labelled"
+# The transport: started as the test user, in a fresh empty dir, minimal env.
+[[ $(p .probe.facts.uid) == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "liar: adapter uid $(p .probe.facts.uid)"
+[[ $(p .probe.facts.cwd_entries) == 0 ]] || fail "liar: adapter dir not empty"
+[[ $(p '.probe.facts.cwd') == /tmp/agsbx-adapter-* ]] || fail "liar: adapter cwd $(p .probe.facts.cwd)"
+[[ $(p '.probe.facts.env | join(",")') == AGSBX_EXTERNAL_PROTOCOL,HOME,LANG,PATH ]] || fail "liar: env $(p '.probe.facts.env|join(",")')"
+[[ ! -e $(p .probe.facts.cwd) ]] || fail "liar: adapter dir not removed"
+pass "liar: defective through the real checks (capabilities.truthful + attacks); transport as specified"
+
+neg hang
+reason_is hang adapter_timeout
+p '.declared.adapter.violation.message' | grep -q 'execute (id [0-9]*) not answered within 6000 ms' \
+  || fail "hang: message $(p .declared.adapter.violation.message)"
+[[ $(p '.declared.adapter.exit.killed') == true ]] || fail "hang: adapter not killed"
+pass "hang: adapter_timeout at timeout_ms + 5 s, killed"
+
+neg slow
+reason_is slow adapter_timeout
+pass "slow: a late answer is adapter_timeout"
+
+neg garbage
+reason_is garbage adapter_protocol_error
+[[ $(p '.declared.adapter.violation.offending') == *"not json"* ]] || fail "garbage: offending line not kept"
+[[ $(p .verdict) == defective && $(p .probe.available) == false ]] || fail "garbage: probe not failed"
+pass "garbage: adapter_protocol_error with the offending line (escaped)"
+
+neg exit
+reason_is exit adapter_exited
+p '.declared.adapter.violation.message' | grep -q 'exited with status 3' || fail "exit: status not reported"
+p '.declared.adapter.stderr_tail' | grep -q 'dying mid-execute' || fail "exit: stderr tail not kept"
+pass "exit: adapter_exited with its status and stderr tail"
+
+neg leak
+reason_is leak adapter_leftover
+[[ $(p '.declared.adapter.killed_processes') -ge 1 ]] || fail "leak: nothing counted"
+[[ $(p '.declared.adapter.exit.exit_status') == 0 ]] || fail "leak: adapter did not exit cleanly"
+pass "leak: the detached process is a leftover, killed and counted"
+
+# Policy keyed on argv[0]: the payload is isolated, an interpreter is not.
+# The direct attacks pass; the /bin/sh and /usr/bin/env variants fail them.
+neg argv0
+for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
+  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "argv0: $c did not fail"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv_variants[0].outcome") == denied ]] || fail "argv0: $c direct not denied"
+  [[ $(p ".checks[] | select(.id==\"$c\") | [.facts.argv_variants[1:][].outcome] | join(\",\")") == ALLOWED,ALLOWED ]] \
+    || fail "argv0: $c variants not ALLOWED"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv0_tried[1:] | join(\",\")") == /bin/sh,/usr/bin/env ]] \
+    || fail "argv0: $c argv0_tried"
+done
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean"
+pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
