@@ -2,10 +2,11 @@
 # Agently's own Landlock provider through collect, as the unprivileged user,
 # via the Agently adapter (the acceptance command). What it really does
 # (docs/providers/agently.md, worked example): the filesystem rules hold for
-# the payload, but its cleanup is process-group based, so a detached
-# grandchild that keeps the output pipes makes a cancelled (or timed-out)
-# call never return: the adapter cannot answer, the harness's deadline
-# fires (adapter_timeout) and the provider is defective.
+# the payload itself, but they are derived from argv[0] (read access to
+# which(argv[0])/../..), so with /bin/sh as argv[0] all of / is readable;
+# and its cleanup is process-group based, so a detached grandchild that
+# keeps the output pipes makes a cancelled (or timed-out) call never return:
+# the adapter cannot answer, the harness's deadline fires (adapter_timeout).
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/agently.sh"
 agently_require_src
@@ -22,7 +23,8 @@ P=landlock
 [[ $(ag_jq "$out/ll.json" $P .verdict) == defective ]] || fail "verdict $(ag_jq "$out/ll.json" $P .verdict)"
 [[ $(ag_jq "$out/ll.json" $P .reason) == adapter_timeout ]] || fail "reason $(ag_jq "$out/ll.json" $P .reason)"
 failing=$(ag_jq "$out/ll.json" $P '.failing_checks | sort | join(",")')
-[[ $failing == adapter.protocol,lifecycle.cancel_cleanup,lifecycle.timeout_cleanup ]] || fail "failing checks: $failing"
+want=adapter.protocol,capabilities.truthful,fs.host_read_denied,fs.symlink_escape_denied,lifecycle.cancel_cleanup,lifecycle.timeout_cleanup
+[[ $failing == "$want" ]] || fail "failing checks: $failing, want $want"
 pass "landlock: defective, failing exactly $failing"
 
 # Why: the cancelled spawn-detached run never came back (the grandchild
@@ -34,13 +36,21 @@ ag_expect "$out/ll.json" $P lifecycle.cancel_cleanup fail 'provider refused to e
 [[ $(ag_jq "$out/ll.json" $P '.declared.adapter.violation.reason') == adapter_timeout ]] || fail "adapter record"
 pass "landlock: the cancelled run with a detached grandchild never returned (adapter_timeout)"
 
-# What it does enforce: Landlock's filesystem rules and no_new_privs.
-for c in fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_grant_denied \
-         fs.symlink_escape_denied fs.remount_denied priv.no_escalation output.bounded \
-         lifecycle.consistent probe.truthful capabilities.truthful; do
+# Why the reads fail: denied for the payload and through /usr/bin/env, but
+# through /bin/sh the rules include read access to / (which(/bin/sh)/../..).
+for c in fs.host_read_denied fs.symlink_escape_denied; do
+  ag_expect "$out/ll.json" $P $c fail '\(EACCES\) \[via /bin/sh: ALLOWED, via /usr/bin/env: denied\]'
+  [[ $(ag_jq "$out/ll.json" $P ".checks[] | select(.id==\"$c\") | .facts.argv_variants | map(\"\(.argv0 | sub(\".*/\"; \"\")):\(.outcome)\") | join(\" \")") \
+     == "agsbx-payload:denied sh:ALLOWED env:denied" ]] || fail "$c argv variants"
+done
+ag_expect "$out/ll.json" $P capabilities.truthful fail 'OVERCLAIM \["host_filesystem_restricted"\]'
+pass "landlock: the canary is readable with /bin/sh as argv[0] (policy from argv[0]); host_filesystem_restricted overclaimed"
+
+# What it does enforce: writes, no_new_privs, output bounds.
+for c in fs.grant_write fs.host_write_denied fs.readonly_grant_denied fs.remount_denied \
+         priv.no_escalation output.bounded lifecycle.consistent probe.truthful; do
   ag_expect "$out/ll.json" $P $c pass
 done
-ag_expect "$out/ll.json" $P fs.host_read_denied pass 'denied inside \(EACCES\)'
 ag_expect "$out/ll.json" $P output.bounded pass 'captured 65536/65536 bytes \(limit 65536\), truncation flags set/set'
 for c in proc.contained net.egress_denied net.namespace_distinct syscalls.restricted; do
   ag_expect "$out/ll.json" $P $c not_claimed
@@ -49,7 +59,7 @@ ag_expect "$out/ll.json" $P proc.contained not_claimed 'VISIBLE inside'
 [[ $(ag_jq "$out/ll.json" $P .probe.facts.system_abi) == "$abi" ]] || fail "system_abi is not the kernel's $abi"
 [[ $(ag_jq "$out/ll.json" $P '.claims | "\(.host_filesystem_restricted) \(.process_contained) \(.network)"') \
    == "true false inherited" ]] || fail "claims"
-pass "landlock: filesystem checks pass, unclaimed axes observed and recorded, ABI $abi matches the host"
+pass "landlock: writes denied, unclaimed axes observed and recorded, ABI $abi matches the host"
 
 # The built-in providers ran beside it, untouched by the declaration.
 [[ $(jq -r '.providers[] | select(.id=="landlock") | .verdict' "$out/ll.json") == conformant ]] \
