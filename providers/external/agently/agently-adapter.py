@@ -388,10 +388,10 @@ def map_result(res: dict, duration_us: int, timeout_s: int, limit: int) -> tuple
     err, lossy_err, cut_err = encode_stream(res.get("stderr"), limit)
     inferred += ["stdout_b64"] * lossy_out + ["stderr_b64"] * lossy_err
     inferred += ["stdout_truncated"] * cut_out + ["stderr_truncated"] * cut_err
-    stderr_truncated = bool(res.get("stderr_truncated")) or cut_err
-    # No timed-out flag upstream: a timeout is returncode 124 with
+    # No timed-out flag upstream: a timeout is returncode 124 with its own
     # stderr_truncated forced true, after at least the timeout.
-    timed_out = rc == 124 and stderr_truncated and duration_us >= timeout_s * 1_000_000
+    timed_out = rc == 124 and res.get("stderr_truncated") is True and duration_us >= timeout_s * 1_000_000
+    stderr_truncated = bool(res.get("stderr_truncated")) or cut_err
     return {
         "exit_code": exit_code, "signal": sig, "timed_out": timed_out, "cancelled": False,
         "stdout_b64": out, "stderr_b64": err,
