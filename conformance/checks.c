@@ -685,6 +685,23 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	agsbx_probe_clear(&p);
 }
 
+/* An unavailable provider whose reason asserts a host condition the
+ * harness can decide: the harness's own probe must not show the opposite.
+ * Both facts go into facts.host_condition. */
+static bool blocked_reason_true(const struct check_env *env, const struct agsbx_probe *p, json_t *facts)
+{
+	const char *cond = p->available ? NULL : agsbx_reason_condition(env->ops, p->reason);
+	if (!cond)
+		return true;
+	json_t *how = json_object();
+	int holds = agsbx_hostcond_decide(env, cond, how);
+	json_object_set_new(facts, "host_condition",
+			    json_pack("{s:s, s:s, s:b, s:o, s:o}", "reason", p->reason, "condition", cond,
+				      "provider_says", 1, "harness_observed", holds < 0 ? json_null() : json_boolean(holds),
+				      "how", how));
+	return holds != 0;
+}
+
 static void probe_truthful(const struct check_env *env, struct check_out *out)
 {
 	const struct agsbx_probe *p = env->probe;
@@ -718,10 +735,12 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 		json_object_set_new(compared, shared[i].fact, json_boolean(eq));
 	}
 	json_object_set_new(out->facts, "facts_match_host", compared);
-	out->observed_pass = in_set && consistent && stable && facts_ok;
-	check_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s",
+	bool host_agrees = blocked_reason_true(env, p, out->facts);
+	out->observed_pass = in_set && consistent && stable && facts_ok && host_agrees;
+	check_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s%s",
 		     p->reason ? p->reason : "(none)", in_set ? "is in" : "is NOT in", consistent ? "<=>" : "does NOT match",
-		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes");
+		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes",
+		     host_agrees ? "" : "; the host does NOT have the condition the reason asserts");
 	agsbx_probe_clear(&again);
 }
 

@@ -72,6 +72,13 @@ int sandbox_op_via(const struct check_env *env, struct check_out *out, struct ag
  * user the sandbox runs as (role "control"). */
 int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
 
+/* Host conditions (conformance/hostcond.c): the condition a provider's
+ * reason asserts (ops->reason_conds), or NULL; and the harness's own
+ * decision as the sandbox user: 1 holds, 0 does not, -1 undecidable (how
+ * it was decided goes into how). */
+const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
+int agsbx_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
+
 bool result_ok(const json_t *result);
 const char *result_errno(const json_t *result);
 bool run_output_contains(const struct agsbx_run_result *r, const char *needle);

@@ -48,7 +48,7 @@ struct ext_adapter {
 	char vmsg[512];
 	json_t *voffending;
 	bool shutdown_answered;
-	bool shutdown_asked;          /* an exit after this is the expected one */
+	json_int_t shutdown_id;       /* the shutdown request, once sent */
 	unsigned killed_on_violation;
 	bool killed_child;
 	int wstatus;
@@ -191,12 +191,16 @@ static void handle_line(struct ext_adapter *a, const char *line, size_t len)
 	pthread_mutex_lock(&a->lock);
 	json_int_t n = json_integer_value(id);
 	struct ext_pending *p = a->shutdown_answered ? NULL : pending_find(a, n);
+	bool after = a->shutdown_answered;
+	/* Here, not in the waiting thread: the adapter may exit right after
+	 * this line, before that thread runs. */
+	if (p && p->id == a->shutdown_id)
+		a->shutdown_answered = true;
 	if (p) {
 		p->resp = json_incref(j);
 		a->responses++;
 		wake(p->efd);
 	}
-	bool after = a->shutdown_answered;
 	json_int_t issued = a->next_id;
 	pthread_mutex_unlock(&a->lock);
 	if (after)
@@ -270,9 +274,7 @@ static void pump_stderr(struct ext_adapter *a, bool *open)
 static void check_exit(struct ext_adapter *a, bool out_open)
 {
 	pthread_mutex_lock(&a->lock);
-	/* shutdown_answered is set by the caller after the answer is taken,
-	 * which can be after the reader already saw the exit. */
-	bool expected = a->shutdown_answered || a->shutdown_asked || a->broken;
+	bool expected = a->shutdown_answered || a->broken;
 	pthread_mutex_unlock(&a->lock);
 	if (expected || (out_open && !agsbx_session_exited(a->sess)))
 		return;
@@ -394,6 +396,11 @@ static int request(struct ext_adapter *a, struct ext_pending *p, const char *op,
 	json_t *req = fields ? fields : json_object();
 	json_object_set_new(req, "id", json_integer(p->id));
 	json_object_set_new(req, "op", json_string(op));
+	if (strcmp(op, "shutdown") == 0) {
+		pthread_mutex_lock(&a->lock);
+		a->shutdown_id = p->id;
+		pthread_mutex_unlock(&a->lock);
+	}
 	int r = send_line(a, req, deadline_us);
 	json_decref(req);
 	if (r == -ETIMEDOUT)
@@ -426,9 +433,11 @@ static bool wait_step(struct ext_adapter *a, struct waiting *w, const char *op)
 		until = w->cancel_deadline;
 	if (now >= until) {
 		bool c = !cdone && now >= w->cancel_deadline;
-		ext_violation(a, EXT_R_TIMEOUT, NULL, "%s (id %lld) not answered within %lld ms", c ? "cancel" : op,
-			      (long long)(c ? w->cp->id : w->p->id),
-			      (long long)(c ? EXT_DEADLINE_MS : w->deadline_ms));
+		uint64_t sent = c ? w->cancel_deadline - (uint64_t)EXT_DEADLINE_MS * 1000
+				  : w->deadline - (uint64_t)w->deadline_ms * 1000;
+		ext_violation(a, EXT_R_TIMEOUT, NULL, "%s (id %lld) not answered within %lld ms (detected after %llu ms)",
+			      c ? "cancel" : op, (long long)(c ? w->cp->id : w->p->id),
+			      (long long)(c ? EXT_DEADLINE_MS : w->deadline_ms), (unsigned long long)((now - sent) / 1000));
 		return false;
 	}
 	struct pollfd pf[3] = { { .fd = w->p->efd, .events = POLLIN },
@@ -598,13 +607,7 @@ static void shut_down(struct ext_adapter *a)
 {
 	json_t *resp = NULL;
 	struct agsbx_failure f = { 0 };
-	pthread_mutex_lock(&a->lock);
-	a->shutdown_asked = true;
-	pthread_mutex_unlock(&a->lock);
 	if (ext_call(a, "shutdown", NULL, EXT_DEADLINE_MS, -1, NULL, &resp, &f) == 0) {
-		pthread_mutex_lock(&a->lock);
-		a->shutdown_answered = true;
-		pthread_mutex_unlock(&a->lock);
 		if (!json_is_true(json_object_get(resp, "ok")))
 			ext_violation(a, EXT_R_PROTOCOL, resp, "shutdown refused");
 		/* No more requests: EOF on its stdin (a pipeline adapter's

@@ -118,3 +118,18 @@ for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
 done
 [[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean"
 pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
+
+# A blocked reason the host contradicts: "user namespaces are blocked" on a
+# host where the test user can create one (the harness's own probe, as that
+# user) fails probe.truthful, with both facts in the bundle.
+if as_user unshare --user --map-root-user --mount true 2>/dev/null; then
+  neg blocked
+  [[ $(p '.checks[] | select(.id=="probe.truthful") | .verdict') == fail ]] || fail "blocked: probe.truthful did not fail"
+  hc='.checks[] | select(.id=="probe.truthful") | .facts.host_condition'
+  [[ $(p "$hc.condition") == userns_blocked && $(p "$hc.provider_says") == true && $(p "$hc.harness_observed") == false ]] \
+    || fail "blocked: host_condition facts $(p "$hc")"
+  [[ $(p "$hc.how.as_uid") == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "blocked: not decided as the test user"
+  pass "blocked: a userns_blocked reason on a host that allows user namespaces fails probe.truthful"
+else
+  skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
+fi

@@ -37,7 +37,7 @@ set -e
 p() { jq -r ".providers[] | select(.id == \"bwx\") | $1" "$w/ex.json"; }
 [[ $(p .verdict) == conformant ]] || fail "example: verdict $(p .verdict), failing $(p '.failing_checks|join(",")')"
 [[ $(p .kind) == external ]] || fail "example: kind"
-[[ $(p '.declared.argv | length') == 4 && $(p '.declared.argv[3]') == "$MARK" ]] || fail "example: argv $(p -c .declared.argv)"
+[[ $(p '.declared.argv | length') == 4 && $(p '.declared.argv[3]') == "$MARK" ]] || fail "example: argv $(p '.declared.argv | join(" ")')"
 [[ $(p .declared.command) == "$cmd" ]] || fail "example: command as given not recorded"
 [[ $(p .declared.hello.provider.name) == bwrap-example ]] || fail "example: hello not recorded"
 [[ $(p .declared.adapter.exit.exit_status) == 0 && $(p .declared.adapter.violation) == null ]] || fail "example: adapter exit"
