@@ -6,8 +6,9 @@
 # never recreates the /lib64 and /lib symlinks, so the ELF interpreter of
 # /usr/bin/true (/lib64/ld-linux-x86-64.so.2) is missing inside and bwrap's
 # exec fails with ENOENT; the provider calls that bwrap_user_namespace_blocked and refuses.
-# The verdict is "blocked", and this test shows independently that user
-# namespaces work for the same user.
+# The harness's own probe of that host condition, as the same user, finds
+# user namespaces working: probe.truthful fails, the provider is defective.
+# This test also shows it independently with bwrap itself.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/agently.sh"
 agently_require_src
@@ -18,17 +19,21 @@ stage=$(agently_stage)
 out=$(t_tmpdir out)
 agently_collect "$stage" bubblewrap "$out/bw.json" --provider agently-bubblewrap
 P=bubblewrap
-[[ $AG_RC == 0 ]] || { tail -n 30 "$out/bw.json.log" >&2; fail "exit $AG_RC, want 0 (blocked is not a defect)"; }
-[[ $(ag_jq "$out/bw.json" $P .verdict) == blocked ]] || fail "verdict $(ag_jq "$out/bw.json" $P .verdict)"
+[[ $AG_RC == 1 ]] || { tail -n 30 "$out/bw.json.log" >&2; fail "exit $AG_RC, want 1 (a false blocked reason is a defect)"; }
+[[ $(ag_jq "$out/bw.json" $P .verdict) == defective ]] || fail "verdict $(ag_jq "$out/bw.json" $P .verdict)"
 [[ $(ag_jq "$out/bw.json" $P .reason) == bwrap_user_namespace_blocked ]] || fail "reason"
-[[ $(ag_jq "$out/bw.json" $P '.failing_checks | length') == 0 ]] || fail "failing checks"
+[[ $(ag_jq "$out/bw.json" $P '.failing_checks | join(",")') == probe.truthful ]] \
+  || fail "failing checks: $(ag_jq "$out/bw.json" $P '.failing_checks | join(",")')"
 [[ $(ag_jq "$out/bw.json" $P .probe.detail) == *"bwrap: execvp /usr/bin/true: No such file or directory"* ]] \
   || fail "probe detail lacks what upstream's mechanism probe printed: $(ag_jq "$out/bw.json" $P .probe.detail)"
 ag_expect "$out/bw.json" $P fail.closed pass 'ensure refused with bwrap_user_namespace_blocked; payload never executed'
-ag_expect "$out/bw.json" $P probe.truthful pass
+ag_expect "$out/bw.json" $P probe.truthful fail 'the host does NOT have the condition the reason asserts'
+[[ $(ag_jq "$out/bw.json" $P '.checks[] | select(.id=="probe.truthful") | .facts.host_condition |
+      "\(.condition) \(.provider_says) \(.harness_observed) \(.how.as_uid)"') \
+   == "userns_blocked true false $(id -u "$AGSBX_TEST_USER")" ]] || fail "probe.truthful host_condition facts"
 ag_expect "$out/bw.json" $P adapter.protocol pass
 ag_expect "$out/bw.json" $P fs.host_read_denied blocked
-pass "bubblewrap: blocked as 'bwrap_user_namespace_blocked'; refuses work (fail.closed passes)"
+pass "bubblewrap: refuses as 'bwrap_user_namespace_blocked' (fail.closed passes); the harness finds userns working (probe.truthful fails)"
 
 # The reason is false: the same user creates user namespaces with the same
 # bwrap, once /lib64 and /lib exist inside; only the missing symlinks differ.
