@@ -54,6 +54,39 @@ START_TEST(test_sha256_file_refuses_fifo_and_dir)
 }
 END_TEST
 
+/* --adapter/--wrap commands: shell-like splitting, never a shell. */
+static void expect_words(const char *in, const char *const *want)
+{
+	char **v = NULL;
+	int n = agsbx_split_words(in, &v);
+	int k = 0;
+	while (want[k])
+		k++;
+	ck_assert_int_eq(n, k);
+	for (int i = 0; i < k; i++)
+		ck_assert_str_eq(v[i], want[i]);
+	ck_assert_ptr_null(v[k]);
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+START_TEST(test_split_words)
+{
+	expect_words("python3  a.py --x=1", (const char *const[]){ "python3", "a.py", "--x=1", NULL });
+	expect_words("sh -c 'a | b $HOME' \"x\\\"y\" z\\ w", (const char *const[]){ "sh", "-c", "a | b $HOME", "x\"y", "z w", NULL });
+	expect_words("'' \"\" a''b", (const char *const[]){ "", "", "ab", NULL });
+	expect_words("\"\\$\\a\"", (const char *const[]){ "$\\a", NULL });
+	expect_words("a\n\tb", (const char *const[]){ "a", "b", NULL });
+	expect_words("   ", (const char *const[]){ NULL });
+	char **v = NULL;
+	ck_assert_int_eq(agsbx_split_words("sh -c 'oops", &v), -EINVAL);
+	ck_assert_int_eq(agsbx_split_words("a \"b", &v), -EINVAL);
+	ck_assert_int_eq(agsbx_split_words("a\\", &v), -EINVAL);
+	ck_assert_ptr_null(v);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base-util");
@@ -61,6 +94,7 @@ int main(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_sha256_file_regular);
 	tcase_add_test(tc, test_sha256_file_refuses_fifo_and_dir);
+	tcase_add_test(tc, test_split_words);
 	suite_add_tcase(s, tc);
 	return agsbx_test_run_suite(s);
 }

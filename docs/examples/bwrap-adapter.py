@@ -40,7 +40,8 @@ def probe(q):
     ok = shutil.which("bwrap") is not None and subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/",
         "true"], capture_output=True).returncode == 0
     return {"available": ok, "reason": "ready" if ok else "bwrap_unusable", "capabilities": CAPS, "facts": {}}
-def ensure(q):
+def ensure(q):  # fail closed: no handle, hence no execution, without a working bwrap
+    if not probe(q)["available"]: return {"ok": False, "reason": "bwrap_unusable", "message": "bwrap fails here"}
     handles[h := f'{q["grant"]["id"]}-{next(ids)}'] = {r["role"]: r for r in q["grant"]["roots"]}
     return {"handle": h, "meta": {}}
 OPS = {"hello": lambda q: {"protocol": 1, "provider": {"name": "bwrap-example", "version": "1"},

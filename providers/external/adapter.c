@@ -68,6 +68,12 @@ static void wake(int efd)
 
 /* ---- violations ---- */
 
+/* The offending bytes, bounded and escaped (any bytes are safe). */
+static json_t *offending_excerpt(const char *data, size_t len)
+{
+	return agsbx_json_string_sanitized(data, len > EXT_OFFENDING_MAX ? EXT_OFFENDING_MAX : len);
+}
+
 static void violation_locked(struct ext_adapter *a, const char *reason, const json_t *offending, const char *msg)
 {
 	if (a->broken)
@@ -75,7 +81,15 @@ static void violation_locked(struct ext_adapter *a, const char *reason, const js
 	a->broken = true;
 	a->vreason = reason;
 	snprintf(a->vmsg, sizeof a->vmsg, "%s", msg);
-	a->voffending = offending ? json_deep_copy(offending) : NULL;
+	/* Always a bounded, escaped string: a response the caller found
+	 * wanting is dumped and cut like a raw line. */
+	if (json_is_string(offending)) {
+		a->voffending = json_incref((json_t *)offending);
+	} else if (offending) {
+		char *d = json_dumps(offending, JSON_COMPACT);
+		a->voffending = d ? offending_excerpt(d, strlen(d)) : NULL;
+		free(d);
+	}
 	for (struct ext_pending *p = a->pending; p; p = p->next)
 		wake(p->efd);
 	a->stop = true;
@@ -102,12 +116,6 @@ bool ext_broken(struct ext_adapter *a, struct agsbx_failure *fail)
 		agsbx_fail(fail, a->vreason, "%s", a->vmsg);
 	pthread_mutex_unlock(&a->lock);
 	return b;
-}
-
-/* The offending bytes, bounded and escaped (any bytes are safe). */
-static json_t *offending_excerpt(const char *data, size_t len)
-{
-	return agsbx_json_string_sanitized(data, len > EXT_OFFENDING_MAX ? EXT_OFFENDING_MAX : len);
 }
 
 static void protocol_error(struct ext_adapter *a, const char *line, size_t len, const char *fmt, ...)
@@ -206,7 +214,7 @@ static void handle_line(struct ext_adapter *a, const char *line, size_t len)
 	if (after)
 		return protocol_error(a, line, len, "output after shutdown");
 	if (!p)
-		return protocol_error(a, line, len, "%s id %lld", n > 0 && n < issued ? "duplicate" : "unknown",
+		return protocol_error(a, line, len, "%s id %lld", n > 0 && n <= issued ? "duplicate" : "unknown",
 				      (long long)n);
 }
 
@@ -287,11 +295,21 @@ static void *reader_main(void *arg)
 {
 	struct ext_adapter *a = arg;
 	bool out_open = true, err_open = true;
+	uint64_t recorded = 0;
 	for (;;) {
 		pthread_mutex_lock(&a->lock);
 		bool stop = a->stop, broken = a->broken;
 		pthread_mutex_unlock(&a->lock);
 		if (stop) {
+			/* Lines still in the pipe are judged too (output after
+			 * shutdown is a violation). */
+			for (int i = 0; !broken && out_open && i < 256; i++) {
+				struct pollfd pf = { .fd = a->out_fd, .events = POLLIN };
+				if (poll(&pf, 1, 0) <= 0)
+					break;
+				pump_stdout(a, &out_open);
+				broken = ext_broken(a, NULL);
+			}
 			/* A violation: the tree goes now, not at the end of the run. */
 			if (broken)
 				a->killed_on_violation = agsbx_session_end(a->sess, &a->killed_child, &a->wstatus);
@@ -305,7 +323,12 @@ static void *reader_main(void *arg)
 			pump_stdout(a, &out_open);
 		if (pr > 0 && pf[2].revents)
 			pump_stderr(a, &err_open);
-		agsbx_session_record(a->sess);
+		/* The tree walk reads /proc: once per tick, not per read. */
+		uint64_t now = agsbx_now_us();
+		if (now - recorded >= TICK_MS * 1000) {
+			agsbx_session_record(a->sess);
+			recorded = now;
+		}
 		check_exit(a, out_open);
 	}
 }

@@ -211,7 +211,7 @@ static int ext_execute(struct agsbx_handle *h, const struct agsbx_step *step, co
 		return -EPROTO;
 	_cleanup_json_ json_t *guard = r;
 	if (!json_is_true(json_object_get(r, "ok"))) {
-		return ext_refusal(r, h->ops->reasons, "execute", fail);
+		return ext_refusal(ext_instance_of(h->ops), r, "execute", fail);
 	}
 	rc = take_result(a, h, r, max, out, fail);
 	/* The harness's own clock; the adapter's figure is in meta. */

@@ -85,7 +85,7 @@ struct ext_handle {
 	unsigned long execs;
 };
 /* An ok:false response as the failure of op (-EPERM). */
-int ext_refusal(const json_t *r, const char *const *declared, const char *op, struct agsbx_failure *fail);
+int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct agsbx_failure *fail);
 
 /* ---- kinds ---- */
 extern const struct agsbx_provider_ops ext_adapter_ops_template;

@@ -138,10 +138,14 @@ static struct ext_adapter *adapter(struct ext_instance *in, const struct agsbx_c
 	if (!in->started) {
 		in->started = true;
 		in->ops.reasons = before_hello;
-		struct ext_start st = { .argv = in->argv, .ctx = ctx };
+		/* Under a labelled seccomp simulation the whole adapter tree
+		 * runs behind it, like a built-in provider's process tree. */
+		char **argv = agsbx_provider_wrap_simulation(ctx, (const char *const *)in->argv);
+		struct ext_start st = { .argv = argv, .ctx = ctx };
 		char err[512] = "";
-		if (ext_adapter_start(&st, &in->ad, err, sizeof err) < 0)
-			agsbx_fail(fail, EXT_R_START, "%s", err);
+		if (!argv || ext_adapter_start(&st, &in->ad, err, sizeof err) < 0)
+			agsbx_fail(fail, EXT_R_START, "%s", argv ? err : "out of memory");
+		agsbx_strv_free(argv);
 		pthread_mutex_unlock(&in->lock);
 		if (!in->ad)
 			return NULL;
@@ -295,18 +299,11 @@ static json_t *grant_json(const struct agsbx_grant *g)
 	return json_pack("{s:s, s:s, s:o, s:o}", "id", g->id, "area", g->area, "roots", roots, "files", files);
 }
 
-int ext_refusal(const json_t *r, const char *const *declared, const char *op, struct agsbx_failure *fail)
+int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct agsbx_failure *fail)
 {
-	/* The reader admitted the reason: it is in the declared or generic set.
-	 * fail->reason must outlive r: the static or interned copy is used. */
-	const char *said = json_string_value(json_object_get(r, "reason")), *reason = EXT_R_PROTOCOL;
-	static const char *const known[] = { "config_invalid", "grant_invalid", "released", "unsupported", NULL };
-	for (const char *const *k = known; said && *k; k++)
-		if (strcmp(*k, said) == 0)
-			reason = *k;
-	for (const char *const *k = declared; said && k && *k; k++)
-		if (strcmp(*k, said) == 0)
-			reason = *k;
+	/* The reader admitted the reason (declared or generic); interned, as
+	 * the failure outlives the response. */
+	const char *reason = ext_intern(in, json_string_value(json_object_get(r, "reason")));
 	agsbx_fail(fail, reason, "%s refused: %s", op, json_string_value(json_object_get(r, "message")));
 	return -EPERM;
 }
@@ -333,7 +330,7 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 		return -EPROTO;
 	_cleanup_json_ json_t *guard = r;
 	if (!json_is_true(json_object_get(r, "ok")))
-		return ext_refusal(r, in->ops.reasons, "ensure", fail);
+		return ext_refusal(in, r, "ensure", fail);
 	const char *hs = json_string_value(json_object_get(r, "handle"));
 	if (!hs || !json_is_object(json_object_get(r, "meta"))) {
 		ext_violation(a, EXT_R_PROTOCOL, r, "ensure: handle or meta missing or mistyped");

@@ -202,7 +202,9 @@ static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, c
 	if (r < 0)
 		return r;
 	struct ext_instance *in = ext_instance_of(h->ops);
-	char **argv = expand(h, in, step);
+	char **line = expand(h, in, step);
+	char **argv = line ? agsbx_provider_wrap_simulation(h->ctx, (const char *const *)line) : NULL;
+	agsbx_strv_free(line);
 	char **env = agsbx_provider_min_env(h, step);
 	if (!argv || !env) {
 		agsbx_strv_free(argv);

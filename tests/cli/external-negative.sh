@@ -133,3 +133,30 @@ if as_user unshare --user --map-root-user --mount true 2>/dev/null; then
 else
   skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
 fi
+
+# Every other protocol violation (neg-violations.py MODE): adapter_protocol_error
+# with the specific message and the offending line, bounded and escaped.
+declare -A want=(
+  [dup-id]="duplicate id" [unknown-id]="unknown id" [not-object]="not a JSON object"
+  [mistyped-ok]="ok missing or not a boolean" [bad-caps]="probe: network, mechanism or safety_class"
+  [long-line]="a line over the 16777216-byte limit" [bad-hello]="hello: protocol is not 1"
+  [bad-reason]="reason 'made_up' is outside the declared set" [missing-field]="execute: meta or inferred missing"
+  [bad-b64]="is not base64" [over-limit]="more output than max_output_bytes" [after-shutdown]="output after shutdown"
+)
+for m in "${!want[@]}"; do
+  MARK="agsbx-negadapter-v-$m-$$-$RANDOM"
+  N=v F="$w/v-$m.json"
+  set +e
+  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
+    --timeout-ms 2000 --jobs 2 --provider v --adapter "v=python3 $adapters/neg-violations.py $m $MARK" 2>"$w/v.err"
+  rc=$?
+  set -e
+  [[ $rc == 1 ]] || { cat "$w/v.err" >&2; fail "violation $m: collect exited $rc"; }
+  reason_is "$m" adapter_protocol_error
+  p '.declared.adapter.violation.message' | grep -qF -- "${want[$m]}" \
+    || fail "violation $m: message '$(p .declared.adapter.violation.message)', want '${want[$m]}'"
+  [[ $(p '.declared.adapter.violation.offending | type') == string && \
+     $(p '.declared.adapter.violation.offending | length') -le 512 ]] || fail "violation $m: offending not a bounded string"
+  [[ -z $(marker_processes "$MARK") ]] || fail "violation $m: processes left"
+done
+pass "protocol violations (${!want[*]}): adapter_protocol_error with their own messages"

@@ -53,6 +53,24 @@ jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
 EOF
 pass "example adapter: conformant with real bwrap as $AGSBX_TEST_USER; kind, argv, hello recorded"
 
+# 2b. Under the labelled blocked-userns simulation the whole adapter tree runs
+#     behind the seccomp filter: bwrap fails, the adapter says so and
+#     refuses ensure (fail.closed passes), and the harness's own userns probe
+#     under the same simulation agrees (probe.truthful passes).
+set +e
+as_user "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/sim.json" --provider bwx \
+  --simulate blocked-userns --adapter "bwx=python3 $w/ex.py" 2>"$w/sim.err"
+rc=$?
+set -e
+[[ $rc == 0 ]] || { cat "$w/sim.err" >&2; fail "simulation: collect exited $rc"; }
+ps() { jq -r ".providers[] | select(.id == \"bwx\") | $1" "$w/sim.json"; }
+[[ $(ps .verdict) == blocked && $(ps .reason) == bwrap_unusable ]] || fail "simulation: $(ps .verdict) $(ps .reason)"
+[[ $(ps '.declared.adapter.argv[0]') == */agsbx-simulate ]] || fail "simulation: adapter not started behind agsbx-simulate"
+for c in fail.closed probe.truthful; do
+  [[ $(ps ".checks[] | select(.id==\"$c\") | .verdict") == pass ]] || fail "simulation: $c $(ps ".checks[] | select(.id==\"$c\") | .reason")"
+done
+pass "blocked-userns simulation: the example adapter is blocked and fails closed"
+
 # 3. The logged session against the message schema: each request by its op,
 #    each response by its request's op; overlap really happened.
 $PY - "$AGSBX_SOURCE_DIR/schemas/external-protocol.schema.json" "$w/in.log" "$w/out.log" <<'EOF' || fail "traffic does not match the schema"

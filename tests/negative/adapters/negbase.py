@@ -99,8 +99,12 @@ OPS = {
 CAPS = [NOTHING]
 
 
+ANSWERED = object()
+
+
 def serve(execute_fn=execute, hooks=None):
-    """The request loop; hooks maps an op to a replacement handler."""
+    """The request loop; hooks maps an op to a replacement handler (one that
+    wrote its own answer returns ANSWERED)."""
     ops = dict(OPS, **(hooks or {}))
     for line in sys.stdin:
         q = json.loads(line)
@@ -110,6 +114,8 @@ def serve(execute_fn=execute, hooks=None):
                 continue
             threading.Thread(target=execute_fn, args=(q,), daemon=True).start()
             continue
-        send({"id": q["id"], "ok": True, **(ops[q["op"]](q) or {})})
+        r = ops[q["op"]](q)
+        if r is not ANSWERED:
+            send({"id": q["id"], "ok": True, **(r or {})})
         if q["op"] == "shutdown":
             break
