@@ -23,7 +23,7 @@ P=landlock
 [[ $(ag_jq "$out/ll.json" $P .verdict) == defective ]] || fail "verdict $(ag_jq "$out/ll.json" $P .verdict)"
 [[ $(ag_jq "$out/ll.json" $P .reason) == adapter_timeout ]] || fail "reason $(ag_jq "$out/ll.json" $P .reason)"
 failing=$(ag_jq "$out/ll.json" $P '.failing_checks | sort | join(",")')
-want=adapter.protocol,capabilities.truthful,fs.host_read_denied,fs.symlink_escape_denied,lifecycle.cancel_cleanup,lifecycle.timeout_cleanup
+want=adapter.protocol,capabilities.truthful,fs.host_read_denied,fs.symlink_escape_denied,lifecycle.cancel_cleanup,lifecycle.timeout_cleanup,priv.capabilities_dropped
 [[ $failing == "$want" ]] || fail "failing checks: $failing, want $want"
 pass "landlock: defective, failing exactly $failing"
 
@@ -43,11 +43,21 @@ for c in fs.host_read_denied fs.symlink_escape_denied; do
   [[ $(ag_jq "$out/ll.json" $P ".checks[] | select(.id==\"$c\") | .facts.argv_variants | map(\"\(.argv0 | sub(\".*/\"; \"\")):\(.outcome)\") | join(\" \")") \
      == "agsbx-payload:denied sh:ALLOWED env:denied" ]] || fail "$c argv variants"
 done
-ag_expect "$out/ll.json" $P capabilities.truthful fail 'OVERCLAIM \["host_filesystem_restricted"\]'
+ag_expect "$out/ll.json" $P capabilities.truthful fail 'OVERCLAIM \["host_filesystem_restricted","privilege_escalation_blocked"\]'
 pass "landlock: the canary is readable with /bin/sh as argv[0] (policy from argv[0]); host_filesystem_restricted overclaimed"
+
+# Upstream's rules leave /proc unreadable (only /proc/self/exe), so the
+# payload cannot show CapPrm/CapBnd; what cannot be observed is not counted
+# as dropped. NoNewPrivs is set (and priv.no_escalation passes).
+ag_expect "$out/ll.json" $P priv.capabilities_dropped fail 'CapPrm \? .*CapBnd \? NoNewPrivs 1'
+[[ $(ag_jq "$out/ll.json" $P '.confinement | "\(.cap_eff) \(.cap_prm) \(.cap_bnd) \(.no_new_privs)"') == "0000000000000000 null null 1" ]] \
+  || fail "confinement seen inside"
+pass "landlock: capability sets unobservable under its own rules (priv.capabilities_dropped fails closed)"
 
 # What it does enforce: writes, no_new_privs, output bounds.
 for c in fs.grant_write fs.host_write_denied fs.readonly_grant_denied fs.remount_denied \
+         fs.hardlink_alias_denied fs.no_host_residue secrets.home_denied exec.status_fidelity \
+         bundle.integrity_enforced config.unknown_rejected \
          priv.no_escalation output.bounded lifecycle.consistent probe.truthful; do
   ag_expect "$out/ll.json" $P $c pass
 done
