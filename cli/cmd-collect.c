@@ -92,8 +92,8 @@ static int push(const char **list, int *n, const char *v, const char *flag)
 static int parse_args(int argc, char **argv, struct collect_opts *o)
 {
 	enum { O_PROVIDER = 256, O_OUTPUT, O_UNSIGNED, O_SIGN, O_RUNAS, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG,
-	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_ADAPTER, O_WRAP, O_HOSTPOL,
-	       O_USERNS_BEFORE };
+	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE, O_ADAPTER,
+	       O_WRAP };
 	static const struct option lo[] = {
 		{ "provider", required_argument, 0, O_PROVIDER }, { "output", required_argument, 0, O_OUTPUT },
 		{ "unsigned", no_argument, 0, O_UNSIGNED }, { "sign-key", required_argument, 0, O_SIGN },
@@ -103,9 +103,9 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		{ "work-dir", required_argument, 0, O_WORK }, { "challenge", required_argument, 0, O_CHALLENGE },
 		{ "subject-repo", required_argument, 0, O_SUBJECT }, { "attach-command", required_argument, 0, O_ATTACH },
 		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' },
-		{ "adapter", required_argument, 0, O_ADAPTER }, { "wrap", required_argument, 0, O_WRAP },
 		{ "host-policy", required_argument, 0, O_HOSTPOL },
-		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE }, { 0, 0, 0, 0 },
+		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE },
+		{ "adapter", required_argument, 0, O_ADAPTER }, { "wrap", required_argument, 0, O_WRAP }, { 0, 0, 0, 0 },
 	};
 	o->timeout_ms = 20000;
 	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
@@ -129,13 +129,13 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		case O_SUBJECT: o->subject_repo = optarg; break;
 		case O_ATTACH: r = push(o->attach, &o->nattach, optarg, "--attach-command"); break;
 		case O_JSON: o->json = true; break;
+		case O_HOSTPOL: o->host_policy = optarg; break;
+		case O_USERNS_BEFORE: o->userns_before = optarg; break;
 		case O_ADAPTER:
 		case O_WRAP:
 			o->declared_wrap[o->ndeclared < MAX_LIST ? o->ndeclared : 0] = c == O_WRAP;
 			r = push(o->declared, &o->ndeclared, optarg, c == O_WRAP ? "--wrap" : "--adapter");
 			break;
-		case O_HOSTPOL: o->host_policy = optarg; break;
-		case O_USERNS_BEFORE: o->userns_before = optarg; break;
 		case 'q': o->quiet = true; break;
 		case ':': return agsbx_usage_error("collect", "option '%s' needs a value", argv[optind - 1]);
 		default: return agsbx_usage_error("collect", "unknown option '%s'", argv[optind - 1]);

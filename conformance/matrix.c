@@ -496,16 +496,12 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		at++;
 	json_array_insert_new(checks, at, tc_json);
 	if (finish_check) {
+		/* adapter.protocol sorts first. */
 		if (o->progress)
 			o->progress(o->progress_ud, ops->id, finish_check);
 		if (strcmp(json_string_value(json_object_get(finish_check, "verdict")), "fail") == 0)
-			json_array_append_new(failing, json_string("adapter.protocol"));
-		/* Sorted by id like the others. */
-		size_t pos = 0;
-		while (pos < json_array_size(checks) &&
-		       strcmp(json_string_value(json_object_get(json_array_get(checks, pos), "id")), "adapter.protocol") < 0)
-			pos++;
-		json_array_insert_new(checks, pos, finish_check);
+			json_array_insert_new(failing, 0, json_string("adapter.protocol"));
+		json_array_insert_new(checks, 0, finish_check);
 	}
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
 	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,

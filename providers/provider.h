@@ -22,7 +22,11 @@
  *  7. release(): idempotent; removes every temporary resource it created.
  *  8. A doc in docs/providers/<id>.md: what it isolates, what it does not,
  *     every reason.
- *  9. Tests: the real mechanism in tests/, plus the provider in the matrix. */
+ *  9. Tests: the real mechanism in tests/, plus the provider in the matrix.
+ * 10. reason_conds: map each blocked reason that asserts a host condition
+ *     (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
+ * Providers declared at run time (--adapter, --wrap) live in
+ * providers/external/ and are built from the same struct. */
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
 

@@ -244,7 +244,7 @@ static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_fa
 	json_object_set_new(d, "adapter_supplied",
 			    json_pack("[s, s, s, s]", "hello", "probe.capabilities", "probe.facts", "result meta"));
 	if (!a && !defect->reason)
-		agsbx_fail(defect, EXT_R_START, "the adapter was never started");
+		agsbx_fail(defect, EXT_R_START, "%s", in->start_error[0] ? in->start_error : "the adapter was never started");
 	return json_pack("{s:s, s:o}", "kind", "external", "declared", d);
 }
 

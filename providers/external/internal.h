@@ -35,7 +35,7 @@ struct ext_instance {
 	pthread_mutex_t lock;
 	struct ext_adapter *ad;           /* started by the first probe/ensure */
 	bool started;                     /* once per provider run */
-	int start_errno;
+	char start_error[512];            /* why the adapter could not be started */
 	json_t *hello;                    /* the hello response */
 	json_t *last_probe;               /* the last probe response */
 	struct ext_handle **handles;      /* freed when the run is over */

@@ -143,8 +143,10 @@ static struct ext_adapter *adapter(struct ext_instance *in, const struct agsbx_c
 		char **argv = agsbx_provider_wrap_simulation(ctx, (const char *const *)in->argv);
 		struct ext_start st = { .argv = argv, .ctx = ctx };
 		char err[512] = "";
-		if (!argv || ext_adapter_start(&st, &in->ad, err, sizeof err) < 0)
-			agsbx_fail(fail, EXT_R_START, "%s", argv ? err : "out of memory");
+		if (!argv || ext_adapter_start(&st, &in->ad, err, sizeof err) < 0) {
+			snprintf(in->start_error, sizeof in->start_error, "%s", argv ? err : "out of memory");
+			agsbx_fail(fail, EXT_R_START, "%s", in->start_error);
+		}
 		agsbx_strv_free(argv);
 		pthread_mutex_unlock(&in->lock);
 		if (!in->ad)
@@ -322,8 +324,8 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 	ext_adapter_probe(in, ctx, &p);
 	struct agsbx_caps caps = p.caps;
 	agsbx_probe_clear(&p);
-	json_t *req = json_pack("{s:o, s:O, s:{s:I}}", "grant", grant_json(g), "config",
-				ctx->config ? ctx->config : json_object(), "limits", "max_output_bytes",
+	json_t *req = json_pack("{s:o, s:o, s:{s:I}}", "grant", grant_json(g), "config",
+				ctx->config ? json_incref((json_t *)ctx->config) : json_object(), "limits", "max_output_bytes",
 				(json_int_t)AGSBX_RUN_DEFAULT_MAX_OUTPUT);
 	json_t *r = NULL;
 	if (ext_call(a, "ensure", req, EXT_ENSURE_DEADLINE_MS, -1, NULL, &r, fail) < 0)

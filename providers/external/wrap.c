@@ -123,6 +123,8 @@ int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const 
 {
 	*out = NULL;
 	claims_default(in);
+	if (agsbx_provider_check_config(&in->ops, ctx->config, fail) < 0)
+		return -EINVAL;
 	char path[4096];
 	if (!command_found(in->argv[0], path, sizeof path)) {
 		agsbx_fail(fail, "wrap_command_missing", "%s is not an executable file", in->argv[0]);

@@ -76,6 +76,17 @@ done
 [[ ! -e $(p .probe.facts.cwd) ]] || fail "liar: adapter dir not removed"
 pass "liar: defective through the real checks (capabilities.truthful + attacks); transport as specified"
 
+# As root with --run-as: the adapter is started as the sandbox user, not root.
+set +e
+"$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/runas.json" --run-as "$AGSBX_TEST_USER" \
+  --timeout-ms 1000 --provider liar --adapter "liar=python3 $adapters/neg-liar.py" 2>"$w/runas.err"
+rc=$?
+set -e
+[[ $rc == 1 ]] || { cat "$w/runas.err" >&2; fail "run-as: collect exited $rc"; }
+[[ $(jq -r '.providers[0].probe.facts.uid' "$w/runas.json") == "$(id -u "$AGSBX_TEST_USER")" ]] \
+  || fail "run-as: adapter ran as uid $(jq -r '.providers[0].probe.facts.uid' "$w/runas.json")"
+pass "root --run-as: the adapter runs as $AGSBX_TEST_USER"
+
 neg hang
 reason_is hang adapter_timeout
 p '.declared.adapter.violation.message' | grep -q 'execute (id [0-9]*) not answered within 6000 ms' \
@@ -160,3 +171,16 @@ for m in "${!want[@]}"; do
   [[ -z $(marker_processes "$MARK") ]] || fail "violation $m: processes left"
 done
 pass "protocol violations (${!want[*]}): adapter_protocol_error with their own messages"
+
+# Answers shutdown but never exits: adapter_timeout after the 10 s grace, killed.
+N=v F="$w/v-linger.json" MARK="agsbx-negadapter-v-linger-$$-$RANDOM"
+set +e
+as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
+  --timeout-ms 2000 --jobs 2 --provider v --adapter "v=python3 $adapters/neg-violations.py linger $MARK" 2>"$w/v.err"
+rc=$?
+set -e
+[[ $rc == 1 ]] || { cat "$w/v.err" >&2; fail "linger: collect exited $rc"; }
+reason_is linger adapter_timeout
+p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message"
+[[ $(p '.declared.adapter.exit.killed') == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
+pass "linger: not exiting after shutdown is adapter_timeout; the adapter is killed"

@@ -122,3 +122,14 @@ bad "unterminated quote" --adapter "x=sh -c 'oops"
 bad "wrap without =" --wrap firejail
 bad "unknown wrap claim" --wrap w=true --config w.claims=everything
 bad "unknown wrap config key" --wrap w=true --config w.mode=strict
+
+# 5. An adapter that cannot be started is a defect of that provider, with why.
+set +e
+"$AGSBX_BIN" collect -q --unsigned --output "$w/ns.json" --provider nope --adapter "nope=/nonexistent/adapter --x" 2>/dev/null
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "missing adapter: exit $rc, want 1"
+[[ $(jq -r '.providers[0].verdict + " " + .providers[0].reason' "$w/ns.json") == "defective adapter_start_failed" ]] \
+  || fail "missing adapter: $(jq -r '.providers[0].verdict + " " + .providers[0].reason' "$w/ns.json")"
+jq -r '.providers[0].probe.detail' "$w/ns.json" | grep -q 'No such file or directory' || fail "missing adapter: no cause"
+pass "an adapter that cannot be started: defective (adapter_start_failed) with the cause"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """NEGATIVE CONTROL (test-only): breaks agsbx-external/1 in the one way named by
 argv[1] (see MODES); otherwise like the other negative adapters."""
-import base64, json, os, sys
+import base64, json, os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import negbase
 
@@ -64,6 +64,8 @@ def shutdown(q):
     raw(json.dumps({"id": q["id"], "ok": True}))
     if MODE == "after-shutdown":
         raw(json.dumps({"id": q["id"], "ok": True, "late": True}))
+    if MODE == "linger":
+        time.sleep(3600)
     return negbase.ANSWERED
 
 
