@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +59,7 @@ bool agsbx_wants_help(int argc, char **argv, const char *help)
 	return false;
 }
 
-int agsbx_cli_main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
 		return agsbx_usage_error(NULL, "no command given");
@@ -81,4 +82,19 @@ int agsbx_cli_main(int argc, char **argv)
 		}
 	}
 	return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
+}
+
+/* A command's result is on stdout: if it could not be written in full
+ * (disk full, closed descriptor) the command failed, whatever it found. */
+int agsbx_cli_main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno ? errno : EIO;
+		if (rc != AGSBX_EXIT_INTERNAL) /* else the command said so already */
+			agsbx_error("cannot write to stdout: %s", strerror(e));
+		return AGSBX_EXIT_INTERNAL;
+	}
+	return rc;
 }

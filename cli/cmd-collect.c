@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "cli/commands.h"
@@ -290,6 +291,10 @@ static int check_output_path(const char *path)
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return agsbx_usage_error("collect", "--output %s is a directory", path);
+	/* the bundle replaces a regular file only: a FIFO, socket or device
+	 * there is a mistake (or a trap), refused before anything runs */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return agsbx_usage_error("collect", "--output %s: %s", path, agsbx_file_strerror(-EINVAL));
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return agsbx_usage_error("collect", "--output: directory %s does not exist", dir);
 	if (access(dir, W_OK) < 0)
@@ -339,13 +344,21 @@ static const char *verdict_color(const char *v)
 	return "";
 }
 
+/* Every string below can come from a provider, an adapter or a sandbox:
+ * escaped for the terminal (base/escape.h) before it is printed. */
+static char *esc(const json_t *obj, const char *key)
+{
+	return agsbx_term_escape(json_string_value(json_object_get(obj, key)), 0);
+}
+
 static void full_line(const struct progress *p, const char *provider, const json_t *check)
 {
 	const char *v = json_string_value(json_object_get(check, "verdict"));
 	json_int_t us = json_integer_value(json_object_get(check, "duration_us"));
-	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", provider,
-		json_string_value(json_object_get(check, "id")), p->color ? verdict_color(v) : "", v,
-		p->color ? "\033[0m" : "", (long long)(us / 1000), json_string_value(json_object_get(check, "reason")));
+	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
+	_cleanup_free_ char *reason = esc(check, "reason");
+	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", pid, id,
+		p->color ? verdict_color(v) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
 }
 
 /* A line per finished check; on a TTY one live line per provider instead,
@@ -368,8 +381,8 @@ static void on_check(void *ud, const char *provider, const json_t *check)
 	fputs("\r\033[K", stderr);
 	if (strcmp(v, "fail") == 0)
 		full_line(p, provider, check);
-	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", provider, p->done, agsbx_check_count(),
-		json_string_value(json_object_get(check, "id")), v);
+	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
+	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, p->done, agsbx_check_count(), id, ev);
 	fflush(stderr);
 }
 
@@ -379,6 +392,24 @@ static void end_provider(struct progress *p)
 		fputs("\r\033[K", stderr);
 }
 
+static void print_failures(const json_t *p)
+{
+	_cleanup_free_ char *pid = esc(p, "id");
+	size_t j;
+	json_t *c;
+	json_array_foreach(json_object_get(p, "checks"), j, c) {
+		if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") != 0)
+			continue;
+		_cleanup_free_ char *id = esc(c, "id"), *reason = esc(c, "reason");
+		fprintf(stderr, "  FAIL %s %s: %s\n", pid, id, reason);
+	}
+	const json_t *hint = json_object_get(json_object_get(p, "probe"), "hint");
+	if (json_is_string(hint) && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0) {
+		_cleanup_free_ char *h = agsbx_term_escape(json_string_value(hint), 0);
+		fprintf(stderr, "hint: %s: %s\n", pid, h);
+	}
+}
+
 static void print_summary(const json_t *providers, bool color)
 {
 	fprintf(stderr, "\n%-16s %-11s %s\n", "provider", "verdict", "reason");
@@ -386,23 +417,12 @@ static void print_summary(const json_t *providers, bool color)
 	json_t *p;
 	json_array_foreach(providers, i, p) {
 		const char *v = json_string_value(json_object_get(p, "verdict"));
-		fprintf(stderr, "%-16s %s%-11s%s %s\n", json_string_value(json_object_get(p, "id")),
-			color ? verdict_color(v) : "", v, color ? "\033[0m" : "",
-			json_string_value(json_object_get(p, "reason")));
+		_cleanup_free_ char *pid = esc(p, "id"), *ev = esc(p, "verdict"), *reason = esc(p, "reason");
+		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? verdict_color(v) : "", ev, color ? "\033[0m" : "",
+			reason);
 	}
-	json_array_foreach(providers, i, p) {
-		size_t j;
-		json_t *c;
-		json_array_foreach(json_object_get(p, "checks"), j, c) {
-			if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") == 0)
-				fprintf(stderr, "  FAIL %s %s: %s\n", json_string_value(json_object_get(p, "id")),
-					json_string_value(json_object_get(c, "id")),
-					json_string_value(json_object_get(c, "reason")));
-		}
-		const char *hint = json_string_value(json_object_get(json_object_get(p, "probe"), "hint"));
-		if (hint && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0)
-			fprintf(stderr, "hint: %s: %s\n", json_string_value(json_object_get(p, "id")), hint);
-	}
+	json_array_foreach(providers, i, p)
+		print_failures(p);
 }
 
 /* ---- the bundle ------------------------------------------------------- */
@@ -618,8 +638,8 @@ int agsbx_cmd_collect(int argc, char **argv)
 		return AGSBX_EXIT_INTERNAL;
 	if ((rc = check_output_path(output)))
 		return rc;
-	if (o.sign_key && access(o.sign_key, R_OK) < 0)
-		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, strerror(errno));
+	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
+		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
 	struct agsbx_harness hs;
 	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false)))
 		return rc;

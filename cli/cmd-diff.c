@@ -10,14 +10,21 @@
 #include <string.h>
 
 static const char help[] =
-	"usage: agsbx-evidence diff OLD NEW [--format text|markdown|json]\n"
+	"usage: agsbx-evidence diff OLD NEW [--format text|markdown|json] [--fail-on host-change]\n"
 	"\n"
 	"What changed between two bundles: host facts, provider verdicts, check verdicts\n"
 	"(regressions first), capability claims, mechanism versions. Providers and checks\n"
 	"are matched by id.\n"
 	"\n"
-	"exit status: 0 no regression, 1 a regression (a check newly failing or pass -> blocked,\n"
-	"a provider newly defective or conformant -> blocked), 2 bad input.\n";
+	"A regression is lost evidence: a check newly failing, pass -> skip or not_claimed, a check\n"
+	"or provider gone, a provider newly defective or conformant -> skipped, a claim true -> false.\n"
+	"A host change (pass -> blocked, conformant -> blocked: the host stopped the mechanism) is\n"
+	"reported apart.\n"
+	"\n"
+	"  --fail-on host-change   a host change fails the diff too (exit 1)\n"
+	"\n"
+	"exit status: 0 no regression, 1 a regression (or a host change with --fail-on host-change),\n"
+	"2 bad input, 3 I/O error.\n";
 
 int agsbx_cmd_diff(int argc, char **argv)
 {
@@ -25,8 +32,18 @@ int agsbx_cmd_diff(int argc, char **argv)
 		return AGSBX_EXIT_OK;
 	const char *files[2] = { NULL, NULL }, *format = "text";
 	int nfiles = 0;
+	bool fail_on_host = false;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+		const char *fail_on = NULL;
+		if (strcmp(argv[i], "--fail-on") == 0 && i + 1 < argc)
+			fail_on = argv[++i];
+		else if (strncmp(argv[i], "--fail-on=", 10) == 0)
+			fail_on = argv[i] + 10;
+		if (fail_on) {
+			if (strcmp(fail_on, "host-change") != 0)
+				return agsbx_usage_error("diff", "--fail-on: unknown class '%s' (host-change)", fail_on);
+			fail_on_host = true;
+		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
 			format = argv[++i];
 		else if (strncmp(argv[i], "--format=", 9) == 0)
 			format = argv[i] + 9;
@@ -59,5 +76,8 @@ int agsbx_cmd_diff(int argc, char **argv)
 		agsbx_error("cannot write the diff: %s", strerror(-r));
 		return AGSBX_EXIT_INTERNAL;
 	}
-	return json_integer_value(json_object_get(d, "regressions")) > 0 ? AGSBX_EXIT_DEFECT : AGSBX_EXIT_OK;
+	if (json_integer_value(json_object_get(d, "regressions")) > 0 ||
+	    (fail_on_host && json_integer_value(json_object_get(d, "host_changes")) > 0))
+		return AGSBX_EXIT_DEFECT;
+	return AGSBX_EXIT_OK;
 }

@@ -1,6 +1,8 @@
 /* keygen -f FILE [-C COMMENT]: an Ed25519 key pair in OpenSSH format. */
 #include "cli/commands.h"
 
+#include "base/cleanup.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "evidence/evidence.h"
 
@@ -44,6 +46,7 @@ int agsbx_cmd_keygen(int argc, char **argv)
 		agsbx_error("%s", err[0] ? err : strerror(-r));
 		return r == -ENOENT || r == -EACCES || r == -ENOTDIR ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
-	printf("%s\n%s.pub\n", file, file);
+	_cleanup_free_ char *shown = agsbx_term_escape(file, 0); /* a file name is text from anywhere */
+	printf("%s\n%s.pub\n", shown ? shown : "?", shown ? shown : "?");
 	return AGSBX_EXIT_OK;
 }

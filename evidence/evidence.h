@@ -113,10 +113,13 @@ const char *agsbx_verify_status_name(enum agsbx_verify_status s);
 char *agsbx_text_oneline(const char *s, size_t max_chars);
 
 /* Differences OLD -> NEW as a JSON object (new reference):
- * {"host": [{family, fact, old, new}], "providers": [{id, old, new}],
- *  "checks": [{provider, id, old, new, regression}], "claims": [...],
- *  "versions": [...], "regressions": N, "changes": N}; regressions
- * (pass -> fail/blocked, conformant -> defective/blocked) come first. */
+ * {"host": [{family, fact, old, new}], "providers": [{id, old, new, regression,
+ *  host_change}], "checks": [{provider, id, old, new, regression, host_change}],
+ *  "claims": [...], "versions": [...], "regressions": N, "host_changes": N,
+ *  "changes": N}. Regressions (lost evidence: a check newly failing, pass ->
+ * skip/not_claimed, a check or provider gone, a provider newly defective or
+ * conformant -> skipped, a claim true -> false/gone) come first, then host
+ * changes (pass -> blocked, conformant -> blocked), then the rest. */
 json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle);
 /* format "text" | "markdown" | "json"; -EINVAL for another. */
 int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);

@@ -10,7 +10,7 @@ build_pkgs=(cmake make gcc libc6-dev pkg-config check libjansson-dev libcurl4-op
             libsodium-dev gcovr git)
 test_pkgs=(bubblewrap runsc docker.io jq openssh-client python3 python3-jsonschema util-linux
            curl hyperfine clang libclang-rt-14-dev procps strace iproute2
-           libxml2-utils python3-yaml file tar firejail python3-typing-extensions)
+           libxml2-utils python3-yaml file tar firejail valgrind python3-typing-extensions)
 
 want=("${build_pkgs[@]}")
 [[ "${1:-}" == "--test" ]] && want+=("${test_pkgs[@]}")
