@@ -53,6 +53,20 @@ jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
 EOF
 pass "example adapter: conformant with real bwrap as $AGSBX_TEST_USER; kind, argv, hello recorded"
 
+# 2a. A relative path in the command (the adapter starts elsewhere, in a
+#     fresh empty directory) is made absolute against collect's directory.
+set +e
+(cd "$w" && as_user "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/rel.json" \
+  --provider rel --adapter "rel=python3 ./ex.py" 2>"$w/rel.err")
+rc=$?
+set -e
+[[ $rc == 0 ]] || { cat "$w/rel.err" >&2; fail "relative: collect exited $rc"; }
+[[ $(jq -r '.providers[0].declared.argv[1]' "$w/rel.json") == "$w/./ex.py" ]] \
+  || fail "relative: argv $(jq -r '.providers[0].declared.argv | join(" ")' "$w/rel.json")"
+[[ $(jq -r '.providers[0].declared.command' "$w/rel.json") == "python3 ./ex.py" ]] || fail "relative: command as given"
+[[ $(jq -r '.providers[0].verdict' "$w/rel.json") == conformant ]] || fail "relative: verdict"
+pass "a relative path in the command is made absolute; the command as given is kept"
+
 # 2b. Under the labelled blocked-userns simulation the whole adapter tree runs
 #     behind the seccomp filter: bwrap fails, the adapter says so and
 #     refuses ensure (fail.closed passes), and the harness's own userns probe
