@@ -68,17 +68,23 @@ expect_fail "$F" exec.status_fidelity
 # The $HOME canary goes even when collect is interrupted while it exists:
 # neg_hang_on_canary stalls on its read; SIGTERM arrives then.
 home=$(getent passwd "$(id -un)" | cut -d: -f6)
-ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && fail "a canary is already in $home before the test"
+# Other runs as this user (concurrent tests, a contributor's collect) have
+# canaries of their own, each under a fresh name: only ours is judged.
+canaries() { { ls -d "$home"/.agsbx-canary-* 2>/dev/null || true; } | sort; }
+before=$(canaries)
 "$NEG" collect --provider neg_hang_on_canary --unsigned --work-dir "$d" --output "$d/hang.json" -q --jobs 1 2>"$d/hang.err" &
 hp=$!
-for _ in $(seq 200); do ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && break; sleep 0.1; done
-ls -d "$home"/.agsbx-canary-*/id_key >/dev/null 2>&1 || { kill -KILL $hp; fail "the canary never appeared in $home"; }
+ours=
+for _ in $(seq 200); do
+  ours=$(comm -13 <(echo "$before") <(canaries) | head -1)
+  [[ -n $ours && -e $ours/id_key ]] && break
+  sleep 0.1
+done
+[[ -n $ours && -e $ours/id_key ]] || { kill -KILL $hp; fail "the canary never appeared in $home"; }
 kill -TERM $hp
 set +e; wait $hp; rc=$?; set -e
 [[ $rc == 143 ]] || fail "interrupted collect exited $rc, want 143 (SIGTERM)"
-if ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1; then
-  fail "the canary survived SIGTERM: $(ls -d "$home"/.agsbx-canary-*)"
-fi
+[[ ! -e $ours ]] || fail "the canary survived SIGTERM: $ours"
 [[ ! -e $d/hang.json ]] || fail "an interrupted collect left a bundle"
 pass "SIGTERM while the \$HOME canary exists: removed, no bundle"
 
