@@ -183,12 +183,17 @@ static void *worker(void *p)
 	}
 }
 
+static int check_threads(const struct agsbx_matrix_opts *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
+}
+
 static void run_pool(struct job *jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider)
 {
 	struct pool pl = { .jobs = jobs, .n = n, .o = o, .provider = provider };
 	pthread_mutex_init(&pl.lock, NULL);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int nthreads = o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
+	int nthreads = check_threads(o);
 	if (nthreads > (int)n)
 		nthreads = (int)n;
 	pthread_t t[64];
@@ -304,6 +309,24 @@ static uint64_t warm_up(const struct check_env *env)
 	return us;
 }
 
+struct phase_times {
+	uint64_t probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, teardown_us;
+};
+
+/* Where the provider's time went, phase by phase, and how it was taken. */
+static json_t *timings_json(const struct phase_times *t, uint64_t total_us, const struct agsbx_matrix_opts *o)
+{
+	char method[160];
+	snprintf(method, sizeof method, "CLOCK_MONOTONIC around each phase, integer microseconds; concurrent checks "
+		 "on up to %d threads, exclusive checks one at a time", check_threads(o));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "probe_us", (json_int_t)t->probe_us,
+			 "setup_us", (json_int_t)t->setup_us, "ensure_us", (json_int_t)t->ensure_us, "first_exec_us",
+			 (json_int_t)t->warm_us, "checks_us", (json_int_t)(t->concurrent_us + t->exclusive_us),
+			 "concurrent_checks_us", (json_int_t)t->concurrent_us, "exclusive_checks_us",
+			 (json_int_t)t->exclusive_us, "release_us", (json_int_t)t->release_us, "teardown_us",
+			 (json_int_t)t->teardown_us, "total_us", (json_int_t)total_us, "method", method);
+}
+
 static void set_blocked_reason(char *buf, size_t size, const struct agsbx_probe *p)
 {
 	snprintf(buf, size, "mechanism unavailable: %s", p->reason ? p->reason : "unknown");
@@ -327,7 +350,9 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	uint64_t probe_us = agsbx_now_us() - tp;
 
 	struct fixture f = { 0 };
+	uint64_t ts = agsbx_now_us();
 	int r = fixture_setup(&f, o, ctx);
+	uint64_t setup_us = agsbx_now_us() - ts;
 	if (r < 0) {
 		snprintf(err, err_size, "cannot prepare the execution area in %s: %s", o->work_dir, strerror(-r));
 		fixture_teardown(&f);
@@ -384,19 +409,22 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		shared += !jobs[i].result && !jobs[i].def->exclusive;
 	uint64_t tc = agsbx_now_us();
 	run_pool(torun, shared, o, ops->id);
+	uint64_t tx = agsbx_now_us();
 	for (size_t i = shared; i < runnable; i++)
 		run_pool(torun + i, 1, o, ops->id);
-	uint64_t checks_us = agsbx_now_us() - tc;
+	uint64_t concurrent_us = tx - tc, exclusive_us = agsbx_now_us() - tx;
 	for (size_t i = 0; i < runnable; i++)
 		for (size_t j = 0; j < n; j++)
 			if (jobs[j].def == torun[i].def)
 				jobs[j] = torun[i];
 	free(torun);
 
+	uint64_t tr = agsbx_now_us();
 	if (env.h) {
 		ops->release(env.h);
 		agsbx_handle_free(env.h);
 	}
+	uint64_t release_us = agsbx_now_us() - tr;
 
 	json_t *claims = agsbx_caps_to_json(&probe.caps);
 	json_t *observed = observed_axes(jobs, n);
@@ -422,16 +450,17 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		json_array_append_new(checks, jobs[i].result);
 	}
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
-	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,
+	struct phase_times pt = { probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, 0 };
+	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "id", ops->id,
 			       "verdict", verdict, "reason",
 			       env.h ? "ready" : probe.available ? (fail.reason ? fail.reason : "ensure_failed")
 								 : (probe.reason ? probe.reason : "unknown"),
 			       "probe", agsbx_probe_to_json(&probe), "claims", claims, "observed", observed,
-			       "underclaim", underclaim, "failing_checks", failing, "checks", checks, "timings",
-			       "probe_us", (json_int_t)probe_us, "ensure_us", (json_int_t)ensure_us, "first_exec_us",
-			       (json_int_t)warm_us, "checks_us",
-			       (json_int_t)checks_us, "total_us", (json_int_t)(agsbx_now_us() - t0));
+			       "underclaim", underclaim, "failing_checks", failing, "checks", checks);
+	uint64_t td = agsbx_now_us();
 	fixture_teardown(&f);
 	agsbx_probe_clear(&probe);
+	pt.teardown_us = agsbx_now_us() - td;
+	json_object_set_new(pj, "timings", timings_json(&pt, agsbx_now_us() - t0, o));
 	return pj;
 }

@@ -125,6 +125,12 @@ static const char **build_argv(const char *payload, const char *const *args)
 	return v;
 }
 
+/* The whole run's cancel fd, for executions without one of their own. */
+static int run_cancel_fd(const struct check_env *env)
+{
+	return env->o->cancel_fd > 0 ? env->o->cancel_fd : -1;
+}
+
 int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep)
@@ -135,15 +141,19 @@ int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_
 	_cleanup_free_ const char **argv = payload ? build_argv(payload, args) : NULL;
 	if (!argv)
 		return -ENOMEM;
-	struct agsbx_limits def = {
+	struct agsbx_limits lim = {
 		.max_output_bytes = env->o->max_output_bytes,
 		.timeout_ms = env->o->timeout_ms,
 		.cancel_fd = -1,
 	};
+	if (limits)
+		lim = *limits;
+	if (lim.cancel_fd < 0)
+		lim.cancel_fd = run_cancel_fd(env);
 	struct agsbx_step step = { .argv = argv, .env = NULL, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_exec_result xr = { 0 };
 	struct agsbx_failure fail = { 0 };
-	int r = h->ops->execute(h, &step, limits ? limits : &def, &xr, &fail);
+	int r = h->ops->execute(h, &step, &lim, &xr, &fail);
 	if (r < 0) {
 		json_array_append_new(out->observations,
 				      json_pack("{s:s, s:o, s:s, s:s}", "role", "sandbox", "argv",
@@ -177,7 +187,7 @@ int control_op(const struct check_env *env, struct check_out *out, const char *c
 		.argv = argv,
 		.max_output_bytes = env->o->max_output_bytes,
 		.timeout_ms = env->o->timeout_ms,
-		.cancel_fd = -1,
+		.cancel_fd = run_cancel_fd(env),
 		.drop_privileges = env->ctx->run_as,
 		.run_uid = env->ctx->run_uid,
 		.run_gid = env->ctx->run_gid,
