@@ -230,7 +230,9 @@ static json_t *row_json(const struct agsbx_provider_ops *ops, struct series *s, 
 	json_t *row = json_pack("{s:s, s:o}", "id", ops->id, "provider", stats_json(s->prov, n));
 	json_t *raw = json_pack("{s:o}", "argv", argv_json(rc->argv));
 	if (s->raw_ok) {
-		json_object_update(raw, stats_json(s->raw, n));
+		json_t *st = stats_json(s->raw, n);
+		json_object_update(raw, st);
+		json_decref(st);
 		double p50 = (double)json_integer_value(json_object_get(json_object_get(row, "provider"), "p50_us"));
 		double b50 = (double)json_integer_value(json_object_get(raw, "p50_us"));
 		json_object_set_new(row, "ratio_p50", json_real(b50 > 0 ? p50 / b50 : 0));
