@@ -86,11 +86,13 @@ static void worker_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, size_t i, int fd)
+static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, size_t i, int fd, pid_t parent)
 {
-	/* A dead parent cannot read the report; the runs' own death signals
-	 * then take the sandboxes down. */
+	/* A dead parent cannot read the report: the worker cancels its runs
+	 * (SIGTERM below) and ends; the sandboxes' own death signals follow. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(3); /* the parent died before the line above */
 	worker_cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	worker_signals();
 	/* Our own subreaper: this provider's orphans come to this process. */
@@ -117,6 +119,7 @@ static int start_worker(struct agsbx_collect_pool *p, size_t i)
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = -errno;
@@ -130,7 +133,7 @@ static int start_worker(struct agsbx_collect_pool *p, size_t i)
 		for (size_t k = 0; k < p->n; k++)
 			if (p->w[k].fd >= 0)
 				close(p->w[k].fd);
-		worker_main(p, i, fds[1]);
+		worker_main(p, i, fds[1], parent);
 	}
 	close(fds[1]);
 	w->pid = pid;
