@@ -37,7 +37,7 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-/* One line, never interleaved with another thread's. */
+/* One line, never interleaved with another thread's. Takes value. */
 static void report(int fd, const char *key, json_t *value)
 {
 	json_t *msg = json_pack("{s:o}", key, value);
@@ -106,8 +106,10 @@ static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, 
 		report(fd, "provider", pj);
 	else
 		report(fd, "error", json_string(err[0] ? err : "the provider run failed"));
-	/* _exit: the parent's stdio buffers and atexit handlers are not ours. */
-	_exit(pj ? 0 : 3);
+	/* report() took pj. exit, not _exit: the parent flushed its stdio before the fork, and
+	 * the sanitizers' leak check runs at exit (a leak then shows as a
+	 * failed worker). */
+	exit(pj ? 0 : 3);
 }
 
 /* ---- in the parent ----------------------------------------------------- */
@@ -200,6 +202,16 @@ static void finish_worker(struct agsbx_collect_worker *w)
 		;
 	w->pid = 0;
 	w->end_us = agsbx_now_us();
+	bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (w->result && !clean) {
+		/* It reported, then failed on the way out (a crash, a leak the
+		 * sanitizer found): the run is not trustworthy. */
+		json_decref(w->result);
+		w->result = NULL;
+		snprintf(w->error, sizeof w->error, "the %s worker failed after its report (%s %d)", w->ops->id,
+			 WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		return;
+	}
 	if (w->result || w->error[0])
 		return;
 	if (WIFSIGNALED(st))
