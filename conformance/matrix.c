@@ -189,11 +189,13 @@ static int check_threads(const struct agsbx_matrix_opts *o)
 	return o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
 }
 
-static void run_pool(struct job *jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider)
+/* extra: threads on top of --jobs, one per long-waiting lifecycle check
+ * queued first, so their waits do not hold the other checks back. */
+static void run_pool(struct job *jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider, int extra)
 {
 	struct pool pl = { .jobs = jobs, .n = n, .o = o, .provider = provider };
 	pthread_mutex_init(&pl.lock, NULL);
-	int nthreads = check_threads(o);
+	int nthreads = check_threads(o) + extra;
 	if (nthreads > (int)n)
 		nthreads = (int)n;
 	pthread_t t[64];
@@ -397,22 +399,29 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		else
 			runnable++;
 	}
-	/* Jobs that can run go to the pool, exclusive ones then run alone;
+	/* Jobs that can run go to the pool, exclusive ones then run alone
+	 * (unless no execution of this provider can ever be in our process
+	 * tree, so no orphan of theirs can meet another run's sweep);
 	 * blocked ones are already final. */
+	bool alone = !ops->outside_harness_tree;
 	struct job *torun = calloc(runnable ? runnable : 1, sizeof *torun);
-	size_t k = 0, shared = 0;
+	size_t k = 0, shared = 0, waits = 0;
+	/* alone: shared checks, then the exclusive ones; otherwise the
+	 * exclusive (long-waiting) ones first, each on an extra thread. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n; i++)
-			if (!jobs[i].result && jobs[i].def->exclusive == (pass == 1))
+			if (!jobs[i].result && jobs[i].def->exclusive == (alone ? pass == 1 : pass == 0))
 				torun[k++] = jobs[i];
-	for (size_t i = 0; i < n; i++)
-		shared += !jobs[i].result && !jobs[i].def->exclusive;
+	for (size_t i = 0; i < n; i++) {
+		shared += !jobs[i].result && !(alone && jobs[i].def->exclusive);
+		waits += !jobs[i].result && !alone && jobs[i].def->exclusive;
+	}
 	uint64_t tc = agsbx_now_us();
-	run_pool(torun, shared, o, ops->id);
+	run_pool(torun, shared, o, ops->id, (int)waits);
 	uint64_t tx = agsbx_now_us();
 	for (size_t i = shared; i < runnable; i++)
-		run_pool(torun + i, 1, o, ops->id);
-	uint64_t concurrent_us = tx - tc, exclusive_us = agsbx_now_us() - tx;
+		run_pool(torun + i, 1, o, ops->id, 0);
+	uint64_t concurrent_us = tx - tc, exclusive_us = shared < runnable ? agsbx_now_us() - tx : 0;
 	for (size_t i = 0; i < runnable; i++)
 		for (size_t j = 0; j < n; j++)
 			if (jobs[j].def == torun[i].def)

@@ -231,6 +231,11 @@ struct agsbx_provider_ops {
 	 * external provider, the adapter's own execute). 0, or -errno
 	 * (-EOPNOTSUPP: no raw equivalent). Never runs anything. */
 	int (*raw_command)(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out);
+	/* True only when no process of an execution can ever be in the
+	 * harness's own process tree (they are children of a container
+	 * daemon, never of ours): the detached-tree lifecycle checks then run
+	 * alongside the other checks instead of alone afterwards. */
+	bool outside_harness_tree;
 };
 
 /* The built-in providers (registry.c lists them, sorted by id). */

@@ -927,4 +927,8 @@ const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.release = gv_release,
 	.leftovers = gv_leftovers,
 	.raw_command = gv_raw_command,
+	/* Containers are children of containerd's shim; the harness only
+	 * speaks HTTP to dockerd (its own children are runsc-delete clean-ups
+	 * through the runner, never sandboxed work). */
+	.outside_harness_tree = true,
 };

@@ -40,6 +40,9 @@ for p in trusted_local landlock; do
     [[ $v == pass ]] || fail "$p $c is $v side by side: $(jq -c --arg p "$p" --arg c "$c" '.providers[] | select(.id == $p) | .checks[] | select(.id == $c) | .facts' "$d/two.json")"
   done
 done
+# Host-process providers still run the detached-tree checks alone.
+jq -e '[.providers[] | .timings.exclusive_checks_us > 0] | all' "$d/two.json" >/dev/null ||
+  fail "lifecycle checks did not run alone: $(jq -c '[.providers[].timings]' "$d/two.json")"
 pass "two providers concurrently: selection order, overlapping workers, lifecycle checks pass"
 
 # --jobs 1: one provider after the other.
