@@ -14,10 +14,12 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/runner.h"
 #include "base/util.h"
+#include "conformance/conformance.h"
 
 #define REPORT_LINE_MAX (64u << 20)
 
@@ -68,11 +70,15 @@ void agsbx_collect_report_check(int report_fd, const json_t *check)
 
 static int worker_cancel_fd = -1;
 
+/* The $HOME canary goes at once (async-signal-safe); then every running
+ * execution is cancelled and the provider winds down (release, tear-down)
+ * before the worker reports and exits. */
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	uint64_t one = 1;
 	int e = errno;
+	agsbx_matrix_remove_canaries();
 	if (worker_cancel_fd >= 0 && write(worker_cancel_fd, &one, sizeof one) < 0) { /* already pending */ }
 	errno = e;
 }
@@ -84,6 +90,7 @@ static void worker_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 }
 
 static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, size_t i, int fd, pid_t parent)
@@ -113,6 +120,8 @@ static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, 
 }
 
 /* ---- in the parent ----------------------------------------------------- */
+
+static int pool_loop(struct agsbx_collect_pool *p);
 
 static int start_worker(struct agsbx_collect_pool *p, size_t i)
 {
@@ -233,7 +242,18 @@ static size_t live_count(const struct agsbx_collect_pool *p, struct pollfd *pfd,
 	return k;
 }
 
+/* The pool being run, for a fatal-signal handler (agsbx_collect_pool_stop_live). */
+static struct agsbx_collect_pool *volatile live_pool;
+
 int agsbx_collect_pool_run(struct agsbx_collect_pool *p)
+{
+	live_pool = p;
+	int r = pool_loop(p);
+	live_pool = NULL;
+	return r;
+}
+
+static int pool_loop(struct agsbx_collect_pool *p)
 {
 	struct pollfd pfd[64];
 	size_t map[64], next = 0;
@@ -269,6 +289,50 @@ void agsbx_collect_pool_cancel(const struct agsbx_collect_pool *p)
 	for (size_t i = 0; i < p->n; i++)
 		if (p->w[i].pid > 0)
 			kill(p->w[i].pid, SIGTERM);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void agsbx_collect_pool_stop_live(int sig, int grace_ms)
+{
+	struct agsbx_collect_pool *p = live_pool;
+	if (!p)
+		return;
+	int e = errno;
+	bool gone[64] = { false };
+	size_t n = p->n < 64 ? p->n : 64;
+	for (size_t i = 0; i < n; i++)
+		if (p->w[i].pid > 0)
+			kill(p->w[i].pid, sig);
+	bool killed = false;
+	/* grace_ms for the workers to wind down, then SIGKILL and at most 2 s more. */
+	for (int waited = 0; waited <= grace_ms + 2000; waited += 10) {
+		size_t left = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (p->w[i].pid <= 0 || gone[i])
+				continue;
+			if (waitpid(p->w[i].pid, NULL, WNOHANG) == p->w[i].pid)
+				gone[i] = true;
+			else
+				left++;
+		}
+		if (!left)
+			break;
+		if (waited >= grace_ms && !killed) {
+			/* A worker stuck in a provider that ignores cancellation. */
+			for (size_t i = 0; i < n; i++)
+				if (p->w[i].pid > 0 && !gone[i])
+					kill(p->w[i].pid, SIGKILL);
+			killed = true;
+		}
+		sleep_ms(10);
+	}
+	errno = e;
 }
 
 void agsbx_collect_pool_free(struct agsbx_collect_pool *p)

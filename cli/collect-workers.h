@@ -57,6 +57,10 @@ struct agsbx_collect_pool {
 int agsbx_collect_pool_run(struct agsbx_collect_pool *p);
 /* Async-signal-safe: SIGTERM to every running worker. */
 void agsbx_collect_pool_cancel(const struct agsbx_collect_pool *p);
+/* Async-signal-safe, for a fatal-signal handler: sends sig to every worker
+ * of the pool being run (each removes its $HOME canary and cancels its
+ * executions), waits up to grace_ms for them, SIGKILLs the rest. */
+void agsbx_collect_pool_stop_live(int sig, int grace_ms);
 void agsbx_collect_pool_free(struct agsbx_collect_pool *p);
 
 /* In a worker: one finished check, sent to the parent (only the fields

@@ -235,20 +235,39 @@ static bool axis_observed(const struct job *jobs, size_t n, const char *id)
 	return any;
 }
 
+/* For the catalogue-v2 checks: a skip (the host could not show the attack,
+ * e.g. no IPv6 loopback, io_uring disabled) does not refute the axis; a
+ * fail does. */
+static bool axis_not_refuted(const struct job *jobs, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(jobs[i].def->id, id) != 0 || !jobs[i].result)
+			continue;
+		const char *v = json_string_value(json_object_get(jobs[i].result, "verdict"));
+		return strcmp(v, "skip") == 0 || jobs[i].observed_pass;
+	}
+	return true;
+}
+
 /* Axis → the checks that evidence it. fs.grant_write is a contract check
  * and not part of the filesystem axis. */
 static json_t *observed_axes(const struct job *jobs, size_t n)
 {
 	bool fs = axis_observed(jobs, n, "fs.host_read_denied") && axis_observed(jobs, n, "fs.host_write_denied") &&
 		  axis_observed(jobs, n, "fs.readonly_grant_denied") && axis_observed(jobs, n, "fs.remount_denied") &&
-		  axis_observed(jobs, n, "fs.symlink_escape_denied");
-	bool ns = axis_observed(jobs, n, "net.namespace_distinct");
-	bool egress = axis_observed(jobs, n, "net.egress_denied");
+		  axis_observed(jobs, n, "fs.symlink_escape_denied") &&
+		  axis_not_refuted(jobs, n, "fs.hardlink_alias_denied") && axis_not_refuted(jobs, n, "secrets.home_denied");
+	bool ns = axis_observed(jobs, n, "net.namespace_distinct") && axis_not_refuted(jobs, n, "net.egress_udp_denied");
+	bool egress = axis_observed(jobs, n, "net.egress_denied") && axis_not_refuted(jobs, n, "net.egress_ipv6_denied");
+	bool proc = axis_observed(jobs, n, "proc.contained") && axis_not_refuted(jobs, n, "proc.ptrace_denied") &&
+		    axis_not_refuted(jobs, n, "ipc.host_sockets_denied");
 	return json_pack("{s:b, s:b, s:b, s:b, s:s, s:b}",
-			 "process_contained", axis_observed(jobs, n, "proc.contained"),
+			 "process_contained", proc,
 			 "host_filesystem_restricted", fs,
-			 "privilege_escalation_blocked", axis_observed(jobs, n, "priv.no_escalation"),
-			 "syscalls_restricted", axis_observed(jobs, n, "syscalls.restricted"),
+			 "privilege_escalation_blocked", axis_observed(jobs, n, "priv.no_escalation") &&
+							 axis_not_refuted(jobs, n, "priv.capabilities_dropped"),
+			 "syscalls_restricted", axis_observed(jobs, n, "syscalls.restricted") &&
+						axis_not_refuted(jobs, n, "syscalls.io_uring_denied"),
 			 "network", ns && egress ? AGSBX_NET_ISOLATED : egress ? AGSBX_NET_TCP_RESTRICTED : AGSBX_NET_INHERITED,
 			 "environment_scrubbed", axis_observed(jobs, n, "env.scrubbed"));
 }
@@ -329,6 +348,27 @@ static json_t *timings_json(const struct phase_times *t, uint64_t total_us, cons
 			 (json_int_t)t->teardown_us, "total_us", (json_int_t)total_us, "method", method);
 }
 
+/* The confinement as the program inside sees it: LSM label, seccomp mode,
+ * NoNewPrivs and the capability sets (payload `status`). null when the
+ * provider could not run it. */
+static json_t *confinement(const struct check_env *env)
+{
+	static const char *const keys[] = { "uid", "euid", "apparmor_label", "seccomp", "no_new_privs", "cap_eff",
+					    "cap_prm", "cap_inh", "cap_bnd", "cap_amb", "kernel_release" };
+	struct check_out out = { .observations = json_array(), .facts = json_object() };
+	json_t *res = NULL, *c = NULL;
+	if (env->h && sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "status", NULL }, &res, NULL) == 0 && res) {
+		c = json_object();
+		for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
+			json_t *v = json_object_get(res, keys[i]);
+			json_object_set(c, keys[i], v ? v : json_null());
+		}
+	}
+	json_decref(out.observations);
+	json_decref(out.facts);
+	return c ? c : json_null();
+}
+
 static void set_blocked_reason(char *buf, size_t size, const struct agsbx_probe *p)
 {
 	snprintf(buf, size, "mechanism unavailable: %s", p->reason ? p->reason : "unknown");
@@ -375,6 +415,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		env.h = NULL;
 	uint64_t ensure_us = agsbx_now_us() - te;
 	uint64_t warm_us = env.h ? warm_up(&env) : 0;
+	json_t *conf = confinement(&env);
 	/* Long enough for any provider to start the detached tree, short
 	 * enough that the matrix stays quick on fast mechanisms. */
 	env.lifecycle_timeout_ms = 500 + (int64_t)(3 * warm_us / 1000);
@@ -449,7 +490,6 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	}
 	if (o->progress)
 		o->progress(o->progress_ud, ops->id, tc_json);
-	json_array_append_new(checks, tc_json);
 	json_t *failing = json_array();
 	if (!truthful)
 		json_array_append_new(failing, json_string("capabilities.truthful"));
@@ -458,6 +498,12 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			json_array_append_new(failing, json_string(jobs[i].def->id));
 		json_array_append_new(checks, jobs[i].result);
 	}
+	/* The bundle lists checks sorted by id, capabilities.truthful among
+	 * them (bundle.* sorts before it). */
+	size_t at = 0;
+	while (at < n && strcmp(jobs[at].def->id, "capabilities.truthful") < 0)
+		at++;
+	json_array_insert_new(checks, at, tc_json);
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
 	struct phase_times pt = { probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, 0 };
 	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "id", ops->id,
@@ -466,6 +512,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 								 : (probe.reason ? probe.reason : "unknown"),
 			       "probe", agsbx_probe_to_json(&probe), "claims", claims, "observed", observed,
 			       "underclaim", underclaim, "failing_checks", failing, "checks", checks);
+	json_object_set_new(pj, "confinement", conf);
 	uint64_t td = agsbx_now_us();
 	fixture_teardown(&f);
 	agsbx_probe_clear(&probe);

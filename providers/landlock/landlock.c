@@ -61,7 +61,15 @@ static bool ll_applies(void)
 	return true;
 }
 
-static struct agsbx_caps caps_for(bool ready, int effective_abi)
+/* The step keeps the harness's uid: as root without a run-as user it holds
+ * every capability, and "privilege escalation blocked" would be an empty
+ * claim (priv.capabilities_dropped shows the full CapEff). */
+static bool step_is_root(const struct agsbx_ctx *ctx)
+{
+	return ctx->run_as ? ctx->run_uid == 0 : geteuid() == 0;
+}
+
+static struct agsbx_caps caps_for(bool ready, int effective_abi, bool root)
 {
 	struct agsbx_caps c = {
 		.network = AGSBX_NET_INHERITED,
@@ -71,7 +79,7 @@ static struct agsbx_caps caps_for(bool ready, int effective_abi)
 	if (!ready)
 		return c; /* claims nothing it could not show */
 	c.host_filesystem_restricted = true;
-	c.privilege_escalation_blocked = true; /* no_new_privs, set by the helper */
+	c.privilege_escalation_blocked = !root; /* no_new_privs, set by the helper */
 	c.environment_scrubbed = true;
 	if (effective_abi >= 4)
 		c.network = AGSBX_NET_TCP_RESTRICTED;
@@ -465,7 +473,7 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	bool ready = strcmp(st.reason, "ready") == 0;
 	out->available = ready;
 	out->reason = st.reason;
-	out->caps = caps_for(ready, st.effective_abi);
+	out->caps = caps_for(ready, st.effective_abi, step_is_root(ctx));
 	out->facts = st.facts;
 	if (!ready) {
 		out->detail = strdup(st.detail);
@@ -573,7 +581,7 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		json_decref(st.facts);
 		return strcmp(st.reason, "kernel_does_not_support_landlock") == 0 ? -ENOSYS : -EOPNOTSUPP;
 	}
-	struct agsbx_caps caps = caps_for(true, st.effective_abi);
+	struct agsbx_caps caps = caps_for(true, st.effective_abi, step_is_root(ctx));
 	struct ll_priv *p = calloc(1, sizeof *p);
 	struct agsbx_handle *h = p ? agsbx_handle_new(&agsbx_provider_landlock, ctx, g, &caps) : NULL;
 	r = h ? priv_write_manifest(ctx, g, p) : -ENOMEM;
