@@ -330,6 +330,14 @@ static uint64_t warm_up(const struct check_env *env)
 	return us;
 }
 
+/* 0: pool, queued first on an extra thread; 1: pool; 2: alone, after. */
+static int placement(const struct agsbx_provider_ops *ops, const struct check_def *def)
+{
+	if (!def->exclusive)
+		return 1;
+	return def->exclusive == AGSBX_EXCLUSIVE_ORPHANS && ops->outside_harness_tree ? 0 : 2;
+}
+
 struct phase_times {
 	uint64_t probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, teardown_us;
 };
@@ -440,22 +448,20 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		else
 			runnable++;
 	}
-	/* Jobs that can run go to the pool, exclusive ones then run alone
-	 * (unless no execution of this provider can ever be in our process
-	 * tree, so no orphan of theirs can meet another run's sweep);
-	 * blocked ones are already final. */
-	bool alone = !ops->outside_harness_tree;
+	/* Jobs that can run go to the pool, exclusive ones then run alone;
+	 * blocked ones are already final. A check exclusive only because of
+	 * the orphan sweeps joins the pool when no execution of this provider
+	 * can ever be in our process tree: queued first, on an extra thread
+	 * each (they mostly wait). */
 	struct job *torun = calloc(runnable ? runnable : 1, sizeof *torun);
 	size_t k = 0, shared = 0, waits = 0;
-	/* alone: shared checks, then the exclusive ones; otherwise the
-	 * exclusive (long-waiting) ones first, each on an extra thread. */
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < n; i++)
-			if (!jobs[i].result && jobs[i].def->exclusive == (alone ? pass == 1 : pass == 0))
+			if (!jobs[i].result && placement(ops, jobs[i].def) == pass)
 				torun[k++] = jobs[i];
 	for (size_t i = 0; i < n; i++) {
-		shared += !jobs[i].result && !(alone && jobs[i].def->exclusive);
-		waits += !jobs[i].result && !alone && jobs[i].def->exclusive;
+		shared += !jobs[i].result && placement(ops, jobs[i].def) < 2;
+		waits += !jobs[i].result && placement(ops, jobs[i].def) == 0;
 	}
 	uint64_t tc = agsbx_now_us();
 	run_pool(torun, shared, o, ops->id, (int)waits);

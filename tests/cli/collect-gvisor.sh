@@ -27,10 +27,6 @@ for c in fs.grant_write fs.host_read_denied fs.host_write_denied net.namespace_d
   got=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$d/gv.json")
   [[ $got == pass ]] || fail "gvisor $c is $got"
 done
-# No execution is ever in the harness's process tree: the lifecycle checks
-# ran alongside the others, none alone afterwards.
-jq -e '.providers[0].timings.exclusive_checks_us == 0' "$d/gv.json" >/dev/null ||
-  fail "gvisor ran checks alone: $(jq -c .providers[0].timings "$d/gv.json")"
 # io_uring is answered by gVisor's own kernel, never the host's; the
 # confinement inside: no capability, NoNewPrivs.
 jq -e '.providers[0].checks[] | select(.id=="syscalls.io_uring_denied") | .facts.served_by_sandbox_kernel != false' \
