@@ -515,13 +515,22 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 	struct agsbx_ctx ctx = sh->hs->ctx;
 	ctx.simulate = sh->o->simulate;
 	ctx.config = json_object_get(sh->configs, sh->sel[i]->id);
+	/* Its own directory in the run's: providers run at once, and one's
+	 * files must not look like another's residue. */
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof dir, "%s/%s", sh->work_dir, sh->sel[i]->id) >= (int)sizeof dir ||
+	    mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0) {
+		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
+		return NULL;
+	}
 	struct agsbx_matrix_opts mo = {
-		.ctx = &ctx, .work_dir = sh->work_dir, .env_canary_name = sh->canary_name,
+		.ctx = &ctx, .work_dir = dir, .env_canary_name = sh->canary_name,
 		.env_canary_value = sh->canary_value, .max_output_bytes = (size_t)sh->o->max_output,
 		.timeout_ms = sh->o->timeout_ms, .jobs = sh->check_jobs, .cancel_fd = cancel_fd,
 		.progress = report_progress, .progress_ud = &report_fd,
 	};
 	json_t *pj = agsbx_matrix_run(sh->sel[i], &mo, err, err_size);
+	rmdir(dir); /* the areas inside are removed by the matrix */
 	if (pj && ctx.config)
 		json_object_set(pj, "config", (json_t *)ctx.config);
 	return pj;
