@@ -44,6 +44,9 @@ for r in $(seq 1 "$rounds"); do
     if [[ $s != "$want" ]]; then
       bad=1
       echo "round $r $x: DIFFERENT: $(jq -c '[.providers[] | {id, verdict, failing_checks}]' "$f")"
+      diff <(jq -r '.[] | .id as $p | .checks | to_entries[] | "\($p) \(.key) \(.value)"' <<<"$want") \
+           <(jq -r '.[] | .id as $p | .checks | to_entries[] | "\($p) \(.key) \(.value)"' <<<"$s") |
+        grep '^[<>]' | sed 's/^/    /' || true
     fi
   done
   echo "round $r: exit $ra/$rb, ${ms} ms, load $(cut -d' ' -f1 /proc/loadavg), $(jq -c '[.providers[] | .verdict]' "$W/out/a$r.json" 2>/dev/null)"
