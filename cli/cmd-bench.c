@@ -33,9 +33,12 @@ static const char help[] =
 	"  --warmup N      untimed executions of each first (default 3, 0..1000)\n"
 	"  --run-as USER   when root: run as this unprivileged user\n"
 	"  --json          JSON on stdout\n"
+	"  -h, --help      this help; agsbx-evidence --version for the version\n"
 	"\n"
 	"exit status: 0 measured (an unavailable provider is reported, not an error), 2 bad usage,\n"
-	"3 internal error\n";
+	"3 internal error\n"
+	"\n"
+	"example: agsbx-evidence bench --provider landlock --runs 50\n";
 
 #define MAX_IDS 16
 
