@@ -18,9 +18,11 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
+#include "providers/external/external.h"
 
 static const char help[] =
-	"usage: agsbx-evidence bench [--provider ID]... [--runs N] [--warmup N] [--run-as USER] [--json]\n"
+	"usage: agsbx-evidence bench [--provider ID]... [--adapter ID=COMMAND]... [--wrap ID=TEMPLATE]...\n"
+	"                            [--runs N] [--warmup N] [--run-as USER] [--json]\n"
 	"\n"
 	"Times N executions of the payload's 'true' through each available provider and, interleaved\n"
 	"in the same run, the same step run by the raw mechanism by hand (bwrap with the same binds,\n"
@@ -63,11 +65,12 @@ static int parse_count(const char *flag, const char *s, long long min, long long
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
-	enum { O_PROVIDER = 256, O_RUNS, O_WARMUP, O_RUNAS, O_JSON };
+	enum { O_PROVIDER = 256, O_RUNS, O_WARMUP, O_RUNAS, O_JSON, O_ADAPTER, O_WRAP };
 	static const struct option lo[] = {
 		{ "provider", required_argument, 0, O_PROVIDER }, { "runs", required_argument, 0, O_RUNS },
 		{ "warmup", required_argument, 0, O_WARMUP }, { "run-as", required_argument, 0, O_RUNAS },
-		{ "json", no_argument, 0, O_JSON }, { 0, 0, 0, 0 },
+		{ "json", no_argument, 0, O_JSON }, { "adapter", required_argument, 0, O_ADAPTER },
+		{ "wrap", required_argument, 0, O_WRAP }, { 0, 0, 0, 0 },
 	};
 	o->runs = 50;
 	o->warmup = 3;
@@ -79,8 +82,6 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		case O_PROVIDER:
 			if (o->nids >= MAX_IDS)
 				return agsbx_usage_error("bench", "--provider given more than %d times", MAX_IDS);
-			if (!agsbx_provider_find(optarg))
-				return agsbx_usage_error("bench", "unknown provider '%s' (see 'agsbx-evidence providers')", optarg);
 			for (int i = 0; i < o->nids; i++)
 				if (strcmp(o->ids[i], optarg) == 0)
 					return agsbx_usage_error("bench", "provider '%s' given twice", optarg);
@@ -90,6 +91,14 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		case O_WARMUP: r = parse_count("--warmup", optarg, 0, 1000, &o->warmup); break;
 		case O_RUNAS: o->run_as = optarg; break;
 		case O_JSON: o->json = true; break;
+		case O_ADAPTER:
+		case O_WRAP: {
+			/* Declared before any --provider naming it may be looked up. */
+			char err[512] = "";
+			if (agsbx_external_declare(optarg, c == O_WRAP, err, sizeof err) < 0)
+				return agsbx_usage_error("bench", "%s", err);
+			break;
+		}
 		case ':': return agsbx_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
 		default: return agsbx_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -98,6 +107,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 	}
 	if (optind < argc)
 		return agsbx_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	/* After the loop: --adapter may come after the --provider naming it. */
+	for (int i = 0; i < o->nids; i++)
+		if (!agsbx_provider_find(o->ids[i]))
+			return agsbx_usage_error("bench", "unknown provider '%s' (see 'agsbx-evidence providers')", o->ids[i]);
 	return 0;
 }
 
@@ -258,6 +271,16 @@ static int grant_for(const struct agsbx_ctx *ctx, struct agsbx_grant **g)
 	return r;
 }
 
+/* A declared (external) provider's run is over: its adapter is stopped.
+ * bench reports timings, not contract breaks, so the record is dropped. */
+static void finish(const struct agsbx_provider_ops *ops)
+{
+	if (ops->finish) {
+		struct agsbx_failure defect = { 0 };
+		json_decref(ops->finish(ops, &defect));
+	}
+}
+
 /* Probe, ensure, raw command, the interleaved series, release. */
 static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
 			      const struct bench_opts *o)
@@ -268,8 +291,10 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	bool avail = p.available;
 	snprintf(why, sizeof why, "%s", p.reason ? p.reason : "unavailable");
 	agsbx_probe_clear(&p);
-	if (!avail)
+	if (!avail) {
+		finish(ops);
 		return json_pack("{s:s, s:s}", "id", ops->id, "unavailable", why);
+	}
 	struct agsbx_grant *g = NULL;
 	struct agsbx_handle *h = NULL;
 	struct agsbx_failure fail = { 0 };
@@ -303,7 +328,16 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 		ops->release(h);
 		agsbx_handle_free(h);
 	}
+	if (ops->finish) {
+		struct agsbx_failure defect = { 0 };
+		json_decref(ops->finish(ops, &defect));
+		if (r == 0 && defect.reason) {
+			snprintf(why, why_size, "%.40s: %.200s", defect.reason, defect.message);
+			r = -EPROTO;
+		}
+	}
 	agsbx_grant_destroy(g);
+	finish(ops);
 	free(s.prov);
 	free(s.raw);
 	return row;
