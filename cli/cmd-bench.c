@@ -319,25 +319,25 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 		}
 		r = measure(ops, h, ctx, &step, &rc, o, &s, why, sizeof why);
 	}
+	if (h) {
+		ops->release(h);
+		agsbx_handle_free(h);
+	}
+	agsbx_grant_destroy(g);
+	/* A declared provider's adapter that broke the contract: no numbers. */
+	if (ops->finish) {
+		struct agsbx_failure defect = { 0 };
+		json_decref(ops->finish(ops, &defect));
+		if (r == 0 && defect.reason) {
+			snprintf(why, sizeof why, "%.40s: %.200s", defect.reason, defect.message);
+			r = -EPROTO;
+		}
+	}
 	if (r == 0)
 		row = row_json(ops, &s, &rc, (size_t)o->runs);
 	else
 		row = json_pack("{s:s, s:s}", "id", ops->id, "unavailable", why);
 	agsbx_raw_command_clear(&rc);
-	if (h) {
-		ops->release(h);
-		agsbx_handle_free(h);
-	}
-	if (ops->finish) {
-		struct agsbx_failure defect = { 0 };
-		json_decref(ops->finish(ops, &defect));
-		if (r == 0 && defect.reason) {
-			snprintf(why, why_size, "%.40s: %.200s", defect.reason, defect.message);
-			r = -EPROTO;
-		}
-	}
-	agsbx_grant_destroy(g);
-	finish(ops);
 	free(s.prov);
 	free(s.raw);
 	return row;
