@@ -1,6 +1,7 @@
 #include "base/http.h"
+#include "base/http-curl.h"
 
-#include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -52,13 +53,60 @@ static bool header_add(struct curl_slist **list, const char *h)
 	return true;
 }
 
+struct agsbx_curl_api agsbx_curl;
+static int curl_ready;
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static const char *curl_why;
+
+static void curl_load_once(void)
+{
+	/* The soname of Debian's libcurl4 (the package the tool depends on). */
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		curl_why = dlerror();
+		return;
+	}
+	static const char *const names[] = {
+		"curl_global_init", "curl_easy_init", "curl_easy_setopt", "curl_easy_getinfo",
+		"curl_easy_perform", "curl_easy_cleanup", "curl_easy_strerror", "curl_slist_append",
+		"curl_slist_free_all", "curl_multi_init", "curl_multi_add_handle", "curl_multi_remove_handle",
+		"curl_multi_perform", "curl_multi_poll", "curl_multi_info_read", "curl_multi_cleanup",
+	};
+	void *fns[sizeof names / sizeof names[0]];
+	_Static_assert(sizeof fns == sizeof agsbx_curl, "one name per member of agsbx_curl_api");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (!(fns[i] = dlsym(h, names[i]))) {
+			curl_why = "libcurl.so.4 lacks a needed function (too old?)";
+			return; /* never unloaded: the process may already hold it */
+		}
+	}
+	memcpy(&agsbx_curl, fns, sizeof agsbx_curl);
+	if (agsbx_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		curl_why = "curl_global_init failed";
+		return;
+	}
+	curl_why = NULL;
+	__atomic_store_n(&curl_ready, 1, __ATOMIC_RELEASE);
+}
+
+int agsbx_curl_load(const char **why)
+{
+	pthread_once(&curl_once, curl_load_once);
+	if (__atomic_load_n(&curl_ready, __ATOMIC_ACQUIRE))
+		return 0;
+	if (why)
+		*why = curl_why ? curl_why : "libcurl.so.4 not loaded";
+	return -ENOPKG;
+}
 
 int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response *resp)
 {
 	memset(resp, 0, sizeof *resp);
-	pthread_once(&curl_once, curl_init_once);
+	const char *why = NULL;
+	if (agsbx_curl_load(&why) < 0) {
+		snprintf(resp->error, sizeof resp->error, "cannot load libcurl: %s", why);
+		return -EPROTO;
+	}
 	CURL *c = curl_easy_init();
 	if (!c)
 		return -ENOMEM;

@@ -14,8 +14,13 @@
 struct agsbx_proc {
 	pid_t pid, ppid, sid;
 	char state;
+	unsigned flags;               /* the kernel's PF_* flags (field 9) */
 	unsigned long long start;
 };
+
+/* PF_EXITING: do_exit() has begun; the task never returns to user space
+ * (it may still spend milliseconds tearing down its namespaces). */
+#define AGSBX_PF_EXITING 0x00000004u
 
 /* A set keyed by pid (one entry per pid; a re-add with another start
  * time replaces it), hashed: a fork loop's trail can be thousands long. */

@@ -162,6 +162,7 @@ int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p)
 	p->state = state;
 	p->ppid = (pid_t)f[4];
 	p->sid = (pid_t)f[6];
+	p->flags = (unsigned)f[9];
 	p->start = f[22];
 	return 0;
 }
@@ -321,6 +322,10 @@ static void parse_pids(const char *s, struct pidvec *out)
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pidvec registered;                 /* reg_lock */
 static struct agsbx_run_tree *active_runs;       /* reg_lock */
+/* Members of ended runs that were already exiting (PF_EXITING) when their
+ * run ended: dead in every way that matters, reaped once they are zombies
+ * (by later runs and tree ends) instead of being waited for. */
+static struct agsbx_procset exiting;             /* reg_lock */
 
 static bool registered_locked(pid_t pid)
 {
@@ -548,7 +553,7 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 			continue;
 		if (agsbx_runner_read_proc(pid, &p) < 0)
 			continue;
-		if (p.sid == our_sid || p.start < t->child_start ||
+		if (p.sid == our_sid || p.start < t->child_start || procset_has(&exiting, pid, p.start) ||
 		    claimed_by_other_locked(t, pid, p.start) || in_other_cgroup_locked(t, pid))
 			continue;
 		visit(w, &p);
@@ -585,6 +590,8 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 
 /* ---- run lifecycle ---- */
 
+static void reap_exiting_locked(void);
+
 void agsbx_runner_tree_init(struct agsbx_run_tree *t)
 {
 	*t = (struct agsbx_run_tree){ .cgroup_procs_fd = -1 };
@@ -598,6 +605,7 @@ void agsbx_runner_tree_begin(struct agsbx_run_tree *t, pid_t child)
 	if (agsbx_runner_read_proc(child, &p) == 0)
 		t->child_start = p.start;
 	pthread_mutex_lock(&reg_lock);
+	reap_exiting_locked();
 	t->next = active_runs;
 	active_runs = t;
 	t->active = true;
@@ -635,6 +643,7 @@ void agsbx_runner_tree_end(struct agsbx_run_tree *t)
 		}
 		t->active = false;
 	}
+	reap_exiting_locked();
 	procset_free(&t->seen);
 	pthread_mutex_unlock(&reg_lock);
 	cgroup_remove(t);
@@ -721,11 +730,56 @@ static size_t live_members(struct agsbx_run_tree *t, size_t *any)
 	pthread_mutex_unlock(&reg_lock);
 	size_t live = 0;
 	for (size_t i = 0; i < now.n; i++)
-		live += now.v[i].state != 'Z';
+		live += now.v[i].state != 'Z' && !(now.v[i].flags & AGSBX_PF_EXITING);
 	*any = now.n;
 	procset_free(&now);
 	procset_free(&w.snap.all);
 	return live;
+}
+
+/* Reaps the deferred exiting members that have become our zombies and
+ * forgets those gone. The caller holds reg_lock. */
+static void reap_exiting_locked(void)
+{
+	if (!exiting.n)
+		return;
+	pid_t self = getpid();
+	struct agsbx_procset keep = { 0 };
+	for (size_t i = 0; i < exiting.n; i++) {
+		struct agsbx_proc now, *p = &exiting.v[i];
+		if (agsbx_runner_read_proc(p->pid, &now) < 0 || now.start != p->start)
+			continue;
+		if (now.state == 'Z' && now.ppid == self && waitpid(p->pid, NULL, WNOHANG) == p->pid)
+			continue;
+		procset_add(&keep, p);
+	}
+	procset_free(&exiting);
+	exiting = keep;
+}
+
+/* When every member still there is exiting or a zombie: zombies of ours
+ * are reaped, the exiting ones go to the deferred set, and true is
+ * returned. false (nothing changed) when a member is still live. */
+static bool defer_exiting(struct agsbx_run_tree *t)
+{
+	struct agsbx_procset now = { 0 };
+	struct walk w = { .t = t, .set = &now };
+	pid_t self = getpid();
+	pthread_mutex_lock(&reg_lock);
+	walk_locked(&w, false, true);
+	bool all = true;
+	for (size_t i = 0; i < now.n && all; i++)
+		all = now.v[i].state == 'Z' || (now.v[i].flags & AGSBX_PF_EXITING);
+	for (size_t i = 0; i < now.n && all; i++) {
+		const struct agsbx_proc *p = &now.v[i];
+		if (p->state == 'Z' && p->ppid == self && waitpid(p->pid, NULL, WNOHANG) == p->pid)
+			continue;
+		procset_add(&exiting, p);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	procset_free(&now);
+	procset_free(&w.snap.all);
+	return all;
 }
 
 unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
@@ -745,6 +799,12 @@ unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
 		}
 		if (!any && !t->used_cgroup)
 			return 0;   /* the exited child was the whole tree */
+		/* Only exiting members and zombies are left (bwrap's pid-1
+		 * tearing down its namespaces after the monitor exited): none
+		 * can run again, so the run ends now and they are reaped later
+		 * (a cgroup run keeps the full path: cgroup.kill and rmdir). */
+		if (!t->used_cgroup && defer_exiting(t))
+			return 0;
 	}
 	signal_walks(t, kill_child, SIGSTOP, &targets);
 	if (!targets.n && !t->used_cgroup) {

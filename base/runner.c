@@ -43,6 +43,7 @@
 #endif
 
 #define SCAN_INTERVAL_US 25000       /* tree walk while the child runs */
+#define QUIET_START_US 20000         /* pipes unwatched at first (drain_loop) */
 #define NO_PIDFD_TICK_MS 10          /* exit polling when pidfds are missing */
 #define DRAIN_GRACE_US 2000000       /* pipes after the tree was killed */
 #define DISCARD_CHUNK 65536
@@ -539,6 +540,13 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 			    : (uint64_t)timeout_ms >= max_ms ? UINT64_MAX
 							     : start + (uint64_t)timeout_ms * 1000u;
 	uint64_t next_scan = start + SCAN_INTERVAL_US;
+	/* A short-lived child (most steps) writes a few bytes and exits:
+	 * waking once for its output and again for its exit costs two trips
+	 * through the scheduler where one does. So at first only the exit
+	 * (pidfd) and cancel are watched: the pipes hold 64 KiB meanwhile
+	 * and drain_rest reads what is left; a child that fills one waits
+	 * at most QUIET_START_US. */
+	uint64_t quiet_until = run->pidfd >= 0 ? start + QUIET_START_US : 0;
 	for (;;) {
 		uint64_t now = agsbx_runner_now_us();
 		if (deadline && now >= deadline)
@@ -547,7 +555,10 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 			agsbx_runner_tree_record(&run->tree);
 			next_scan = now + SCAN_INTERVAL_US;
 		}
+		bool quiet = now < quiet_until;
 		uint64_t wake = next_scan;
+		if (quiet && quiet_until < wake)
+			wake = quiet_until;
 		if (deadline && deadline < wake)
 			wake = deadline;
 		int ms = (int)((wake - now + 999) / 1000);
@@ -556,9 +567,9 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 
 		struct pollfd pf[4];
 		int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_cancel = -1;
-		if (run->out.fd >= 0)
+		if (run->out.fd >= 0 && !quiet)
 			pf[i_out = n++] = (struct pollfd){ .fd = run->out.fd, .events = POLLIN };
-		if (run->err.fd >= 0)
+		if (run->err.fd >= 0 && !quiet)
 			pf[i_err = n++] = (struct pollfd){ .fd = run->err.fd, .events = POLLIN };
 		if (run->pidfd >= 0)
 			pf[i_pid = n++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };

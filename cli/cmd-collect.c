@@ -15,6 +15,7 @@
 #include "base/escape.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "cli/collect-workers.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
 #include "conformance/conformance.h"
@@ -37,7 +38,8 @@ static const char help[] =
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
 	"  --timeout-ms N         per-execution timeout (default 20000)\n"
 	"  --max-output-bytes N   per-stream capture limit (default 20000)\n"
-	"  --jobs N               concurrent checks (default: online cores)\n"
+	"  --jobs N               providers run at once, and concurrent checks per provider\n"
+	"                         (default: every selected provider at once, checks: online cores)\n"
 	"  --config ID.KEY=VALUE  provider config (repeatable), e.g. bubblewrap.network=true\n"
 	"  --simulate NAME        labelled simulation: blocked-userns (the run is marked non-representative)\n"
 	"  --work-dir DIR         parent of the execution areas (default: $TMPDIR or /tmp)\n"
@@ -335,8 +337,6 @@ static int make_work_dir(const char *parent, char **out)
 
 struct progress {
 	bool quiet, color, tty;
-	size_t done;
-	char provider[64];
 };
 
 static const char *verdict_color(const char *v)
@@ -367,32 +367,29 @@ static void full_line(const struct progress *p, const char *provider, const json
 		p->color ? verdict_color(v) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
 }
 
-/* A line per finished check; on a TTY one live line per provider instead,
- * with failures kept on screen. */
-static void on_check(void *ud, const char *provider, const json_t *check)
+/* A line per finished check; on a TTY one live line instead (the latest
+ * check of whichever provider reported last), with failures kept on
+ * screen. Providers run concurrently, so lines interleave. */
+static void on_check(void *ud, const struct agsbx_collect_worker *w, const json_t *check)
 {
 	struct progress *p = ud;
+	const char *provider = w->ops->id;
 	if (p->quiet)
 		return;
-	if (strcmp(p->provider, provider) != 0) {
-		snprintf(p->provider, sizeof p->provider, "%s", provider);
-		p->done = 0;
-	}
-	p->done++;
 	if (!p->tty) {
 		full_line(p, provider, check);
 		return;
 	}
 	const char *v = json_string_value(json_object_get(check, "verdict"));
 	fputs("\r\033[K", stderr);
-	if (strcmp(v, "fail") == 0)
+	if (v && strcmp(v, "fail") == 0)
 		full_line(p, provider, check);
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
-	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, p->done, agsbx_check_count(), id, ev);
+	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, w->done, agsbx_check_count(), id, ev);
 	fflush(stderr);
 }
 
-static void end_provider(struct progress *p)
+static void end_progress(struct progress *p)
 {
 	if (p->tty && !p->quiet)
 		fputs("\r\033[K", stderr);
@@ -584,11 +581,94 @@ static void append_step_summary(const json_t *bundle)
 		agsbx_warn("cannot append the report to $GITHUB_STEP_SUMMARY (%s)", path);
 }
 
+/* What every worker needs to run its provider's matrix. */
+struct run_shared {
+	const struct agsbx_harness *hs;
+	const struct collect_opts *o;
+	const struct agsbx_provider_ops **sel;
+	const json_t *configs;
+	const char *work_dir;
+	const char *canary_name, *canary_value;
+	int check_jobs;
+};
+
+static void report_progress(void *ud, const char *provider, const json_t *check)
+{
+	(void)provider;
+	agsbx_collect_report_check(*(const int *)ud, check);
+}
+
+/* In provider i's worker process. */
+static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *err, size_t err_size)
+{
+	const struct run_shared *sh = ud;
+	struct agsbx_ctx ctx = sh->hs->ctx;
+	ctx.simulate = sh->o->simulate;
+	ctx.config = json_object_get(sh->configs, sh->sel[i]->id);
+	/* Its own directory in the run's: providers run at once, and one's
+	 * files must not look like another's residue. */
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof dir, "%s/%s", sh->work_dir, sh->sel[i]->id) >= (int)sizeof dir ||
+	    mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0) {
+		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	struct agsbx_matrix_opts mo = {
+		.ctx = &ctx, .work_dir = dir, .env_canary_name = sh->canary_name,
+		.env_canary_value = sh->canary_value, .max_output_bytes = (size_t)sh->o->max_output,
+		.timeout_ms = sh->o->timeout_ms, .jobs = sh->check_jobs, .cancel_fd = cancel_fd,
+		.progress = report_progress, .progress_ud = &report_fd,
+	};
+	json_t *pj = agsbx_matrix_run(sh->sel[i], &mo, err, err_size);
+	rmdir(dir); /* the areas inside are removed by the matrix */
+	if (pj && ctx.config)
+		json_object_set(pj, "config", (json_t *)ctx.config);
+	return pj;
+}
+
+/* How many providers run at once: --jobs bounds it; by default all of
+ * them (a provider spends most of its time waiting on its mechanism, and
+ * the lifecycle checks' timeouts are sleeps). */
+static int provider_jobs(const struct collect_opts *o, int n)
+{
+	int j = o->jobs > 0 ? (int)o->jobs : n;
+	return j < 1 ? 1 : j > n ? n : j;
+}
+
+/* Concurrent checks within a provider: --jobs, or the online cores. */
+static int check_jobs(const struct collect_opts *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return o->jobs > 0 ? (int)o->jobs : (int)(cores > 0 ? cores : 2);
+}
+
+/* The run's timings: when each provider's worker ran, relative to the
+ * start of the pool, and how concurrent the run was. */
+static json_t *run_timings(const struct agsbx_collect_pool *pool, int check_jobs)
+{
+	json_t *per = json_array();
+	for (size_t i = 0; i < pool->n; i++) {
+		const struct agsbx_collect_worker *w = &pool->w[i];
+		json_array_append_new(per, json_pack("{s:s, s:I, s:I}", "id", w->ops->id, "start_us",
+						     (json_int_t)(w->start_us - pool->start_us), "end_us",
+						     (json_int_t)(w->end_us - pool->start_us)));
+	}
+	return json_pack("{s:s, s:I, s:{s:i, s:i, s:s}, s:o}", "method",
+			 "CLOCK_MONOTONIC, integer microseconds; providers[].start_us/end_us are offsets from the "
+			 "start of the provider runs (fork to reaping of each provider's worker process)",
+			 "providers_us", (json_int_t)(agsbx_now_us() - pool->start_us), "concurrency", "providers",
+			 pool->max_live, "checks_per_provider", check_jobs, "isolation",
+			 "one worker process per provider, each its own child subreaper", "providers", per);
+}
+
 /* An interrupted collect must not leave the canary in the user's $HOME
- * behind; then the signal takes its default course. */
+ * behind; then the signal takes its default course. The canaries live in
+ * the provider workers: each removes its own on the signal (and cancels
+ * its executions); we wait for them, boundedly, before dying. */
 static void on_fatal_signal(int sig)
 {
 	agsbx_matrix_remove_canaries();
+	agsbx_collect_pool_stop_live(sig, 3000);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -604,42 +684,50 @@ static void guard_canaries(void)
 }
 
 static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o, const struct agsbx_provider_ops **sel,
-			 int n, const json_t *configs, const char *work_dir, json_t *providers)
+			 int n, const json_t *configs, const char *work_dir, json_t *bundle)
 {
 	char name[64], value[65];
 	char hex[17];
 	agsbx_random_hex(hex, 8);
 	snprintf(name, sizeof name, "AGSBX_CANARY_%s", hex);
 	agsbx_random_hex(value, 32);
-	/* In our own environment, before any thread: a provider that passes the
-	 * host environment through shows it to the payload. */
+	/* In our own environment, before any worker: a provider that passes
+	 * the host environment through shows it to the payload. */
 	setenv(name, value, 1);
 	guard_canaries();
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
 			       .tty = agsbx_term_capable(STDERR_FILENO) };
-	for (int i = 0; i < n; i++) {
-		struct agsbx_ctx ctx = hs->ctx;
-		ctx.simulate = o->simulate;
-		ctx.config = json_object_get(configs, sel[i]->id);
-		struct agsbx_matrix_opts mo = {
-			.ctx = &ctx, .work_dir = work_dir, .env_canary_name = name, .env_canary_value = value,
-			.max_output_bytes = (size_t)o->max_output, .timeout_ms = o->timeout_ms, .jobs = (int)o->jobs,
-			.progress = on_check, .progress_ud = &pr,
-		};
-		char err[512] = "";
-		json_t *pj = agsbx_matrix_run(sel[i], &mo, err, sizeof err);
-		end_provider(&pr);
-		if (!pj) {
-			agsbx_error("%s: %s", sel[i]->id, err);
-			unsetenv(name);
-			return AGSBX_EXIT_INTERNAL;
-		}
-		if (ctx.config)
-			json_object_set(pj, "config", (json_t *)ctx.config);
-		json_array_append_new(providers, pj);
-	}
+	struct run_shared sh = { .hs = hs, .o = o, .sel = sel, .configs = configs, .work_dir = work_dir,
+				 .canary_name = name, .canary_value = value, .check_jobs = check_jobs(o) };
+	struct agsbx_collect_pool pool = { .w = calloc((size_t)n, sizeof *pool.w), .n = (size_t)n,
+					   .max_live = provider_jobs(o, n), .run = run_one, .on_check = on_check,
+					   .run_ud = &sh, .ud = &pr };
+	if (!pool.w)
+		return AGSBX_EXIT_INTERNAL;
+	for (int i = 0; i < n; i++)
+		pool.w[i].ops = sel[i];
+	int rc = 0;
+	int r = agsbx_collect_pool_run(&pool);
+	end_progress(&pr);
 	unsetenv(name);
-	return 0;
+	json_t *providers = json_array();
+	json_object_set_new(bundle, "providers", providers);
+	for (int i = 0; i < n && r == 0; i++) {
+		if (!pool.w[i].result) {
+			agsbx_error("%s: %s", sel[i]->id, pool.w[i].error);
+			rc = AGSBX_EXIT_INTERNAL;
+			break;
+		}
+		json_array_append(providers, pool.w[i].result);
+	}
+	if (r < 0) {
+		agsbx_error_errno(r, "cannot start the provider runs");
+		rc = AGSBX_EXIT_INTERNAL;
+	}
+	if (rc == 0)
+		json_object_set_new(bundle, "timings", run_timings(&pool, sh.check_jobs));
+	agsbx_collect_pool_free(&pool);
+	return rc;
 }
 
 int agsbx_cmd_collect(int argc, char **argv)
@@ -686,10 +774,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 	hs.ctx.host = hs.host;
 	json_object_set(bundle, "host", hs.host);
 	json_object_set_new(bundle, "context", context_json(&hs, &o, hs.host, sel, n));
-	json_t *providers = json_array();
-	json_object_set_new(bundle, "providers", providers);
-	if ((rc = run_providers(&hs, &o, sel, n, configs, work, providers)))
+	if ((rc = run_providers(&hs, &o, sel, n, configs, work, bundle)))
 		goto out;
+	json_t *providers = json_object_get(bundle, "providers");
 	json_t *summary = summary_json(providers);
 	json_object_set_new(bundle, "summary", summary);
 	if (o.sign_key) {

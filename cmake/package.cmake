@@ -15,6 +15,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 find_program(AGSBX_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(AGSBX_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  # libcurl is dlopen'd on first use (base/http-curl.h), so dpkg-shlibdeps
+  # cannot see it: named here, and CPack appends what it finds.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.81)")
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
       "libc6, libjansson4 (>= 2.13), libcurl4 (>= 7.81), libsodium23 (>= 1.0.18)")

@@ -19,6 +19,10 @@ struct agsbx_matrix_opts {
 	size_t max_output_bytes;      /* per stream (default 20000) */
 	int64_t timeout_ms;           /* per execution (default 20000) */
 	int jobs;                     /* concurrent checks (default: online cores) */
+	/* Readable => cancel every execution that has no cancel fd of its own
+	 * (an eventfd a signal handler writes). 0 or -1: none (stdin is never
+	 * one, and a zero-initialised opts must not cancel on it). */
+	int cancel_fd;
 	/* Called (serialised) as each check finishes. */
 	void (*progress)(void *ud, const char *provider, const json_t *check);
 	void *progress_ud;

@@ -46,8 +46,12 @@ struct check_def {
 	 * re-parented to the harness, and another run's clean-up must not
 	 * take it for its own orphan before it is seen (without a cgroup
 	 * there is no way to tell whose it is). */
-	bool exclusive;
+	/* false, true, or AGSBX_EXCLUSIVE_ORPHANS: exclusive only for the
+	 * reason above, so a provider whose executions are never in our
+	 * process tree (ops->outside_harness_tree) runs it alongside. */
+	unsigned char exclusive;
 };
+#define AGSBX_EXCLUSIVE_ORPHANS 2
 
 extern const struct check_def agsbx_checks[];
 extern const size_t agsbx_checks_count;

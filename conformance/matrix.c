@@ -183,12 +183,19 @@ static void *worker(void *p)
 	}
 }
 
-static void run_pool(struct job *jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider)
+static int check_threads(const struct agsbx_matrix_opts *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
+}
+
+/* extra: threads on top of --jobs, one per long-waiting lifecycle check
+ * queued first, so their waits do not hold the other checks back. */
+static void run_pool(struct job *jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider, int extra)
 {
 	struct pool pl = { .jobs = jobs, .n = n, .o = o, .provider = provider };
 	pthread_mutex_init(&pl.lock, NULL);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int nthreads = o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
+	int nthreads = check_threads(o) + extra;
 	if (nthreads > (int)n)
 		nthreads = (int)n;
 	pthread_t t[64];
@@ -349,6 +356,32 @@ static uint64_t warm_up(const struct check_env *env)
 	return us;
 }
 
+/* 0: pool, queued first on an extra thread; 1: pool; 2: alone, after. */
+static int placement(const struct agsbx_provider_ops *ops, const struct check_def *def)
+{
+	if (!def->exclusive)
+		return 1;
+	return def->exclusive == AGSBX_EXCLUSIVE_ORPHANS && ops->outside_harness_tree ? 0 : 2;
+}
+
+struct phase_times {
+	uint64_t probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, teardown_us;
+};
+
+/* Where the provider's time went, phase by phase, and how it was taken. */
+static json_t *timings_json(const struct phase_times *t, uint64_t total_us, const struct agsbx_matrix_opts *o)
+{
+	char method[160];
+	snprintf(method, sizeof method, "CLOCK_MONOTONIC around each phase, integer microseconds; concurrent checks "
+		 "on up to %d threads, exclusive checks one at a time", check_threads(o));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "probe_us", (json_int_t)t->probe_us,
+			 "setup_us", (json_int_t)t->setup_us, "ensure_us", (json_int_t)t->ensure_us, "first_exec_us",
+			 (json_int_t)t->warm_us, "checks_us", (json_int_t)(t->concurrent_us + t->exclusive_us),
+			 "concurrent_checks_us", (json_int_t)t->concurrent_us, "exclusive_checks_us",
+			 (json_int_t)t->exclusive_us, "release_us", (json_int_t)t->release_us, "teardown_us",
+			 (json_int_t)t->teardown_us, "total_us", (json_int_t)total_us, "method", method);
+}
+
 /* The confinement as the program inside sees it: LSM label, seccomp mode,
  * NoNewPrivs and the capability sets (payload `status`). null when the
  * provider could not run it. */
@@ -393,7 +426,9 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	uint64_t probe_us = agsbx_now_us() - tp;
 
 	struct fixture f = { 0 };
+	uint64_t ts = agsbx_now_us();
 	int r = fixture_setup(&f, o, ctx);
+	uint64_t setup_us = agsbx_now_us() - ts;
 	if (r < 0) {
 		snprintf(err, err_size, "cannot prepare the execution area in %s: %s", o->work_dir, strerror(-r));
 		fixture_teardown(&f);
@@ -440,30 +475,38 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			runnable++;
 	}
 	/* Jobs that can run go to the pool, exclusive ones then run alone;
-	 * blocked ones are already final. */
+	 * blocked ones are already final. A check exclusive only because of
+	 * the orphan sweeps joins the pool when no execution of this provider
+	 * can ever be in our process tree: queued first, on an extra thread
+	 * each (they mostly wait). */
 	struct job *torun = calloc(runnable ? runnable : 1, sizeof *torun);
-	size_t k = 0, shared = 0;
-	for (int pass = 0; pass < 2; pass++)
+	size_t k = 0, shared = 0, waits = 0;
+	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < n; i++)
-			if (!jobs[i].result && jobs[i].def->exclusive == (pass == 1))
+			if (!jobs[i].result && placement(ops, jobs[i].def) == pass)
 				torun[k++] = jobs[i];
-	for (size_t i = 0; i < n; i++)
-		shared += !jobs[i].result && !jobs[i].def->exclusive;
+	for (size_t i = 0; i < n; i++) {
+		shared += !jobs[i].result && placement(ops, jobs[i].def) < 2;
+		waits += !jobs[i].result && placement(ops, jobs[i].def) == 0;
+	}
 	uint64_t tc = agsbx_now_us();
-	run_pool(torun, shared, o, ops->id);
+	run_pool(torun, shared, o, ops->id, (int)waits);
+	uint64_t tx = agsbx_now_us();
 	for (size_t i = shared; i < runnable; i++)
-		run_pool(torun + i, 1, o, ops->id);
-	uint64_t checks_us = agsbx_now_us() - tc;
+		run_pool(torun + i, 1, o, ops->id, 0);
+	uint64_t concurrent_us = tx - tc, exclusive_us = shared < runnable ? agsbx_now_us() - tx : 0;
 	for (size_t i = 0; i < runnable; i++)
 		for (size_t j = 0; j < n; j++)
 			if (jobs[j].def == torun[i].def)
 				jobs[j] = torun[i];
 	free(torun);
 
+	uint64_t tr = agsbx_now_us();
 	if (env.h) {
 		ops->release(env.h);
 		agsbx_handle_free(env.h);
 	}
+	uint64_t release_us = agsbx_now_us() - tr;
 
 	json_t *declared = NULL;
 	json_t *finish_check = finish_provider(ops, &declared);
@@ -504,15 +547,13 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		json_array_insert_new(checks, 0, finish_check);
 	}
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
-	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,
+	struct phase_times pt = { probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, 0 };
+	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "id", ops->id,
 			       "verdict", verdict, "reason",
 			       env.h ? "ready" : probe.available ? (fail.reason ? fail.reason : "ensure_failed")
 								 : (probe.reason ? probe.reason : "unknown"),
 			       "probe", agsbx_probe_to_json(&probe), "claims", claims, "observed", observed,
-			       "underclaim", underclaim, "failing_checks", failing, "checks", checks, "timings",
-			       "probe_us", (json_int_t)probe_us, "ensure_us", (json_int_t)ensure_us, "first_exec_us",
-			       (json_int_t)warm_us, "checks_us",
-			       (json_int_t)checks_us, "total_us", (json_int_t)(agsbx_now_us() - t0));
+			       "underclaim", underclaim, "failing_checks", failing, "checks", checks);
 	json_object_set_new(pj, "confinement", conf);
 	if (declared) {
 		json_object_update(pj, declared);
@@ -523,7 +564,10 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		if (fr)
 			json_object_set_new(pj, "reason", json_string(fr));
 	}
+	uint64_t td = agsbx_now_us();
 	fixture_teardown(&f);
 	agsbx_probe_clear(&probe);
+	pt.teardown_us = agsbx_now_us() - td;
+	json_object_set_new(pj, "timings", timings_json(&pt, agsbx_now_us() - t0, o));
 	return pj;
 }

@@ -131,6 +131,12 @@ static const char **build_argv(const char *payload, const char *const *args)
 	return v;
 }
 
+/* The whole run's cancel fd, for executions without one of their own. */
+static int run_cancel_fd(const struct check_env *env)
+{
+	return env->o->cancel_fd > 0 ? env->o->cancel_fd : -1;
+}
+
 /* The payload behind a system interpreter as argv[0]: policies derived
  * from argv[0] (toolchain roots, PATH) must hold for it too. */
 static const char **build_via(enum agsbx_via via, const char *payload, const char *const *args, char **script)
@@ -188,15 +194,19 @@ int sandbox_op_via(const struct check_env *env, struct check_out *out, struct ag
 	_cleanup_free_ const char **argv = payload ? build_via(via, payload, args, &script) : NULL;
 	if (!argv)
 		return -ENOMEM;
-	struct agsbx_limits def = {
+	struct agsbx_limits lim = {
 		.max_output_bytes = env->o->max_output_bytes,
 		.timeout_ms = env->o->timeout_ms,
 		.cancel_fd = -1,
 	};
+	if (limits)
+		lim = *limits;
+	if (lim.cancel_fd < 0)
+		lim.cancel_fd = run_cancel_fd(env);
 	struct agsbx_step step = { .argv = argv, .env = NULL, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_exec_result xr = { 0 };
 	struct agsbx_failure fail = { 0 };
-	int r = h->ops->execute(h, &step, limits ? limits : &def, &xr, &fail);
+	int r = h->ops->execute(h, &step, &lim, &xr, &fail);
 	if (r < 0) {
 		json_array_append_new(out->observations,
 				      json_pack("{s:s, s:o, s:s, s:s}", "role", "sandbox", "argv",
@@ -230,7 +240,7 @@ int control_op(const struct check_env *env, struct check_out *out, const char *c
 		.argv = argv,
 		.max_output_bytes = env->o->max_output_bytes,
 		.timeout_ms = env->o->timeout_ms,
-		.cancel_fd = -1,
+		.cancel_fd = run_cancel_fd(env),
 		.drop_privileges = env->ctx->run_as,
 		.run_uid = env->ctx->run_uid,
 		.run_gid = env->ctx->run_gid,

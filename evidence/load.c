@@ -133,6 +133,7 @@ static const struct field bundle_fields[] = {
 	F("providers", T_ARR, .items = T_OBJ, .item_members = provider_fields),
 	F("attachments", T_ARR, .items = T_OBJ, .item_members = attachment_fields),
 	F("summary", T_OBJ, .members = summary_fields),
+	F("timings", T_OBJ),
 	F("signature", T_OBJ, .members = signature_fields),
 	{ .key = NULL }
 };

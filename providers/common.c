@@ -237,3 +237,29 @@ char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *c
 	}
 	return v;
 }
+
+void agsbx_raw_command_clear(struct agsbx_raw_command *c)
+{
+	agsbx_strv_free(c->argv);
+	agsbx_strv_free(c->envp);
+	free(c->cwd);
+	*c = (struct agsbx_raw_command){ 0 };
+}
+
+/* A malloc'd copy of a NULL-terminated vector (NULL stays NULL). */
+char **agsbx_strv_dup(const char *const *v)
+{
+	if (!v)
+		return NULL;
+	size_t n = 0;
+	while (v[n])
+		n++;
+	char **c = calloc(n + 1, sizeof *c);
+	for (size_t i = 0; c && i < n; i++) {
+		if (!(c[i] = strdup(v[i]))) {
+			agsbx_strv_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}

@@ -199,6 +199,15 @@ char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, co
 /* meta for a result: {provider, mechanism, capabilities, versions} (new ref). */
 json_t *agsbx_handle_meta(const struct agsbx_handle *h);
 
+/* What a user would run by hand for one step with the bare mechanism and
+ * the same policy; bench times it against execute(). */
+struct agsbx_raw_command {
+	char **argv;                  /* NULL-terminated, malloc'd; argv[0] looked up in PATH */
+	char **envp;                  /* NULL-terminated, malloc'd; NULL: the harness environment */
+	char *cwd;                    /* malloc'd; NULL: the harness's */
+};
+void agsbx_raw_command_clear(struct agsbx_raw_command *c);
+
 struct agsbx_provider_ops {
 	const char *id;
 	const char *summary;
@@ -220,6 +229,17 @@ struct agsbx_provider_ops {
 	 * execution with `marker` ended (containers, policy files...). Returns
 	 * a count (>= 0) and, in *found, a new JSON array describing them. */
 	int (*leftovers)(struct agsbx_handle *h, const char *marker, json_t **found);
+	/* Optional, for bench: the raw-mechanism command equivalent to
+	 * execute(h, step) (bwrap with the same binds, the landlock helper
+	 * with the same manifest, docker run with the same mounts; for an
+	 * external provider, the adapter's own execute). 0, or -errno
+	 * (-EOPNOTSUPP: no raw equivalent). Never runs anything. */
+	int (*raw_command)(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out);
+	/* True only when no process of an execution can ever be in the
+	 * harness's own process tree (they are children of a container
+	 * daemon, never of ours): the detached-tree lifecycle checks then run
+	 * alongside the other checks instead of alone afterwards. */
+	bool outside_harness_tree;
 	/* Optional (declared providers: --adapter, --wrap): called once when
 	 * the provider's run is over and every handle was released. Returns
 	 * members for the provider object (kind, argv, the adapter record) as
@@ -285,6 +305,8 @@ int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_s
  * step->env. NULL-terminated, malloc'd (free with agsbx_strv_free). */
 char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_step *step);
 void agsbx_strv_free(char **v);
+/* A malloc'd copy of a NULL-terminated vector (NULL for NULL or ENOMEM). */
+char **agsbx_strv_dup(const char *const *v);
 /* Fills runner options from ctx (run_as) and limits. */
 void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
 			     struct agsbx_run_opts *o);

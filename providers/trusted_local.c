@@ -70,6 +70,19 @@ static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return r;
 }
 
+/* By hand: the program itself, in the same directory and environment. */
+static int tl_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
+{
+	*out = (struct agsbx_raw_command){ 0 };
+	out->argv = agsbx_strv_dup(step->argv);
+	out->cwd = strdup(h->paths[step->cwd]);
+	if (!out->argv || !out->cwd) {
+		agsbx_raw_command_clear(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static void tl_release(struct agsbx_handle *h)
 {
 	__atomic_store_n(&h->released, true, __ATOMIC_RELEASE);
@@ -86,4 +99,5 @@ const struct agsbx_provider_ops agsbx_provider_trusted_local = {
 	.health = tl_health,
 	.execute = tl_execute,
 	.release = tl_release,
+	.raw_command = tl_raw_command,
 };

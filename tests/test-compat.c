@@ -3,12 +3,13 @@
  * must agree with the newer API where that exists. */
 #include "base/compat.h"
 #include "base/http.h"
+#include "base/http-curl.h" /* libcurl as the tool loads it: dlopen on first use */
 #include "evidence/evidence.h"
 #include "tests/lib/testlib.h"
 
 #include <check.h>
-#include <curl/curl.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +100,11 @@ END_TEST
 
 int main(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const char *why = NULL;
+	if (agsbx_curl_load(&why) < 0) {
+		fprintf(stderr, "cannot load libcurl: %s\n", why);
+		return 1;
+	}
 	Suite *s = suite_create("compat");
 	TCase *tc = tcase_create("compat");
 	tcase_add_test(tc, test_getn_fallback);
@@ -108,7 +113,5 @@ int main(void)
 	tcase_add_test(tc, test_parser_on_compat);
 	tcase_add_test(tc, test_curl_protocols);
 	suite_add_tcase(s, tc);
-	int rc = agsbx_test_run_suite(s);
-	curl_global_cleanup();
-	return rc;
+	return agsbx_test_run_suite(s);
 }

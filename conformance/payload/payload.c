@@ -947,6 +947,25 @@ static int op_uname(char **argv, int argc, const char *self)
 	return 0;
 }
 
+/* The gVisor probe's four observations from one process (one container
+ * instead of four): each op's own fields in an object named after it. */
+static int op_observe(char **argv, int argc, const char *self)
+{
+	static const struct {
+		const char *name;
+		int (*run)(char **, int, const char *);
+		int nargs;
+	} parts[] = { { "uname", op_uname, 0 }, { "status", op_status, 0 }, { "ns", op_ns, 0 }, { "read", op_read, 1 } };
+	f_result(0);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		obj_open(parts[i].name);
+		f_str("op", parts[i].name);
+		parts[i].run(argv, parts[i].nargs, self);
+		obj_close();
+	}
+	return 0;
+}
+
 /* ---------- catalogue v2 ops ---------- */
 
 /* "Name:" of /proc/PID/status, or "" when unreadable. */
@@ -1387,6 +1406,7 @@ static const struct op ops[] = {
 	{ "mounts", 1, 4, "mounts PREFIX...", op_mounts },
 	{ "net", 5, 6, "net HOST PORT tcp|udp TEXT TIMEOUT_MS [detached]", op_net },
 	{ "ns", 0, 0, "ns", op_ns },
+	{ "observe", 1, 1, "observe PATH", op_observe },
 	{ "pid-visible", 1, 1, "pid-visible PID", op_pid_visible },
 	{ "ptrace", 1, 1, "ptrace PID", op_ptrace },
 	{ "read", 1, 1, "read PATH", op_read },

@@ -467,6 +467,22 @@ static int bw_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return r;
 }
 
+/* By hand: the same bwrap command line (binds, namespaces, environment). */
+static int bw_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
+{
+	*out = (struct agsbx_raw_command){ 0 };
+	if (handle_released(h))
+		return -ESTALE;
+	int r = step_argv(h, step, &out->argv);
+	out->envp = r == 0 ? agsbx_strv_dup(bwrap_env) : NULL;
+	out->cwd = r == 0 ? strdup("/") : NULL;
+	if (r == 0 && (!out->envp || !out->cwd))
+		r = -ENOMEM;
+	if (r < 0)
+		agsbx_raw_command_clear(out);
+	return r;
+}
+
 static void bw_release(struct agsbx_handle *h)
 {
 	/* Nothing temporary was created: the sandbox lives only as long as
@@ -487,4 +503,5 @@ const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.health = bw_health,
 	.execute = bw_execute,
 	.release = bw_release,
+	.raw_command = bw_raw_command,
 };

@@ -10,7 +10,6 @@
  * flood costs at most the caps in our memory. */
 #include "providers/gvisor/gvisor.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +19,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/http-curl.h"
 #include "base/http.h"
 #include "base/util.h"
 
@@ -488,13 +488,14 @@ static int run_attached(const struct gv_docker *d, const struct gv_run_spec *s, 
 	return o->reason ? -EIO : 0;
 }
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
 {
 	memset(o, 0, sizeof *o);
-	pthread_once(&curl_once, curl_init_once);
+	const char *why = NULL;
+	if (agsbx_curl_load(&why) < 0) {
+		fail_run(o, GV_R_UNAVAILABLE, "cannot load libcurl: %s", why);
+		return -ENOPKG;
+	}
 	if (s->exec_id)
 		snprintf(o->exec_id, sizeof o->exec_id, "%s", s->exec_id);
 	else

@@ -402,21 +402,28 @@ static void derive_caps(const struct agsbx_ctx *ctx, const struct observed *ob, 
 							 "host_path_hidden", host_hidden));
 }
 
+/* The four observations (uname, status, ns, a read of the payload's host
+ * path) come from one fresh container running the payload's `observe`
+ * op: the same facts as four containers, a quarter of the start-ups. */
 static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
 {
 	struct observed ob = { 0 };
-	const char *reason = NULL;
-	const char *const a_uname[] = { "uname", NULL };
-	const char *const a_status[] = { "status", NULL };
-	const char *const a_ns[] = { "ns", NULL };
-	const char *const a_read[] = { "read", ctx->payload_path, NULL };
-	reason = observe(ctx, e, a_uname, &ob.uname, ob.runtime_seen, sizeof ob.runtime_seen, v);
+	const char *const a_observe[] = { "observe", ctx->payload_path ? ctx->payload_path : "/", NULL };
+	json_t *all = NULL;
+	const char *reason = observe(ctx, e, a_observe, &all, ob.runtime_seen, sizeof ob.runtime_seen, v);
+	ob.uname = json_incref(json_object_get(all, "uname"));
+	ob.status = json_incref(json_object_get(all, "status"));
+	ob.ns = json_incref(json_object_get(all, "ns"));
+	ob.read = json_incref(json_object_get(all, "read"));
+	json_decref(all);
 	struct utsname host;
 	uname(&host);
 	const char *inside = json_string_value(json_object_get(ob.uname, "release"));
 	json_object_set_new(facts, "kernel_release_host", json_string(host.release));
 	json_object_set_new(facts, "kernel_release_inside", inside ? json_string(inside) : json_null());
 	json_object_set_new(facts, "inspect_runtime", json_string(ob.runtime_seen));
+	if (!reason && (!ob.uname || !ob.status || !ob.ns || !ob.read))
+		reason = set_verdict(v, GV_R_NOT_OBSERVED, NULL, "payload 'observe' printed an incomplete observation");
 	if (!reason && strcmp(ob.runtime_seen, e->runtime) != 0)
 		reason = set_verdict(v, GV_R_NOT_OBSERVED, NULL,
 				     "inspect shows runtime '%s', not the verified '%s'", ob.runtime_seen, e->runtime);
@@ -424,12 +431,6 @@ static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e,
 		reason = set_verdict(v, GV_R_NOT_OBSERVED, NULL,
 				     "kernel release inside (%s) is the host's (%s): not a gVisor sandbox",
 				     inside ? inside : "unknown", host.release);
-	if (!reason)
-		reason = observe(ctx, e, a_status, &ob.status, NULL, 0, v);
-	if (!reason)
-		reason = observe(ctx, e, a_ns, &ob.ns, NULL, 0, v);
-	if (!reason && ctx->payload_path)
-		reason = observe(ctx, e, a_read, &ob.read, NULL, 0, v);
 	if (!reason)
 		derive_caps(ctx, &ob, true, facts, &e->caps);
 	json_decref(ob.uname);
@@ -771,6 +772,98 @@ static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **fou
 	return r;
 }
 
+struct strv {
+	char **v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void strv_add(struct strv *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void strv_add(struct strv *sv, const char *fmt, ...)
+{
+	if (sv->nomem)
+		return;
+	if (sv->n + 2 > sv->cap) {
+		size_t cap = sv->cap ? sv->cap * 2 : 32;
+		char **v = realloc(sv->v, cap * sizeof *v);
+		if (!v) {
+			sv->nomem = true;
+			return;
+		}
+		sv->v = v;
+		sv->cap = cap;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&sv->v[sv->n], fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		sv->nomem = true;
+		return;
+	}
+	sv->v[++sv->n] = NULL;
+}
+
+/* By hand: `docker run --rm --runtime=<runsc>` on the same daemon with the
+ * same mounts, user, directory, environment and limits as execute()'s
+ * create request (labelled with the run, so release removes a leftover). */
+static int raw_docker_argv(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step, struct strv *sv)
+{
+	char *binds[AGSBX_ROOT_COUNT + 1];
+	int r = grant_binds(h, binds, NULL);
+	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
+	_cleanup_free_ char *user = run_as_user(h->ctx);
+	if (r == 0 && !env)
+		r = -ENOMEM;
+	if (r == 0) {
+		strv_add(sv, "docker");
+		strv_add(sv, "--host=%s", p->env.d.endpoint);
+		strv_add(sv, "run");
+		strv_add(sv, "--rm");
+		strv_add(sv, "--runtime=%s", p->env.runtime);
+		strv_add(sv, "--network=none");
+		strv_add(sv, "--read-only");
+		strv_add(sv, "--cap-drop=ALL");
+		strv_add(sv, "--security-opt=no-new-privileges");
+		strv_add(sv, "--pids-limit=256");
+		strv_add(sv, "--memory=512m");
+		strv_add(sv, "--memory-swap=512m");
+		strv_add(sv, "--log-driver=none");
+		strv_add(sv, "--label=%s=%s", GV_LABEL_RUN, p->run_id);
+		for (int i = 0; binds[i]; i++)
+			strv_add(sv, "--volume=%s", binds[i]);
+		strv_add(sv, "--workdir=%s", h->paths[step->cwd]);
+		if (user)
+			strv_add(sv, "--user=%s", user);
+		for (int i = 0; env[i]; i++)
+			strv_add(sv, "--env=%s", env[i]);
+		strv_add(sv, "%s", p->env.img.name);
+		for (int i = 0; step->argv[i]; i++)
+			strv_add(sv, "%s", step->argv[i]);
+		if (sv->nomem)
+			r = -ENOMEM;
+	}
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		free(binds[i]);
+	agsbx_strv_free(env);
+	return r;
+}
+
+static int gv_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
+{
+	*out = (struct agsbx_raw_command){ 0 };
+	struct gv_priv *p = enter(h);
+	if (!p)
+		return -ESTALE;
+	struct strv sv = { 0 };
+	int r = raw_docker_argv(h, p, step, &sv);
+	leave(h, p);
+	out->argv = sv.v;
+	if (r < 0)
+		agsbx_raw_command_clear(out);
+	return r;
+}
+
 /* Removes every container of the run (executions in flight see theirs
  * killed and end) and stops any host process still naming one. */
 static void remove_run(struct gv_priv *p)
@@ -838,4 +931,9 @@ const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.execute = gv_execute,
 	.release = gv_release,
 	.leftovers = gv_leftovers,
+	.raw_command = gv_raw_command,
+	/* Containers are children of containerd's shim; the harness only
+	 * speaks HTTP to dockerd (its own children are runsc-delete clean-ups
+	 * through the runner, never sandboxed work). */
+	.outside_harness_tree = true,
 };

@@ -679,6 +679,26 @@ static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return r;
 }
 
+/* By hand: the helper with the same manifest, environment and directory. */
+static int ll_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
+{
+	*out = (struct agsbx_raw_command){ 0 };
+	struct ll_priv *p = enter(h);
+	if (!p)
+		return -ESTALE;
+	struct helper_call c = { .manifest = p->manifest, .sha256 = p->sha, .program = step->argv };
+	agsbx_random_hex(c.tag, 16);
+	out->argv = helper_argv(h->ctx, &c);
+	out->envp = agsbx_provider_min_env(h, step);
+	out->cwd = strdup(h->paths[step->cwd]);
+	leave(h, p);
+	if (!out->argv || !out->envp || !out->cwd) {
+		agsbx_raw_command_clear(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static bool is_temp_name(const char *n)
 {
 	size_t l = strlen(n);
@@ -803,6 +823,14 @@ static int ll_leftovers(struct agsbx_handle *h, const char *marker, json_t **fou
 	return 0;
 }
 
+static int ll_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
+{
+	(void)h;
+	(void)step;
+	*out = (struct agsbx_raw_command){ 0 };
+	return -EOPNOTSUPP;
+}
+
 #endif /* __linux__ */
 
 const struct agsbx_provider_ops agsbx_provider_landlock = {
@@ -820,4 +848,5 @@ const struct agsbx_provider_ops agsbx_provider_landlock = {
 	.execute = ll_execute,
 	.release = ll_release,
 	.leftovers = ll_leftovers,
+	.raw_command = ll_raw_command,
 };

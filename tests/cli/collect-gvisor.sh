@@ -9,7 +9,11 @@ command -v runsc >/dev/null || skip "runsc" 1 "runsc not installed"
 d=$(t_tmpdir cg)
 
 dockerd_start cgr with-runsc
-# No image prepared: the provider imports its own from the payload.
+# No image prepared: the provider imports its own from the payload (on the
+# shared daemon, earlier tests' images are removed first).
+for id in $(dockerd_api /images/json | jq -r '.[].Id'); do
+  dockerd_api "/images/$id?force=1" -X DELETE >/dev/null || fail "cannot remove image $id"
+done
 [[ $(dockerd_api /images/json | jq length) == 0 ]] || fail "fresh daemon already has images"
 expect_rc 0 "$AGSBX_BIN" collect --provider gvisor --unsigned --output "$d/gv.json" -q
 v=$(jq -r '.providers[0].verdict' "$d/gv.json")

@@ -9,9 +9,28 @@ dockerd_available() {
   command -v dockerd >/dev/null 2>&1 && [[ $(id -u) == 0 ]]
 }
 
+# The shared daemon (tests/lib/dockerd-shared.sh), when ctest started one
+# and this test asked for a plain with-runsc daemon: nothing to start, and
+# nothing to stop at the end (the fixture's cleanup does).
+dockerd_use_shared() {
+  local env=${AGSBX_SHARED_DOCKERD:-}/env
+  [[ -n ${AGSBX_SHARED_DOCKERD:-} && -f $env ]] || return 1
+  # shellcheck disable=SC1090
+  source "$env"
+  kill -0 "$DOCKERD_PID" 2>/dev/null || fail "the shared dockerd ($DOCKERD_PID) is gone"
+  curl -sf --max-time 5 --unix-socket "$DOCKERD_DIR/docker.sock" http://localhost/version >/dev/null ||
+    fail "the shared dockerd does not answer"
+  DOCKERD_SHARED=1
+  export DOCKER_HOST
+  echo "note: using the shared dockerd $DOCKER_HOST" >&2
+}
+
 dockerd_start() {
   local name=$1 mode=${2:-with-runsc}
   dockerd_available || skip "dockerd" 1 "dockerd missing or not root"
+  if [[ $mode == with-runsc ]] && dockerd_use_shared; then
+    return 0
+  fi
   # Short paths: the unix socket path must stay under 108 bytes.
   DOCKERD_DIR=$(mktemp -d "/tmp/agsbx-dk-XXXXXX")
   local runtimes
@@ -60,6 +79,10 @@ dockerd_api() { # dockerd_api PATH [curl args...]
 }
 
 dockerd_stop() {
+  if [[ -n ${DOCKERD_SHARED:-} ]]; then
+    DOCKERD_SHARED= DOCKERD_PID= DOCKERD_DIR=
+    return 0
+  fi
   [[ -n "${DOCKERD_PID:-}" ]] || return 0
   if kill -0 "$DOCKERD_PID" 2>/dev/null; then
     kill -TERM "$DOCKERD_PID" 2>/dev/null || true

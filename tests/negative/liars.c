@@ -276,6 +276,15 @@ static int x_hostile(struct agsbx_handle *h, const struct agsbx_step *s, const s
 }
 NEG(neg_hostile, p_nothing, x_hostile)
 
+/* Names a raw mechanism command that fails (the program exits 1): bench
+ * must report the raw baseline as unavailable, never time the failure. */
+static int r_false(struct agsbx_handle *h, const struct agsbx_step *s, struct agsbx_raw_command *out)
+{
+	static const char *const argv[] = { "false", NULL };
+	*out = (struct agsbx_raw_command){ .argv = agsbx_strv_dup(argv) };
+	return out->argv ? 0 : -ENOMEM;
+}
+NEG(neg_raw_fails, p_nothing, x_plain, .raw_command = r_false)
 /* Answers every "write" with a result line whose errno is hostile text —
  * an @mention, links, bidi overrides, terminal escapes (CSI, OSC, C1 CSI) —
  * and runs everything else plainly. fs.grant_write fails with that errno in

@@ -1,0 +1,347 @@
+/* collect's provider workers (see collect-workers.h). The report protocol
+ * is one compact JSON object per line on a pipe: {"check": {...}} as each
+ * check finishes, then {"provider": {...}} or {"error": "..."}. */
+#include "cli/collect-workers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/runner.h"
+#include "base/util.h"
+#include "conformance/conformance.h"
+
+#define REPORT_LINE_MAX (64u << 20)
+
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -errno;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* One line, never interleaved with another thread's. Takes value. */
+static void report(int fd, const char *key, json_t *value)
+{
+	json_t *msg = json_pack("{s:o}", key, value);
+	char *line = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(msg);
+	if (!line)
+		return;
+	pthread_mutex_lock(&report_lock);
+	if (write_all(fd, line, strlen(line)) == 0)
+		write_all(fd, "\n", 1);
+	pthread_mutex_unlock(&report_lock);
+	free(line);
+}
+
+void agsbx_collect_report_check(int report_fd, const json_t *check)
+{
+	static const char *const keep[] = { "id", "verdict", "reason", "duration_us" };
+	json_t *slim = json_object();
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		json_t *v = json_object_get(check, keep[i]);
+		if (v)
+			json_object_set(slim, keep[i], v);
+	}
+	report(report_fd, "check", slim);
+}
+
+/* ---- in the worker ----------------------------------------------------- */
+
+static int worker_cancel_fd = -1;
+
+/* The $HOME canary goes at once (async-signal-safe); then every running
+ * execution is cancelled and the provider winds down (release, tear-down)
+ * before the worker reports and exits. */
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	uint64_t one = 1;
+	int e = errno;
+	agsbx_matrix_remove_canaries();
+	if (worker_cancel_fd >= 0 && write(worker_cancel_fd, &one, sizeof one) < 0) { /* already pending */ }
+	errno = e;
+}
+
+static void worker_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+}
+
+static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, size_t i, int fd, pid_t parent)
+{
+	/* A dead parent cannot read the report: the worker cancels its runs
+	 * (SIGTERM below) and ends; the sandboxes' own death signals follow. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(3); /* the parent died before the line above */
+	worker_cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	worker_signals();
+	/* Our own subreaper: this provider's orphans come to this process. */
+	if (agsbx_runner_init() < 0) {
+		report(fd, "error", json_string("cannot become a child subreaper; detached processes would escape"));
+		_exit(3);
+	}
+	char err[512] = "";
+	json_t *pj = p->run(i, fd, worker_cancel_fd, p->run_ud, err, sizeof err);
+	if (pj)
+		report(fd, "provider", pj);
+	else
+		report(fd, "error", json_string(err[0] ? err : "the provider run failed"));
+	/* report() took pj. exit, not _exit: the parent flushed its stdio before the fork, and
+	 * the sanitizers' leak check runs at exit (a leak then shows as a
+	 * failed worker). */
+	exit(pj ? 0 : 3);
+}
+
+/* ---- in the parent ----------------------------------------------------- */
+
+static int pool_loop(struct agsbx_collect_pool *p);
+
+static int start_worker(struct agsbx_collect_pool *p, size_t i)
+{
+	struct agsbx_collect_worker *w = &p->w[i];
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		/* Other workers' pipes are not ours to hold open. */
+		for (size_t k = 0; k < p->n; k++)
+			if (p->w[k].fd >= 0)
+				close(p->w[k].fd);
+		worker_main(p, i, fds[1], parent);
+	}
+	close(fds[1]);
+	w->pid = pid;
+	w->fd = fds[0];
+	w->start_us = agsbx_now_us();
+	return 0;
+}
+
+static void handle_line(struct agsbx_collect_pool *p, struct agsbx_collect_worker *w, const char *line, size_t n)
+{
+	json_error_t jerr;
+	json_t *msg = json_loadb(line, n, 0, &jerr);
+	json_t *v;
+	if ((v = json_object_get(msg, "check"))) {
+		w->done++;
+		if (p->on_check)
+			p->on_check(p->ud, w, v);
+	} else if ((v = json_object_get(msg, "provider")) && json_is_object(v)) {
+		json_decref(w->result);
+		w->result = json_incref(v);
+	} else if ((v = json_object_get(msg, "error")) && json_is_string(v)) {
+		snprintf(w->error, sizeof w->error, "%s", json_string_value(v));
+	} else {
+		snprintf(w->error, sizeof w->error, "unreadable worker report: %s", jerr.text);
+	}
+	json_decref(msg);
+}
+
+/* Reads what is there; returns false at EOF (or on a broken report). */
+static bool read_reports(struct agsbx_collect_pool *p, struct agsbx_collect_worker *w)
+{
+	if (w->cap - w->len < 65536) {
+		size_t cap = w->cap ? w->cap * 2 : 131072;
+		char *b = cap <= REPORT_LINE_MAX ? realloc(w->buf, cap) : NULL;
+		if (!b) {
+			snprintf(w->error, sizeof w->error, "worker report too large");
+			return false;
+		}
+		w->buf = b;
+		w->cap = cap;
+	}
+	ssize_t r = read(w->fd, w->buf + w->len, w->cap - w->len);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (r <= 0)
+		return false;
+	w->len += (size_t)r;
+	char *start = w->buf, *nl;
+	while ((nl = memchr(start, '\n', w->len - (size_t)(start - w->buf)))) {
+		handle_line(p, w, start, (size_t)(nl - start));
+		start = nl + 1;
+	}
+	w->len -= (size_t)(start - w->buf);
+	memmove(w->buf, start, w->len);
+	return true;
+}
+
+static void finish_worker(struct agsbx_collect_worker *w)
+{
+	close(w->fd);
+	w->fd = -1;
+	int st = 0;
+	while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	w->pid = 0;
+	w->end_us = agsbx_now_us();
+	bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (w->result && !clean) {
+		/* It reported, then failed on the way out (a crash, a leak the
+		 * sanitizer found): the run is not trustworthy. */
+		json_decref(w->result);
+		w->result = NULL;
+		snprintf(w->error, sizeof w->error, "the %s worker failed after its report (%s %d)", w->ops->id,
+			 WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		return;
+	}
+	if (w->result || w->error[0])
+		return;
+	if (WIFSIGNALED(st))
+		snprintf(w->error, sizeof w->error, "the %s worker was killed by signal %d", w->ops->id, WTERMSIG(st));
+	else
+		snprintf(w->error, sizeof w->error, "the %s worker exited with status %d and no report", w->ops->id,
+			 WEXITSTATUS(st));
+}
+
+static size_t live_count(const struct agsbx_collect_pool *p, struct pollfd *pfd, size_t *map)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->w[i].fd < 0)
+			continue;
+		pfd[k] = (struct pollfd){ .fd = p->w[i].fd, .events = POLLIN };
+		map[k++] = i;
+	}
+	return k;
+}
+
+/* The pool being run, for a fatal-signal handler (agsbx_collect_pool_stop_live). */
+static struct agsbx_collect_pool *volatile live_pool;
+
+int agsbx_collect_pool_run(struct agsbx_collect_pool *p)
+{
+	live_pool = p;
+	int r = pool_loop(p);
+	live_pool = NULL;
+	return r;
+}
+
+static int pool_loop(struct agsbx_collect_pool *p)
+{
+	struct pollfd pfd[64];
+	size_t map[64], next = 0;
+	int max_live = p->max_live < 1 ? 1 : p->max_live > 64 ? 64 : p->max_live;
+	for (size_t i = 0; i < p->n; i++)
+		p->w[i].fd = -1;
+	p->start_us = agsbx_now_us();
+	for (;;) {
+		size_t live = live_count(p, pfd, map);
+		while (next < p->n && live < (size_t)max_live) {
+			int r = start_worker(p, next);
+			if (r < 0) {
+				if (next == 0 && live == 0)
+					return r;
+				snprintf(p->w[next].error, sizeof p->w[next].error, "cannot start a worker: %s",
+					 strerror(-r));
+			}
+			next++;
+			live = live_count(p, pfd, map);
+		}
+		if (live == 0)
+			return 0;
+		if (poll(pfd, live, -1) < 0 && errno != EINTR)
+			return -errno;
+		for (size_t k = 0; k < live; k++)
+			if (pfd[k].revents && !read_reports(p, &p->w[map[k]]))
+				finish_worker(&p->w[map[k]]);
+	}
+}
+
+void agsbx_collect_pool_cancel(const struct agsbx_collect_pool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->w[i].pid > 0)
+			kill(p->w[i].pid, SIGTERM);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void agsbx_collect_pool_stop_live(int sig, int grace_ms)
+{
+	struct agsbx_collect_pool *p = live_pool;
+	if (!p)
+		return;
+	int e = errno;
+	bool gone[64] = { false };
+	size_t n = p->n < 64 ? p->n : 64;
+	for (size_t i = 0; i < n; i++)
+		if (p->w[i].pid > 0)
+			kill(p->w[i].pid, sig);
+	bool killed = false;
+	/* grace_ms for the workers to wind down, then SIGKILL and at most 2 s more. */
+	for (int waited = 0; waited <= grace_ms + 2000; waited += 10) {
+		size_t left = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (p->w[i].pid <= 0 || gone[i])
+				continue;
+			if (waitpid(p->w[i].pid, NULL, WNOHANG) == p->w[i].pid)
+				gone[i] = true;
+			else
+				left++;
+		}
+		if (!left)
+			break;
+		if (waited >= grace_ms && !killed) {
+			/* A worker stuck in a provider that ignores cancellation. */
+			for (size_t i = 0; i < n; i++)
+				if (p->w[i].pid > 0 && !gone[i])
+					kill(p->w[i].pid, SIGKILL);
+			killed = true;
+		}
+		sleep_ms(10);
+	}
+	errno = e;
+}
+
+void agsbx_collect_pool_free(struct agsbx_collect_pool *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->w[i].buf);
+		json_decref(p->w[i].result);
+	}
+	free(p->w);
+	p->w = NULL;
+	p->n = 0;
+}
