@@ -18,6 +18,7 @@ static const struct agsbx_command commands[] = {
 	{ "matrix", "matrix FILE... [--format markdown|json]", agsbx_cmd_matrix },
 	{ "keygen", "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)", agsbx_cmd_keygen },
 	{ "bench", "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_cmd_bench },
+	{ "cleanup", "cleanup [--dry-run]                 remove what runs killed with SIGKILL left", agsbx_cmd_cleanup },
 	{ "schema", "schema NAME                         print a shipped JSON Schema", agsbx_cmd_schema },
 };
 

@@ -2,6 +2,7 @@
  * written as one evidence bundle (temp name, then rename). */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "base/cleanup.h"
 #include "base/log.h"
+#include "base/rundir.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
@@ -252,6 +254,15 @@ static int make_work_dir(const char *parent, char **out)
 	}
 	/* Traversable by a --run-as user; the areas inside carry their own modes. */
 	chmod(d, 0755);
+	/* Owned by this process: after a SIGKILL the next run or `cleanup`
+	 * can tell it is a dead run's. */
+	int r = agsbx_rundir_claim(d);
+	if (r < 0) {
+		rmdir(d);
+		free(d);
+		agsbx_error_errno(r, "cannot record the owner of the work dir");
+		return AGSBX_EXIT_INTERNAL;
+	}
 	*out = d;
 	return 0;
 }
@@ -465,7 +476,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	setenv(name, value, 1);
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
 			       .tty = isatty(STDERR_FILENO) == 1 };
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !agsbx_interrupt_signal(); i++) {
 		struct agsbx_ctx ctx = hs->ctx;
 		ctx.simulate = o->simulate;
 		ctx.config = json_object_get(configs, sel[i]->id);
@@ -490,6 +501,28 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	return 0;
 }
 
+/* Leftovers of collects that were killed (SIGKILL cannot be caught):
+ * removed before this run adds its own; a live run's are never touched. */
+static void sweep_dead_runs(const struct collect_opts *o, const struct agsbx_harness *hs)
+{
+	_cleanup_json_ json_t *found = json_array();
+	int failed = agsbx_cleanup_dead_runs(o->work_dir, &hs->ctx, false, found);
+	if (json_array_size(found) && !o->quiet)
+		agsbx_note("removed %zu leftover(s) of killed runs%s (see 'agsbx-evidence cleanup')",
+			   json_array_size(found) - (size_t)failed, failed ? "; some could not be removed" : "");
+}
+
+/* The exit status for an interrupted run: 128 + the signal, as a shell
+ * reports a process killed by it (130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
+static int interrupted(const struct collect_opts *o)
+{
+	int sig = agsbx_interrupt_signal();
+	if (!o->quiet)
+		agsbx_note("interrupted by SIG%s: every execution cancelled and cleaned up; no bundle written",
+			   sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	return 128 + sig;
+}
+
 int agsbx_cmd_collect(int argc, char **argv)
 {
 	if (agsbx_wants_help(argc, argv, help))
@@ -512,17 +545,24 @@ int agsbx_cmd_collect(int argc, char **argv)
 		return rc;
 	if (o.sign_key && access(o.sign_key, R_OK) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, strerror(errno));
+	if (agsbx_interrupt_install() < 0)
+		agsbx_warn("cannot install the interrupt handlers; an interrupted run may leave processes behind");
 	struct agsbx_harness hs;
-	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false)))
+	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false))) {
+		agsbx_interrupt_restore();
 		return rc;
+	}
+	sweep_dead_runs(&o, &hs);
 	if (geteuid() == 0 && !o.run_as && !o.quiet)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
 	if ((rc = make_work_dir(o.work_dir, &work))) {
 		agsbx_harness_free(&hs);
+		agsbx_interrupt_restore();
 		return rc;
 	}
 	_cleanup_json_ json_t *bundle = json_object();
+	bool bundle_written = false;
 	char created[32];
 	agsbx_utc_now(created, sizeof created);
 	json_object_set_new(bundle, "schema", json_string(AGSBX_BUNDLE_SCHEMA));
@@ -538,6 +578,10 @@ int agsbx_cmd_collect(int argc, char **argv)
 	json_object_set_new(bundle, "providers", providers);
 	if ((rc = run_providers(&hs, &o, sel, n, configs, work, providers)))
 		goto out;
+	if (agsbx_interrupt_signal()) {
+		rc = interrupted(&o);
+		goto out;
+	}
 	json_t *summary = summary_json(providers);
 	json_object_set_new(bundle, "summary", summary);
 	if (o.sign_key) {
@@ -548,12 +592,17 @@ int agsbx_cmd_collect(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (agsbx_interrupt_signal()) {
+		rc = interrupted(&o);
+		goto out;
+	}
 	int w = agsbx_bundle_write(output, bundle);
 	if (w < 0) {
 		agsbx_error_errno(w, "cannot write %s", output);
 		rc = AGSBX_EXIT_INTERNAL;
 		goto out;
 	}
+	bundle_written = true;
 	append_step_summary(bundle);
 	if (!o.quiet) {
 		print_summary(providers, agsbx_use_color(STDERR_FILENO));
@@ -573,7 +622,12 @@ int agsbx_cmd_collect(int argc, char **argv)
 	rc = (int)json_integer_value(json_object_get(summary, "exit_status"));
 out:
 	if (work)
-		rmdir(work); /* areas are removed per provider; the dir itself last */
+		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
 	agsbx_harness_free(&hs);
+	/* Interrupted before the bundle was complete (an early return above
+	 * never reached the write): the signal decides the status. */
+	if (agsbx_interrupt_signal() && !bundle_written && rc != 128 + agsbx_interrupt_signal())
+		rc = interrupted(&o);
+	agsbx_interrupt_restore();
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/rundir.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "probes/probes.h"
@@ -58,6 +59,9 @@ static int stage_helpers(struct agsbx_harness *hs)
 	hs->staged_dir = dir;
 	if (chmod(dir, 0755) < 0)
 		return -errno;
+	int rc = agsbx_rundir_claim(dir);   /* a killed run's copies are found by `cleanup` */
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {
 		char *src = agsbx_path_join(hs->tool_dir, helpers[i]);
 		char *dst = agsbx_path_join(dir, helpers[i]);
@@ -86,7 +90,7 @@ static void unstage_helpers(struct agsbx_harness *hs)
 			unlink(p);
 		free(p);
 	}
-	rmdir(hs->staged_dir);
+	agsbx_rm_tree(hs->staged_dir);
 	free(hs->staged_dir);
 	hs->staged_dir = NULL;
 }

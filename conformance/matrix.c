@@ -170,7 +170,8 @@ static void *worker(void *p)
 	struct pool *pl = p;
 	for (;;) {
 		pthread_mutex_lock(&pl->lock);
-		size_t i = pl->next < pl->n ? pl->next++ : pl->n;
+		/* An interrupted harness starts no further check. */
+		size_t i = pl->next < pl->n && !agsbx_runner_aborted() ? pl->next++ : pl->n;
 		pthread_mutex_unlock(&pl->lock);
 		if (i >= pl->n)
 			return NULL;
@@ -344,7 +345,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	};
 	struct agsbx_failure fail = { 0 };
 	uint64_t te = agsbx_now_us();
-	if (probe.available && ops->ensure(ctx, f.grant, &env.h, &fail) < 0)
+	if (probe.available && !agsbx_runner_aborted() && ops->ensure(ctx, f.grant, &env.h, &fail) < 0)
 		env.h = NULL;
 	uint64_t ensure_us = agsbx_now_us() - te;
 	uint64_t warm_us = env.h ? warm_up(&env) : 0;
@@ -392,6 +393,14 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			if (jobs[j].def == torun[i].def)
 				jobs[j] = torun[i];
 	free(torun);
+	/* Checks an interrupt kept from starting: the bundle is never
+	 * written then, but the object stays well-formed. */
+	for (size_t i = 0; i < n; i++)
+		if (!jobs[i].result)
+			jobs[i].result = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{}}", "id", jobs[i].def->id,
+						   "axis", jobs[i].def->axis, "verdict", "skip", "observed_pass", 0,
+						   "reason", "not run: the harness was interrupted", "duration_us", 0,
+						   "observations", "facts");
 
 	if (env.h) {
 		ops->release(env.h);

@@ -216,6 +216,12 @@ struct agsbx_provider_ops {
 	 * execution with `marker` ended (containers, policy files...). Returns
 	 * a count (>= 0) and, in *found, a new JSON array describing them. */
 	int (*leftovers)(struct agsbx_handle *h, const char *marker, json_t **found);
+	/* Optional: resources of this provider that a harness left when it
+	 * died (SIGKILL, a CI timeout): those whose owning process
+	 * (base/rundir.h) is gone, never a live run's. Removes them unless
+	 * dry_run; appends one {kind, id, owner, removed} per resource to
+	 * found. Returns the count or -errno (nothing to reach is 0). */
+	int (*cleanup_dead)(const struct agsbx_ctx *ctx, bool dry_run, json_t *found);
 };
 
 /* The built-in providers (registry.c lists them, sorted by id). */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 static const char *const reasons[] = {
@@ -821,6 +822,48 @@ static void gv_release(struct agsbx_handle *h)
 	leave(h, p);
 }
 
+/* Containers (with their host processes) whose owning harness is gone.
+ * No reachable daemon means nothing of ours can be running there. */
+static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
+{
+	_cleanup_json_ json_t *facts = json_object();
+	_cleanup_free_ char *sock = NULL;
+	struct verdict v = { 0 };
+	struct agsbx_ctx c = *ctx;
+	c.simulate = NULL;
+	if (endpoint_socket(&c, facts, &sock, &v) < 0)
+		return 0;
+	struct gv_docker d = { 0 };
+	char err[256] = "";
+	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, err, sizeof err) < 0)
+		return 0;
+	_cleanup_json_ json_t *ctrs = NULL;
+	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, err, sizeof err);
+	int count = 0;
+	size_t i;
+	json_t *ct;
+	json_array_foreach(n > 0 ? ctrs : NULL, i, ct) {
+		const char *id = json_string_value(json_object_get(ct, "id"));
+		const char *owner = json_string_value(json_object_get(ct, "owner"));
+		if (!id || agsbx_owner_token_alive(owner))
+			continue;
+		bool removed = false;
+		_cleanup_free_ char *path = NULL;
+		long st = 0;
+		if (!dry_run && asprintf(&path, "/containers/%s?force=1&v=1", id) >= 0 &&
+		    gv_docker_call(&d, "DELETE", path, NULL, 0, &st, NULL, err, sizeof err) == 0 &&
+		    (st == 204 || st == 404)) {
+			gv_procs_reap(id, 1000, NULL);
+			removed = true;
+		}
+		json_array_append_new(found, json_pack("{s:s, s:s, s:s, s:b}", "kind", "container", "id", id,
+						       "owner", owner, "removed", removed));
+		count++;
+	}
+	gv_docker_close(&d);
+	return n < 0 ? n : count;
+}
+
 const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.id = "gvisor",
 	.summary = "Docker containers on a runsc (gVisor) runtime, observed from the inside",
@@ -833,4 +876,5 @@ const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.execute = gv_execute,
 	.release = gv_release,
 	.leftovers = gv_leftovers,
+	.cleanup_dead = gv_cleanup_dead,
 };

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 #ifdef __linux__
@@ -391,19 +392,23 @@ static void take_run(struct ll_state *st, json_t *facts, int r, const struct hel
  * user the helper will run as (it creates the report). */
 static int probe_dir(const struct agsbx_ctx *ctx, char **dir)
 {
-	char *d = strdup("/tmp/agsbx-landlock-probe-XXXXXX");
-	if (!d)
+	const char *tmp = getenv("TMPDIR");
+	char *d = NULL;
+	if (asprintf(&d, "%s/agsbx-landlock-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
 		return -ENOMEM;
 	if (!mkdtemp(d)) {
 		int e = errno;
 		free(d);
 		return -e;
 	}
-	if (ctx->run_as && chown(d, ctx->run_uid, ctx->run_gid) < 0) {
-		int e = errno;
-		rmdir(d);
+	/* Owned by this process: `cleanup` removes a killed run's. */
+	int e = agsbx_rundir_claim(d);
+	if (e == 0 && ctx->run_as && chown(d, ctx->run_uid, ctx->run_gid) < 0)
+		e = -errno;
+	if (e < 0) {
+		agsbx_rm_tree(d);
 		free(d);
-		return -e;
+		return e;
 	}
 	*dir = d;
 	return 0;
@@ -422,7 +427,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 	if (r < 0) {
 		state_set(st, "landlock_enforcement_failed", NULL, "preparing the probe manifest: %s", strerror(-r));
 		if (dir)
-			rmdir(dir);
+			agsbx_rm_tree(dir);
 		return;
 	}
 	static const char *const program[] = { "/usr/bin/true", NULL };
@@ -438,7 +443,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 	agsbx_run_result_free(&res);
 	unlink(report);
 	unlink(manifest);
-	rmdir(dir);
+	agsbx_rm_tree(dir);
 }
 
 static void real_probe(const struct agsbx_ctx *ctx, struct ll_state *st)
@@ -495,7 +500,7 @@ static void priv_free(struct ll_priv *p)
 	if (p->manifest)
 		unlink(p->manifest);
 	if (p->dir)
-		rmdir(p->dir);
+		agsbx_rm_tree(p->dir);
 	free(p->dir);
 	free(p->manifest);
 	free(p);
@@ -521,6 +526,9 @@ static int priv_write_manifest(const struct agsbx_ctx *ctx, const struct agsbx_g
 	}
 	if (chmod(p->dir, 0755) < 0)
 		return -errno;
+	int r = agsbx_rundir_claim(p->dir);   /* `cleanup` removes a killed run's */
+	if (r < 0)
+		return r;
 	(void)ctx;
 	_cleanup_free_ char *unused_report = NULL;
 	return write_manifest(p->dir, "handle", m, &p->manifest, &unused_report, p->sha);
