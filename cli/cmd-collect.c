@@ -379,6 +379,14 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 	json_t *reasons = json_array();
 	if (geteuid() == 0)
 		json_array_append_new(reasons, json_string("root"));
+	/* Not only root: any capability the harness holds (a file capability,
+	 * an ambient set, a container's default set) makes results unlike a
+	 * normal user's. */
+	char eff[17] = "", prm[17] = "", amb[17] = "";
+	bool have_caps = agsbx_self_caps(eff, prm, amb);
+	if (!have_caps || strspn(eff, "0") != strlen(eff) || strspn(prm, "0") != strlen(prm) ||
+	    strspn(amb, "0") != strlen(amb))
+		json_array_append_new(reasons, json_string("capabilities"));
 	if (sudo)
 		json_array_append_new(reasons, json_string("sudo"));
 	if (container)
@@ -396,11 +404,15 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
 	}
 	const json_t *markers = agsbx_probe_value(host, "container", "markers");
-	return json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
+	json_t *ctxj = json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
 			 "euid", (int)geteuid(), "gid", (int)getgid(), "sudo", sudo, "run_as",
 			 hs->run_as_name ? json_string(hs->run_as_name) : json_null(), "container", "detected", container,
 			 "markers", markers ? (json_t *)markers : json_null(), "representative", json_array_size(reasons) == 0,
 			 "representative_reasons", reasons, "simulations", sims);
+	if (ctxj && have_caps)
+		json_object_set_new(json_object_get(ctxj, "privilege"), "capabilities",
+				    json_pack("{s:s, s:s, s:s}", "effective", eff, "permitted", prm, "ambient", amb));
+	return ctxj;
 }
 
 static json_t *summary_json(const json_t *providers)

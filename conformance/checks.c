@@ -278,6 +278,10 @@ static void proc_contained(const struct check_env *env, struct check_out *out)
 		     visible ? "VISIBLE" : "not visible", distinct ? "distinct" : "SHARED with the host");
 }
 
+/* Both halves: no_new_privs keeps a program from gaining privileges on
+ * exec, and no effective capability means it has none to begin with;
+ * "NoNewPrivs=1 with every capability" (bwrap or landlock as root) is
+ * not blocked escalation. */
 static void priv_no_escalation(const struct check_env *env, struct check_out *out)
 {
 	json_t *res;
@@ -285,11 +289,15 @@ static void priv_no_escalation(const struct check_env *env, struct check_out *ou
 		check_reason(out, "provider refused to execute");
 		return;
 	}
-	json_int_t nnp = json_integer_value(json_object_get(res, "no_new_privs"));
+	json_t *nnp_j = json_object_get(res, "no_new_privs");
+	json_int_t nnp = json_is_integer(nnp_j) ? json_integer_value(nnp_j) : -1;
 	bool capzero = json_is_true(json_object_get(res, "cap_eff_zero"));
-	out->observed_pass = res && (nnp == 1 || capzero);
-	check_reason(out, "NoNewPrivs=%lld, effective capabilities %s", (long long)nnp,
-		     capzero ? "none" : json_string_value(json_object_get(res, "cap_eff")) ?: "unknown");
+	const char *capeff = json_string_value(json_object_get(res, "cap_eff"));
+	json_object_set_new(out->facts, "no_new_privs", nnp >= 0 ? json_integer(nnp) : json_null());
+	json_object_set_new(out->facts, "cap_eff", capeff ? json_string(capeff) : json_null());
+	out->observed_pass = res && nnp == 1 && capzero;
+	check_reason(out, "NoNewPrivs=%lld%s, effective capabilities %s%s", (long long)nnp, nnp == 1 ? "" : " (NOT set)",
+		     capzero ? "none" : capeff ? capeff : "unknown", capzero ? "" : " (NOT empty)");
 }
 
 static void env_scrubbed(const struct check_env *env, struct check_out *out)
@@ -655,7 +663,7 @@ const struct check_def agsbx_checks[] = {
 	{ "net.egress_denied", "network", "a host loopback listener is unreachable (control: reachable outside)", claims_egress, net_egress_denied, true, false },
 	{ "net.namespace_distinct", "network", "the net namespace differs from the host's", claims_netns, net_namespace_distinct, true, false },
 	{ "output.bounded", "contract", "64 MiB floods on stdout and stderr are capped and flagged", NULL, output_bounded, true, false },
-	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set or no effective capabilities", claims_priv, priv_no_escalation, true, false },
+	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set and no effective capability is held", claims_priv, priv_no_escalation, true, false },
 	{ "probe.truthful", "contract", "reason in the closed set; available <=> ready; facts match the host", NULL, probe_truthful, false, false },
 	{ "proc.contained", "process_contained", "own pid namespace; the harness pid is not visible", claims_proc, proc_contained, true, false },
 	{ "syscalls.restricted", "syscalls_restricted", "a seccomp filter or a user-space kernel mediates syscalls", claims_sys, syscalls_restricted, true, false },

@@ -237,3 +237,36 @@ char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *c
 	}
 	return v;
 }
+
+static bool status_hex(const char *text, const char *key, char out[17])
+{
+	const char *p = strstr(text, key);
+	if (!p || sscanf(p + strlen(key), " %16[0-9a-fA-F]", out) != 1)
+		return false;
+	return true;
+}
+
+bool agsbx_self_caps(char eff[17], char prm[17], char amb[17])
+{
+	_cleanup_free_ char *st = NULL;
+	size_t len = 0;
+	if (agsbx_read_file("/proc/self/status", 1 << 16, &st, &len) < 0)
+		return false;
+	return status_hex(st, "\nCapEff:", eff) && status_hex(st, "\nCapPrm:", prm) && status_hex(st, "\nCapAmb:", amb);
+}
+
+static bool hex_zero(const char *h)
+{
+	for (; *h; h++)
+		if (*h != '0')
+			return false;
+	return true;
+}
+
+bool agsbx_provider_runs_without_caps(const struct agsbx_ctx *ctx)
+{
+	if (ctx->run_as)
+		return ctx->run_uid != 0;
+	char eff[17], prm[17], amb[17];
+	return agsbx_self_caps(eff, prm, amb) && hex_zero(eff) && hex_zero(prm) && hex_zero(amb);
+}

@@ -260,6 +260,15 @@ int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_s
 			      struct agsbx_failure *fail);
 
 /* Common helpers for host-process providers. */
+/* True when a program started for this context holds no capability: it
+ * runs as an unprivileged --run-as user (the drop clears every set), or
+ * the harness itself has empty effective, permitted and ambient sets. A
+ * process that keeps capabilities can escalate whatever no_new_privs
+ * says, so privilege_escalation_blocked is claimed only on this. */
+bool agsbx_provider_runs_without_caps(const struct agsbx_ctx *ctx);
+/* The harness's own capability sets (/proc/self/status, hex); false when
+ * unreadable. */
+bool agsbx_self_caps(char eff[17], char prm[17], char amb[17]);
 /* Minimal environment for the sandboxed program: PATH, LANG=C.UTF-8,
  * TMPDIR=TMP=TEMP=<build root as seen inside>, HOME=<build root>, then
  * step->env. NULL-terminated, malloc'd (free with agsbx_strv_free). */

@@ -62,7 +62,7 @@ static bool ll_applies(void)
 	return true;
 }
 
-static struct agsbx_caps caps_for(bool ready, int effective_abi)
+static struct agsbx_caps caps_for(const struct agsbx_ctx *ctx, bool ready, int effective_abi)
 {
 	struct agsbx_caps c = {
 		.network = AGSBX_NET_INHERITED,
@@ -72,7 +72,10 @@ static struct agsbx_caps caps_for(bool ready, int effective_abi)
 	if (!ready)
 		return c; /* claims nothing it could not show */
 	c.host_filesystem_restricted = true;
-	c.privilege_escalation_blocked = true; /* no_new_privs, set by the helper */
+	/* no_new_privs (set by the helper) blocks gaining privileges on exec,
+	 * but a sandbox that starts with capabilities (root without
+	 * --run-as) already has them: claimed only without any. */
+	c.privilege_escalation_blocked = agsbx_provider_runs_without_caps(ctx);
 	c.environment_scrubbed = true;
 	if (effective_abi >= 4)
 		c.network = AGSBX_NET_TCP_RESTRICTED;
@@ -470,7 +473,7 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	bool ready = strcmp(st.reason, "ready") == 0;
 	out->available = ready;
 	out->reason = st.reason;
-	out->caps = caps_for(ready, st.effective_abi);
+	out->caps = caps_for(ctx, ready, st.effective_abi);
 	out->facts = st.facts;
 	if (!ready) {
 		out->detail = strdup(st.detail);
@@ -581,7 +584,7 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		json_decref(st.facts);
 		return strcmp(st.reason, "kernel_does_not_support_landlock") == 0 ? -ENOSYS : -EOPNOTSUPP;
 	}
-	struct agsbx_caps caps = caps_for(true, st.effective_abi);
+	struct agsbx_caps caps = caps_for(ctx, true, st.effective_abi);
 	struct ll_priv *p = calloc(1, sizeof *p);
 	struct agsbx_handle *h = p ? agsbx_handle_new(&agsbx_provider_landlock, ctx, g, &caps) : NULL;
 	r = h ? priv_write_manifest(ctx, g, p) : -ENOMEM;

@@ -262,3 +262,32 @@ static int x_hostile(struct agsbx_handle *h, const struct agsbx_step *s, const s
 	return 0;
 }
 NEG(neg_hostile, p_nothing, x_hostile)
+
+/* Sets no_new_privs but keeps every capability (what bwrap or landlock
+ * started by root without --run-as would give) while claiming the
+ * privilege axis: priv.no_escalation must fail (needs root to have
+ * capabilities to keep). */
+static int x_nnp_caps(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		      struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	static const char *const pre[] = { "setpriv", "--no-new-privs", "--", NULL };
+	size_t np = sizeof pre / sizeof pre[0] - 1, na = 0;
+	while (s->argv[na])
+		na++;
+	const char **argv = calloc(np + na + 1, sizeof *argv);
+	if (!argv)
+		return -ENOMEM;
+	memcpy(argv, pre, np * sizeof *argv);
+	memcpy(argv + np, s->argv, na * sizeof *argv);
+	struct agsbx_step s2 = *s;
+	s2.argv = argv;
+	int r = run_plain(h, &s2, l, o, f, 0);
+	free(argv);
+	return r;
+}
+static const struct agsbx_caps claims_priv = {
+	.privilege_escalation_blocked = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
+	.safety_class = "trusted_local",
+};
+static int p_priv(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_priv, out); }
+NEG(neg_nnp_caps, p_priv, x_nnp_caps)

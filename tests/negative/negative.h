@@ -16,5 +16,6 @@ extern const struct agsbx_provider_ops neg_noop;
 extern const struct agsbx_provider_ops neg_mountns;
 extern const struct agsbx_provider_ops neg_runs_after_release;
 extern const struct agsbx_provider_ops neg_hostile;
+extern const struct agsbx_provider_ops neg_nnp_caps;
 
 #endif
