@@ -133,6 +133,15 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 	return 0;
 }
 
+/* A simulation tests one provider's fail-closed path; every other
+ * provider runs on the real host (a seccomp filter around landlock would
+ * otherwise show up as its "syscall restriction"). */
+static const char *simulation_for(const struct collect_opts *o, const struct agsbx_provider_ops *p)
+{
+	const char *s = p->fail_closed_simulation;
+	return o->simulate && s && strcmp(o->simulate, s) == 0 ? o->simulate : NULL;
+}
+
 /* ---- validation before anything runs (bad input → 2, nothing written) --- */
 
 static int select_providers(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int *n)
@@ -398,7 +407,8 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 		json_array_append_new(reasons, json_string(r));
 		json_t *ids = json_array();
 		for (int i = 0; i < n; i++)
-			json_array_append_new(ids, json_string(sel[i]->id));
+			if (simulation_for(o, sel[i]))
+				json_array_append_new(ids, json_string(sel[i]->id));
 		json_array_append_new(sims, json_pack("{s:s, s:o, s:s, s:s}", "name", o->simulate, "providers", ids,
 						      "mechanism", "seccomp",
 						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
@@ -490,7 +500,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 			       .tty = isatty(STDERR_FILENO) == 1 };
 	for (int i = 0; i < n && !agsbx_interrupt_signal(); i++) {
 		struct agsbx_ctx ctx = hs->ctx;
-		ctx.simulate = o->simulate;
+		ctx.simulate = simulation_for(o, sel[i]);
 		ctx.config = json_object_get(configs, sel[i]->id);
 		struct agsbx_matrix_opts mo = {
 			.ctx = &ctx, .work_dir = work_dir, .env_canary_name = name, .env_canary_value = value,
@@ -547,6 +557,14 @@ int agsbx_cmd_collect(int argc, char **argv)
 	int n = 0;
 	if ((rc = select_providers(&o, sel, &n)))
 		return rc;
+	if (o.simulate) {
+		bool applies = false;
+		for (int i = 0; i < n; i++)
+			applies |= simulation_for(&o, sel[i]) != NULL;
+		if (!applies)
+			return agsbx_usage_error("collect", "--simulate %s applies to no selected provider (it tests bubblewrap's fail-closed path)",
+						 o.simulate);
+	}
 	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);
 	if (!configs)
 		return rc;
