@@ -106,7 +106,10 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		case O_SIGN: o->sign_key = optarg; break;
 		case O_RUNAS: o->run_as = optarg; break;
 		case O_TIMEOUT: r = parse_num("collect", "--timeout-ms", optarg, 100, 3600000, &o->timeout_ms); break;
-		case O_MAXOUT: r = parse_num("collect", "--max-output-bytes", optarg, 1, 64 << 20, &o->max_output); break;
+		case O_MAXOUT:
+			/* below the payload's result line nothing could be judged */
+			r = parse_num("collect", "--max-output-bytes", optarg, AGSBX_PAYLOAD_RESULT_MAX, 64 << 20, &o->max_output);
+			break;
 		case O_JOBS: r = parse_num("collect", "--jobs", optarg, 1, 64, &o->jobs); break;
 		case O_CONFIG: r = push(o->configs, &o->nconfigs, optarg, "--config"); break;
 		case O_SIM: o->simulate = optarg; break;

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,22 @@ static bool claims_egress(const struct agsbx_caps *c)
 {
 	return c->network && (strcmp(c->network, AGSBX_NET_ISOLATED) == 0 ||
 			      strcmp(c->network, AGSBX_NET_TCP_RESTRICTED) == 0);
+}
+
+/* A failing control (or a host that cannot run the check) shows nothing
+ * about the mechanism: the check is skipped with the reason, never
+ * failed; a leak seen despite it still fails (a secret in the output is
+ * a leak whatever the control did). */
+static void inconclusive(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void inconclusive(struct check_out *out, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	out->forced_verdict = "skip";
+	check_reason(out, "inconclusive on this host: %s", buf);
 }
 
 static char *host_path(const struct check_env *env, enum agsbx_root_role r, const char *rel)
@@ -112,12 +129,13 @@ static void fs_host_read_denied(const struct check_env *env, struct check_out *o
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_read_ok", json_boolean(control));
 	out->observed_pass = res && !result_ok(res) && !leaked && control;
-	if (!control)
-		check_reason(out, "control failed: the canary is not readable outside the sandbox either (%s)",
+	if (!control && res && !result_ok(res) && !leaked)
+		inconclusive(out, "control failed: the canary is not readable outside the sandbox either (%s)",
 			     result_errno(ctl));
 	else
-		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s); control read ok outside",
-			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s); control read %s outside",
+			     res && !result_ok(res) && !leaked ? "denied" : "ALLOWED", result_errno(res),
+			     control ? "ok" : "failed");
 }
 
 static void fs_host_write_denied(const struct check_env *env, struct check_out *out)
@@ -137,12 +155,13 @@ static void fs_host_write_denied(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent));
 	json_object_set_new(out->facts, "control_write_ok", json_boolean(control));
 	out->observed_pass = res && !result_ok(res) && absent && control;
-	if (!control)
-		check_reason(out, "control failed: cannot create in the canary dir outside the sandbox either");
+	if (!control && res && !result_ok(res) && absent)
+		inconclusive(out, "control failed: cannot create in the canary dir outside the sandbox either (%s)",
+			     result_errno(ctl));
 	else
-		check_reason(out, "create outside the grant: %s (%s), file %s on the host; control create ok",
+		check_reason(out, "create outside the grant: %s (%s), file %s on the host; control create %s",
 			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res),
-			     absent ? "absent" : "PRESENT");
+			     absent ? "absent" : "PRESENT", control ? "ok" : "failed");
 }
 
 static void fs_symlink_escape_denied(const struct check_env *env, struct check_out *out)
@@ -248,11 +267,11 @@ static void net_egress_denied(const struct check_env *env, struct check_out *out
 	json_object_set_new(out->facts, "listener", json_pack("{s:s, s:i}", "address", "127.0.0.1", "port", port));
 	json_object_set_new(out->facts, "control_connect_ok", json_boolean(control));
 	out->observed_pass = res && json_object_get(res, "ok") && !result_ok(res) && control;
-	if (!control)
-		check_reason(out, "control failed: the host could not connect to its own listener (%s)", result_errno(ctl));
+	if (!control && res && json_object_get(res, "ok") && !result_ok(res))
+		inconclusive(out, "control failed: the host could not connect to its own listener (%s)", result_errno(ctl));
 	else
-		check_reason(out, "connect to a host loopback listener: %s (%s); control connect ok",
-			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+		check_reason(out, "connect to a host loopback listener: %s (%s); control connect %s",
+			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res), control ? "ok" : "failed");
 }
 
 /* ---- process, privilege, environment, syscalls -------------------------- */

@@ -5,10 +5,12 @@
 #include "conformance/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -158,6 +160,14 @@ static void run_job(struct job *j)
 	j->duration_us = agsbx_now_us() - t0;
 	if (!out.reason[0])
 		check_reason(&out, "internal: the check could not run (out of memory?)");
+	/* A verdict that rests on a result the harness's own output limit
+	 * cut off is inconclusive, not a defect. */
+	if (out.result_cut && j->required && !out.forced_verdict && !out.observed_pass) {
+		out.forced_verdict = "skip";
+		char why[sizeof out.reason];
+		snprintf(why, sizeof why, "%s", out.reason);
+		check_reason(&out, "inconclusive: a payload result line was cut by the output limit (%s)", why);
+	}
 	j->observed_pass = out.observed_pass && !out.forced_verdict;
 	j->result = json_pack("{s:s, s:s, s:s, s:b, s:s, s:I, s:o, s:o}", "id", j->def->id, "axis", j->def->axis,
 			      "verdict", verdict_of(&out, j->required), "observed_pass", j->observed_pass, "reason",
@@ -212,39 +222,93 @@ static json_t *blocked_check(const struct check_def *def, const char *reason)
 
 /* ---- capabilities.truthful and the verdict ------------------------------- */
 
-/* The check ran (not skipped or blocked) and observed the axis enforced. */
-static bool axis_observed(const struct job *jobs, size_t n, const char *id)
+/* What the checks of an axis showed: enforced, not enforced (a check ran
+ * and saw it fail), or inconclusive (a check was skipped: its control
+ * failed or the host could not run it, which says nothing about the
+ * mechanism). */
+enum axis_state { AXIS_NOT_OBSERVED, AXIS_OBSERVED, AXIS_INCONCLUSIVE };
+
+static enum axis_state axis_state(const struct job *jobs, size_t n, const char *id)
 {
-	bool any = false;
+	bool any = false, skipped = false;
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(jobs[i].def->id, id) != 0 || !jobs[i].result)
 			continue;
 		const char *v = json_string_value(json_object_get(jobs[i].result, "verdict"));
-		if (strcmp(v, "skip") == 0 || strcmp(v, "blocked") == 0)
-			return false;
+		if (strcmp(v, "blocked") == 0)
+			return AXIS_NOT_OBSERVED;
+		if (strcmp(v, "skip") == 0) {
+			skipped = true;
+			continue;
+		}
 		any = true;
 		if (!jobs[i].observed_pass)
-			return false;
+			return AXIS_NOT_OBSERVED;
 	}
-	return any;
+	return skipped ? AXIS_INCONCLUSIVE : any ? AXIS_OBSERVED : AXIS_NOT_OBSERVED;
 }
 
-/* Axis → the checks that evidence it. fs.grant_write is a contract check
- * and not part of the filesystem axis. */
+/* Every check of the list: one not observed decides, then inconclusive. */
+static enum axis_state all_of(const struct job *jobs, size_t n, const char *const *ids)
+{
+	enum axis_state st = AXIS_OBSERVED;
+	for (; *ids; ids++) {
+		enum axis_state s = axis_state(jobs, n, *ids);
+		if (s == AXIS_NOT_OBSERVED)
+			return s;
+		if (s == AXIS_INCONCLUSIVE)
+			st = s;
+	}
+	return st;
+}
+
+/* fs.grant_write is a contract check and not part of the filesystem axis. */
+static const char *const fs_checks[] = { "fs.host_read_denied", "fs.host_write_denied", "fs.readonly_grant_denied",
+					 "fs.remount_denied", "fs.symlink_escape_denied", NULL };
+
+static bool seen(enum axis_state s)
+{
+	return s == AXIS_OBSERVED;
+}
+
+/* Axis → the checks that evidence it. */
 static json_t *observed_axes(const struct job *jobs, size_t n)
 {
-	bool fs = axis_observed(jobs, n, "fs.host_read_denied") && axis_observed(jobs, n, "fs.host_write_denied") &&
-		  axis_observed(jobs, n, "fs.readonly_grant_denied") && axis_observed(jobs, n, "fs.remount_denied") &&
-		  axis_observed(jobs, n, "fs.symlink_escape_denied");
-	bool ns = axis_observed(jobs, n, "net.namespace_distinct");
-	bool egress = axis_observed(jobs, n, "net.egress_denied");
+	bool ns = seen(axis_state(jobs, n, "net.namespace_distinct"));
+	bool egress = seen(axis_state(jobs, n, "net.egress_denied"));
 	return json_pack("{s:b, s:b, s:b, s:b, s:s, s:b}",
-			 "process_contained", axis_observed(jobs, n, "proc.contained"),
-			 "host_filesystem_restricted", fs,
-			 "privilege_escalation_blocked", axis_observed(jobs, n, "priv.no_escalation"),
-			 "syscalls_restricted", axis_observed(jobs, n, "syscalls.restricted"),
+			 "process_contained", seen(axis_state(jobs, n, "proc.contained")),
+			 "host_filesystem_restricted", seen(all_of(jobs, n, fs_checks)),
+			 "privilege_escalation_blocked", seen(axis_state(jobs, n, "priv.no_escalation")),
+			 "syscalls_restricted", seen(axis_state(jobs, n, "syscalls.restricted")),
 			 "network", ns && egress ? AGSBX_NET_ISOLATED : egress ? AGSBX_NET_TCP_RESTRICTED : AGSBX_NET_INHERITED,
-			 "environment_scrubbed", axis_observed(jobs, n, "env.scrubbed"));
+			 "environment_scrubbed", seen(axis_state(jobs, n, "env.scrubbed")));
+}
+
+/* Claimed axes whose evidence was inconclusive: neither backed nor
+ * refuted, so no overclaim either way (they are listed instead). */
+static json_t *inconclusive_axes(const struct job *jobs, size_t n, const json_t *claims)
+{
+	static const struct { const char *axis, *check; } one[] = {
+		{ "process_contained", "proc.contained" }, { "privilege_escalation_blocked", "priv.no_escalation" },
+		{ "syscalls_restricted", "syscalls.restricted" }, { "environment_scrubbed", "env.scrubbed" },
+	};
+	json_t *out = json_array();
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(one); i++)
+		if (json_is_true(json_object_get(claims, one[i].axis)) &&
+		    axis_state(jobs, n, one[i].check) == AXIS_INCONCLUSIVE)
+			json_array_append_new(out, json_string(one[i].axis));
+	if (json_is_true(json_object_get(claims, "host_filesystem_restricted")) &&
+	    all_of(jobs, n, fs_checks) == AXIS_INCONCLUSIVE)
+		json_array_append_new(out, json_string("host_filesystem_restricted"));
+	const char *net = json_string_value(json_object_get(claims, "network"));
+	bool wants_egress = net && (strcmp(net, AGSBX_NET_ISOLATED) == 0 || strcmp(net, AGSBX_NET_TCP_RESTRICTED) == 0);
+	bool wants_ns = net && strcmp(net, AGSBX_NET_ISOLATED) == 0;
+	enum axis_state eg = axis_state(jobs, n, "net.egress_denied"), ns = axis_state(jobs, n, "net.namespace_distinct");
+	bool refuted = (wants_egress && eg == AXIS_NOT_OBSERVED) || (wants_ns && ns == AXIS_NOT_OBSERVED);
+	if (!refuted && ((wants_egress && eg == AXIS_INCONCLUSIVE) || (wants_ns && ns == AXIS_INCONCLUSIVE)))
+		json_array_append_new(out, json_string("network"));
+	return out;
 }
 
 static int net_rank(const char *v)
@@ -258,7 +322,18 @@ static int net_rank(const char *v)
 	return 0;
 }
 
-static json_t *truthful_check(const json_t *claims, const json_t *observed, json_t *underclaim, bool *pass)
+static bool in_list(const json_t *list, const char *s)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v)
+		if (strcmp(json_string_value(v), s) == 0)
+			return true;
+	return false;
+}
+
+static json_t *truthful_check(const json_t *claims, const json_t *observed, json_t *inconclusive, json_t *underclaim,
+			      bool *pass)
 {
 	static const char *const axes[] = { "process_contained", "host_filesystem_restricted",
 					    "privilege_escalation_blocked", "syscalls_restricted", "environment_scrubbed" };
@@ -266,14 +341,14 @@ static json_t *truthful_check(const json_t *claims, const json_t *observed, json
 	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(axes); i++) {
 		bool c = json_is_true(json_object_get(claims, axes[i]));
 		bool ob = json_is_true(json_object_get(observed, axes[i]));
-		if (c && !ob)
+		if (c && !ob && !in_list(inconclusive, axes[i]))
 			json_array_append_new(over, json_string(axes[i]));
 		if (!c && ob)
 			json_array_append_new(underclaim, json_string(axes[i]));
 	}
 	int cn = net_rank(json_string_value(json_object_get(claims, "network")));
 	int on = net_rank(json_string_value(json_object_get(observed, "network")));
-	if (cn > on)
+	if (cn > on && !in_list(inconclusive, "network"))
 		json_array_append_new(over, json_string("network"));
 	if (on > cn)
 		json_array_append_new(underclaim, json_string("network"));
@@ -281,12 +356,15 @@ static json_t *truthful_check(const json_t *claims, const json_t *observed, json
 	char reason[512];
 	_cleanup_free_ char *o = json_dumps(over, JSON_COMPACT);
 	_cleanup_free_ char *u = json_dumps(underclaim, JSON_COMPACT);
-	snprintf(reason, sizeof reason, *pass ? "every claimed axis is backed by passing checks; underclaim %s"
-					      : "OVERCLAIM %s: claimed but not observed; underclaim %s",
-		 *pass ? u : o, u);
-	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{s:o, s:O}}", "id", "capabilities.truthful", "axis",
+	_cleanup_free_ char *ic = json_dumps(inconclusive, JSON_COMPACT);
+	int k = *pass ? snprintf(reason, sizeof reason, "every claimed axis is backed by passing checks; underclaim %s", u)
+		      : snprintf(reason, sizeof reason, "OVERCLAIM %s: claimed but not observed; underclaim %s", o, u);
+	if (json_array_size(inconclusive) && k > 0 && (size_t)k < sizeof reason)
+		snprintf(reason + k, sizeof reason - (size_t)k, "; inconclusive on this host %s", ic);
+	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{s:o, s:O, s:O}}", "id", "capabilities.truthful", "axis",
 			 "contract", "verdict", *pass ? "pass" : "fail", "observed_pass", *pass, "reason", reason,
-			 "duration_us", 0, "observations", "facts", "overclaim", over, "underclaim", underclaim);
+			 "duration_us", 0, "observations", "facts", "overclaim", over, "underclaim", underclaim,
+			 "inconclusive", inconclusive);
 }
 
 /* ---- the provider run ---------------------------------------------------- */
@@ -305,6 +383,54 @@ static uint64_t warm_up(const struct check_env *env)
 	return us;
 }
 
+/* The paired control for a whole provider: a harness that cannot hold the
+ * descriptors a few concurrent runs need (ulimit -n 16) makes every probe
+ * and check fail for a reason that says nothing about the mechanism. Such
+ * a host skips the provider with the reason instead of calling it blocked
+ * (a mechanism reason) or defective. */
+#define FD_HEADROOM 64
+
+static bool harness_starved(char *why, size_t size)
+{
+	int fds[FD_HEADROOM];
+	int n = 0, err = 0;
+	for (; n < FD_HEADROOM; n++) {
+		fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			err = errno;
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	if (n == FD_HEADROOM)
+		return false;
+	struct rlimit rl = { 0 };
+	getrlimit(RLIMIT_NOFILE, &rl);
+	snprintf(why, size, "inconclusive on this host: the harness cannot open %d more file descriptors (%s; "
+			    "RLIMIT_NOFILE %llu); raise the limit (ulimit -n) to test any provider",
+		 FD_HEADROOM, strerrorname_np(err) ? strerrorname_np(err) : "?", (unsigned long long)rl.rlim_cur);
+	return true;
+}
+
+static json_t *skipped_provider(const struct agsbx_provider_ops *ops, const char *why, uint64_t t0)
+{
+	json_t *checks = json_array();
+	for (size_t i = 0; i < agsbx_checks_count; i++)
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{}}", "id",
+							agsbx_checks[i].id, "axis", agsbx_checks[i].axis, "verdict",
+							"skip", "observed_pass", 0, "reason", why, "duration_us", 0,
+							"observations", "facts"));
+	json_array_insert_new(checks, 0, json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:[], s:{}}", "id",
+						   "capabilities.truthful", "axis", "contract", "verdict", "skip",
+						   "observed_pass", 0, "reason", why, "duration_us", 0, "observations",
+						   "facts"));
+	return json_pack("{s:s, s:s, s:s, s:{s:b, s:s, s:{}, s:{}}, s:n, s:n, s:[], s:[], s:o, s:{s:I}}", "id", ops->id,
+			 "verdict", "skipped", "reason", why, "probe", "available", 0, "reason", "not_probed",
+			 "capabilities", "facts", "claims", "observed", "underclaim", "failing_checks", "checks", checks,
+			 "timings", "total_us", (json_int_t)(agsbx_now_us() - t0));
+}
+
 static void set_blocked_reason(char *buf, size_t size, const struct agsbx_probe *p)
 {
 	snprintf(buf, size, "mechanism unavailable: %s", p->reason ? p->reason : "unknown");
@@ -321,6 +447,9 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 				 "underclaim", "failing_checks", "checks", "timings", "total_us",
 				 (json_int_t)(agsbx_now_us() - t0));
 	}
+	char starved[300];
+	if (harness_starved(starved, sizeof starved))
+		return skipped_provider(ops, starved, t0);
 	const struct agsbx_ctx *ctx = o->ctx;
 	struct agsbx_probe probe = { 0 };
 	uint64_t tp = agsbx_now_us();
@@ -414,7 +543,8 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	bool truthful = true;
 	json_t *tc_json;
 	if (env.h) {
-		tc_json = truthful_check(claims, observed, underclaim, &truthful);
+		_cleanup_json_ json_t *inconclusive = inconclusive_axes(jobs, n, claims);
+		tc_json = truthful_check(claims, observed, inconclusive, underclaim, &truthful);
 	} else {
 		static const struct check_def tdef = { "capabilities.truthful", "contract", "", NULL, NULL, false, false };
 		tc_json = blocked_check(&tdef, blocked);

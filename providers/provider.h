@@ -6,8 +6,10 @@
  *     sorted table in providers/registry.c. Nothing else in the tree changes.
  *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
  *     containing "ready". probe.truthful fails on any reason outside it.
- *  3. `config_keys`: every accepted config key; any other key is an error
- *     (agsbx_provider_check_config does it for you).
+ *  3. `config_keys`: every accepted config key as "name:type" (type bool
+ *     or string); any other key, or a value of another type, is an error
+ *     (agsbx_provider_check_config does it for you; read a bool with
+ *     agsbx_config_bool, the one boolean parser).
  *  4. probe(): observed facts only. `available` <=> reason == "ready".
  *     Capabilities claim an axis only when the mechanism enforces it;
  *     capabilities.truthful marks an overclaim as a defect.
@@ -199,7 +201,7 @@ struct agsbx_provider_ops {
 	const char *id;
 	const char *summary;
 	const char *const *reasons;       /* closed set, NULL-terminated, includes "ready" */
-	const char *const *config_keys;   /* accepted config keys, NULL-terminated */
+	const char *const *config_keys;   /* accepted "name:type" keys, NULL-terminated */
 	/* A simulation the harness may request to make this provider
 	 * unavailable for fail.closed (AGSBX_SIM_*), or NULL. */
 	const char *fail_closed_simulation;
@@ -248,9 +250,15 @@ bool agsbx_reason_in_set(const struct agsbx_provider_ops *ops, const char *reaso
  * config_invalid, grant_invalid, step_invalid, bundle_changed, released,
  * run_failed (NULL-terminated). probe() never uses them. */
 extern const char *const agsbx_generic_reasons[];
-/* -EINVAL with a message naming the first unknown key. */
+/* -EINVAL with a message naming the first unknown key or the first value
+ * outside its key's type. */
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_failure *fail);
+
+/* The one boolean parser for config values: JSON true/false only; absent
+ * is def. -EINVAL (message in fail, may be NULL) for anything else. */
+int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
+		      bool *out, struct agsbx_failure *fail);
 
 /* Every execute's last gate before anything runs: a well-formed step
  * (argv[0] present, a known cwd root) and the TOCTOU guard on the

@@ -32,7 +32,7 @@ static const char *const reasons[] = {
 	GV_R_READY, GV_R_UNAVAILABLE, GV_R_UNREGISTERED, GV_R_REGISTRY_INVALID,
 	GV_R_IMAGE_MISSING, GV_R_EXEC_FAILED, GV_R_NOT_OBSERVED, NULL,
 };
-static const char *const config_keys[] = { "runtime", NULL };
+static const char *const config_keys[] = { "runtime:string", NULL };
 
 #define MECHANISM "gvisor_container"
 #define DEFAULT_PROBE_TIMEOUT_MS 5000
