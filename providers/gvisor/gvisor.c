@@ -297,11 +297,22 @@ static int64_t verify_timeout(const struct agsbx_ctx *ctx)
 	return t < MIN_VERIFY_TIMEOUT_MS ? MIN_VERIFY_TIMEOUT_MS : t;
 }
 
+/* The container runs as whoever the sandbox runs as on the host: the
+ * --run-as user, or the calling user when that is not root (a normal
+ * user with access to the Docker socket). As the image's root instead,
+ * the grant roots (owned by the caller, 0755) are not writable, and files
+ * it did write would be root's on the host. Root without --run-as keeps
+ * the image default. */
 static char *run_as_user(const struct agsbx_ctx *ctx)
 {
 	char *u = NULL;
-	if (ctx->run_as && asprintf(&u, "%u:%u", (unsigned)ctx->run_uid, (unsigned)ctx->run_gid) < 0)
-		return NULL;
+	if (ctx->run_as) {
+		if (asprintf(&u, "%u:%u", (unsigned)ctx->run_uid, (unsigned)ctx->run_gid) < 0)
+			return NULL;
+	} else if (geteuid() != 0) {
+		if (asprintf(&u, "%u:%u", (unsigned)geteuid(), (unsigned)getegid()) < 0)
+			return NULL;
+	}
 	return u;
 }
 
