@@ -7,13 +7,17 @@ CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 OUTPUT ?=
 
-.PHONY: deps test-deps configure build collect test coverage clean
+.PHONY: deps test-deps test-user configure build collect test coverage clean
 
 deps:
 	./workflows/install-deps.sh
 
 test-deps:
 	./workflows/install-deps.sh --test
+
+# The unprivileged user the tests switch to (created when root and missing).
+test-user:
+	./workflows/test-user.sh
 
 configure:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -24,7 +28,7 @@ build: configure
 collect: deps build
 	./$(BUILD)/agsbx-evidence collect --unsigned $(if $(OUTPUT),--output $(OUTPUT))
 
-test: test-deps build
+test: test-deps test-user build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 coverage:

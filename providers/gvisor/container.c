@@ -33,6 +33,7 @@
  * before we stop them ourselves. */
 #define PROC_GRACE_MS 3000
 #define PROC_GRACE_SHORT_MS 500
+#define PROC_SETTLE_MS 1000
 /* Create, start, kill and remove go through dockerd, containerd, the shim
  * and runsc; under load that is slower than a query, but never unbounded. */
 #define LIFECYCLE_TIMEOUT_MS 30000L
@@ -311,8 +312,12 @@ static void container_cleanup(const struct gv_docker *d, const struct gv_run_spe
 {
 	container_remove(d, o);
 	/* A container that never started leaves nothing that will exit on
-	 * its own: a short grace is enough there. */
-	int k = gv_procs_reap(o->id, o->started ? PROC_GRACE_MS : PROC_GRACE_SHORT_MS, s->runsc_path);
+	 * its own: a short grace is enough there; but what its failed start
+	 * leaks (a containerd shim, runsc) may still be appearing when the
+	 * start call has returned, slower the busier the host: reap until
+	 * nothing of it has been seen for a while. */
+	int k = o->started ? gv_procs_reap(o->id, PROC_GRACE_MS, s->runsc_path)
+			   : gv_procs_reap_settled(o->id, PROC_GRACE_SHORT_MS, PROC_SETTLE_MS, s->runsc_path);
 	if (k > 0)
 		o->leaked_killed = (unsigned)k;
 	int left = gv_procs_matching(o->id, NULL);

@@ -115,5 +115,9 @@ int gv_procs_matching_any(const char *const *needles, size_t nneedles, struct gv
  * and a runsc process showed its --root, runs `runsc --root=R delete
  * --force ID` afterwards. Returns the number killed, or -errno. */
 int gv_procs_reap(const char *needle, int grace_ms, const char *runsc_path);
+/* The same, but done only after no process has carried needle for
+ * settle_ms (processes that appear later are killed too), bounded by
+ * grace + settle + 5 s. */
+int gv_procs_reap_settled(const char *needle, int grace_ms, int settle_ms, const char *runsc_path);
 
 #endif
