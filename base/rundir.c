@@ -36,22 +36,32 @@ static unsigned long long start_time(pid_t pid)
 	return start;
 }
 
+/* The pid namespace a pid is meaningful in: a token written in another
+ * one (a container sharing /tmp) cannot be judged from here. */
+static unsigned long long pidns_ino(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 int agsbx_owner_token(char *buf, size_t size)
 {
 	pid_t self = getpid();
 	unsigned long long st = start_time(self);
 	if (!st)
 		return -ESRCH;
-	int n = snprintf(buf, size, "%d %llu", (int)self, st);
+	int n = snprintf(buf, size, "%d %llu %llu", (int)self, st, pidns_ino());
 	return n > 0 && (size_t)n < size ? 0 : -ENOSPC;
 }
 
 bool agsbx_owner_token_alive(const char *token)
 {
 	int pid = 0;
-	unsigned long long st = 0;
+	unsigned long long st = 0, ns = 0;
 	char tail;
-	if (!token || sscanf(token, "%d %llu%c", &pid, &st, &tail) != 2 || pid <= 0 || st == 0)
+	if (!token || sscanf(token, "%d %llu %llu%c", &pid, &st, &ns, &tail) != 3 || pid <= 0 || st == 0)
+		return true;
+	if (ns != pidns_ino())
 		return true;
 	return start_time((pid_t)pid) == st;
 }
@@ -72,9 +82,9 @@ int agsbx_rundir_owner_alive(const char *dir)
 	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
 	_cleanup_free_ char *tok = path ? agsbx_read_line(path) : NULL;
 	int pid = 0;
-	unsigned long long st = 0;
+	unsigned long long st = 0, ns = 0;
 	char tail;
-	if (!tok || sscanf(tok, "%d %llu%c", &pid, &st, &tail) != 2)
+	if (!tok || sscanf(tok, "%d %llu %llu%c", &pid, &st, &ns, &tail) != 3)
 		return -ENOENT;
 	return agsbx_owner_token_alive(tok) ? 1 : 0;
 }

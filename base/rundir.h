@@ -1,7 +1,8 @@
 /* Run ownership: what a harness creates outside itself (its work dir, the
  * helpers it staged, containers, cgroup leaves) records which process owns
- * it, as "<pid> <start time>" (the start time in clock ticks since boot, so
- * a reused pid is never taken for the owner). A later run can then tell the
+ * it, as "<pid> <start time> <pid namespace inode>" (the start time in clock
+ * ticks since boot, so a reused pid is never taken for the owner; a token
+ * from another pid namespace is never judged). A later run can then tell the
  * leftovers of a harness that died (SIGKILL, a CI timeout) from the
  * resources of a run that is still alive, and remove only the former. */
 #ifndef AGSBX_BASE_RUNDIR_H
@@ -13,7 +14,7 @@
 
 #define AGSBX_RUNDIR_OWNER_FILE ".agsbx-owner"
 
-/* "<pid> <start>" of this process into buf (>= 48 bytes). */
+/* "<pid> <start> <pidns>" of this process into buf (>= 64 bytes). */
 int agsbx_owner_token(char *buf, size_t size);
 /* True when token names a process that still exists with that start
  * time; a malformed token is alive (never remove what cannot be judged). */

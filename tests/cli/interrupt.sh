@@ -107,7 +107,8 @@ done
 [[ -n $spid ]] || fail "cannot find the stand-in live process"
 t_on_exit "kill $spid 2>/dev/null"
 start=$(sed 's/.*) //' "/proc/$spid/stat" | awk '{print $20}')
-mkdir "$t/agsbx-run-alive"; echo "$spid $start" >"$t/agsbx-run-alive/.agsbx-owner"
+pidns=$(stat -L -c %i /proc/self/ns/pid)
+mkdir "$t/agsbx-run-alive"; echo "$spid $start $pidns" >"$t/agsbx-run-alive/.agsbx-owner"
 chown -R "$AGSBX_TEST_USER" "$t/agsbx-run-alive"
 Uf "$t" cleanup --work-dir "$t" >"$t/cleanup.out"
 grep -q '^removed directory' "$t/cleanup.out" || fail "cleanup removed no directory: $(cat "$t/cleanup.out")"
@@ -154,7 +155,7 @@ pass "the next collect removed a killed run's leftovers"
 # Another user's directory, or one without an owner record, is never touched.
 t=$(new_tmp foreign)
 mkdir "$t/agsbx-run-noowner"; chown "$AGSBX_TEST_USER" "$t/agsbx-run-noowner"
-mkdir "$t/agsbx-run-root"; echo "999999999 1" >"$t/agsbx-run-root/.agsbx-owner"
+mkdir "$t/agsbx-run-root"; echo "999999999 1 $pidns" >"$t/agsbx-run-root/.agsbx-owner"
 Uf "$t" cleanup --work-dir "$t" >/dev/null
 [[ -d $t/agsbx-run-noowner && -d $t/agsbx-run-root ]] || fail "cleanup removed a directory it cannot judge or does not own"
 pass "cleanup leaves unowned and foreign directories alone"
