@@ -145,6 +145,17 @@ static const char *simulation_for(const struct collect_opts *o, const struct ags
 	return o->simulate && s && strcmp(o->simulate, s) == 0 ? o->simulate : NULL;
 }
 
+static int check_simulation_scope(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int n)
+{
+	if (!o->simulate)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (simulation_for(o, sel[i]))
+			return 0;
+	return agsbx_usage_error("collect", "--simulate %s applies to no selected provider (it tests bubblewrap's "
+			       "fail-closed path)", o->simulate);
+}
+
 /* ---- validation before anything runs (bad input → 2, nothing written) --- */
 
 static int select_providers(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int *n)
@@ -537,6 +548,35 @@ static void sweep_dead_runs(const struct collect_opts *o, const struct agsbx_har
 			   json_array_size(found) - (size_t)failed, failed ? "; some could not be removed" : "");
 }
 
+static void print_json_summary(const char *output, const json_t *summary, const json_t *providers)
+{
+	json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());
+	size_t i;
+	json_t *p;
+	json_array_foreach(providers, i, p)
+		json_object_set(json_object_get(s, "verdicts"), json_string_value(json_object_get(p, "id")),
+				json_object_get(p, "verdict"));
+	json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	fputc('\n', stdout);
+	json_decref(s);
+}
+
+/* Interrupts are handled from here on (before anything is created that
+ * must not outlive the run); then the harness, then the leftovers of
+ * killed runs go. */
+static int start_harness(const struct collect_opts *o, struct agsbx_harness *hs)
+{
+	if (agsbx_interrupt_install() < 0)
+		agsbx_warn("cannot install the interrupt handlers; an interrupted run may leave processes behind");
+	int rc = agsbx_harness_init(hs, "collect", o->run_as, false);
+	if (rc) {
+		agsbx_interrupt_restore();
+		return rc;
+	}
+	sweep_dead_runs(o, hs);
+	return 0;
+}
+
 /* The exit status for an interrupted run: 128 + the signal, as a shell
  * reports a process killed by it (130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
 static int interrupted(const struct collect_opts *o)
@@ -560,14 +600,8 @@ int agsbx_cmd_collect(int argc, char **argv)
 	int n = 0;
 	if ((rc = select_providers(&o, sel, &n)))
 		return rc;
-	if (o.simulate) {
-		bool applies = false;
-		for (int i = 0; i < n; i++)
-			applies |= simulation_for(&o, sel[i]) != NULL;
-		if (!applies)
-			return agsbx_usage_error("collect", "--simulate %s applies to no selected provider (it tests bubblewrap's fail-closed path)",
-						 o.simulate);
-	}
+	if ((rc = check_simulation_scope(&o, sel, n)))
+		return rc;
 	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);
 	if (!configs)
 		return rc;
@@ -578,14 +612,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 		return rc;
 	if (o.sign_key && access(o.sign_key, R_OK) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, strerror(errno));
-	if (agsbx_interrupt_install() < 0)
-		agsbx_warn("cannot install the interrupt handlers; an interrupted run may leave processes behind");
 	struct agsbx_harness hs;
-	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false))) {
-		agsbx_interrupt_restore();
+	if ((rc = start_harness(&o, &hs)))
 		return rc;
-	}
-	sweep_dead_runs(&o, &hs);
 	if (geteuid() == 0 && !o.run_as && !o.quiet)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
@@ -641,17 +670,8 @@ int agsbx_cmd_collect(int argc, char **argv)
 		print_summary(providers, agsbx_use_color(STDERR_FILENO));
 		agsbx_note("wrote %s (%s)", output, o.sign_key ? "signed" : "unsigned");
 	}
-	if (o.json) {
-		json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());
-		size_t i;
-		json_t *p;
-		json_array_foreach(providers, i, p)
-			json_object_set(json_object_get(s, "verdicts"), json_string_value(json_object_get(p, "id")),
-					json_object_get(p, "verdict"));
-		json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-		json_decref(s);
-	}
+	if (o.json)
+		print_json_summary(output, summary, providers);
 	rc = (int)json_integer_value(json_object_get(summary, "exit_status"));
 out:
 	if (work)
