@@ -160,6 +160,12 @@ static void run_job(struct job *j)
 	j->duration_us = agsbx_now_us() - t0;
 	if (!out.reason[0])
 		check_reason(&out, "internal: the check could not run (out of memory?)");
+	/* An interrupt cancelled the executions under this check: whatever
+	 * it observed is no verdict. */
+	if (agsbx_runner_aborted()) {
+		out.forced_verdict = "skip";
+		check_reason(&out, "not completed: the harness was interrupted");
+	}
 	/* A verdict that rests on a result the harness's own output limit
 	 * cut off is inconclusive, not a defect. */
 	if (out.result_cut && j->required && !out.forced_verdict && !out.observed_pass) {

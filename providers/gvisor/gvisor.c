@@ -846,8 +846,10 @@ static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *fo
 		return 0;
 	struct gv_docker d = { 0 };
 	char err[256] = "";
-	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, err, sizeof err) < 0)
+	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, err, sizeof err) < 0) {
+		gv_docker_close(&d);
 		return 0;
+	}
 	_cleanup_json_ json_t *ctrs = NULL;
 	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, err, sizeof err);
 	int count = 0;
