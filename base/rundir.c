@@ -77,10 +77,29 @@ int agsbx_rundir_claim(const char *dir)
 	return path ? agsbx_write_file_atomic(path, tok, strlen(tok), 0644) : -ENOMEM;
 }
 
-int agsbx_rundir_owner_alive(const char *dir)
+/* The owner file, read without trusting the directory: it may belong to
+ * another user (root sweeps every user's dirs), so no symlink is
+ * followed, nothing but a small regular file is read, and a FIFO cannot
+ * block the sweep. */
+static char *read_owner(const char *dir)
 {
 	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
-	_cleanup_free_ char *tok = path ? agsbx_read_line(path) : NULL;
+	_cleanup_close_ int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) : -1;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 128)
+		return NULL;
+	char buf[129];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return strdup(buf);
+}
+
+int agsbx_rundir_owner_alive(const char *dir)
+{
+	_cleanup_free_ char *tok = read_owner(dir);
 	int pid = 0;
 	unsigned long long st = 0, ns = 0;
 	char tail;

@@ -156,8 +156,15 @@ pass "the next collect removed a killed run's leftovers"
 t=$(new_tmp foreign)
 mkdir "$t/agsbx-run-noowner"; chown "$AGSBX_TEST_USER" "$t/agsbx-run-noowner"
 mkdir "$t/agsbx-run-root"; echo "999999999 1 $pidns" >"$t/agsbx-run-root/.agsbx-owner"
+mkdir "$t/agsbx-run-fifo"; mkfifo "$t/agsbx-run-fifo/.agsbx-owner"; chown -R "$AGSBX_TEST_USER" "$t/agsbx-run-fifo"
 Uf "$t" cleanup --work-dir "$t" >/dev/null
-[[ -d $t/agsbx-run-noowner && -d $t/agsbx-run-root ]] || fail "cleanup removed a directory it cannot judge or does not own"
+[[ -d $t/agsbx-run-noowner && -d $t/agsbx-run-root && -d $t/agsbx-run-fifo ]] \
+  || fail "cleanup removed a directory it cannot judge or does not own"
+# Root sweeps every user's dirs: a FIFO as the owner record cannot block it,
+# and root's own dead run goes.
+TMPDIR=$t timeout 20 "$AGSBX_BIN" cleanup --work-dir "$t" >/dev/null || fail "root cleanup blocked or failed on a FIFO owner record"
+[[ -d $t/agsbx-run-noowner && -d $t/agsbx-run-fifo && ! -e $t/agsbx-run-root ]] \
+  || fail "root cleanup: wrong directories removed: $(ls "$t")"
 pass "cleanup leaves unowned and foreign directories alone"
 
 expect_rc 2 Uf "$t" cleanup --bogus
