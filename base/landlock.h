@@ -1,6 +1,7 @@
 /* Landlock UAPI constants and syscall wrappers. Debian 12's
  * <linux/landlock.h> stops at ABI 2, so ABI 3-7 are defined here
- * (#ifndef-guarded, values from the kernel UAPI). The attr struct is our
+ * (#ifndef-guarded, values from the kernel UAPI), and ABI 8-9 (values from
+ * include/uapi/linux/landlock.h of Linux 7.0/7.1). The attr struct is our
  * own; its size passed to the kernel must match the ABI in use:
  * 8 bytes for ABI < 4, 16 for ABI 4-5, 24 for ABI >= 6. */
 #ifndef AGSBX_BASE_LANDLOCK_H
@@ -48,6 +49,9 @@
 #define AGSBX_LL_FS_REFER (1ULL << 13)       /* ABI 2 */
 #define AGSBX_LL_FS_TRUNCATE (1ULL << 14)    /* ABI 3 */
 #define AGSBX_LL_FS_IOCTL_DEV (1ULL << 15)   /* ABI 5 */
+/* connect()/sendmsg() to a pathname unix socket (ABI 9, Linux 7.1): denied
+ * unless a rule covers the socket or it was created inside the domain. */
+#define AGSBX_LL_FS_RESOLVE_UNIX (1ULL << 16)
 
 /* network rights (ABI 4) */
 #define AGSBX_LL_NET_BIND_TCP (1ULL << 0)
@@ -61,10 +65,14 @@
 #define AGSBX_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0)
 #define AGSBX_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
 #define AGSBX_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
+/* landlock_restrict_self flag (ABI 8, Linux 7.0): every thread of the
+ * process at once. Not needed here: the helper is single-threaded when it
+ * restricts itself. */
+#define AGSBX_LL_RESTRICT_SELF_TSYNC (1U << 3)
 
 /* The newest ABI this code knows; a kernel reporting more is recorded as
  * "newer than known" (a finding, not an error). */
-#define AGSBX_LL_ABI_KNOWN 7
+#define AGSBX_LL_ABI_KNOWN 9
 
 struct agsbx_ll_ruleset_attr {
 	uint64_t handled_access_fs;

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ static const char help[] =
 	"  --challenge NONCE      record a maintainer's nonce (checked by verify --expect-challenge)\n"
 	"  --subject-repo PATH    record branch, commit and dirty state of the code under test\n"
 	"  --attach-command CMD   run CMD (no shell) and attach its summary and output tails (repeatable)\n"
+	"  --host-policy distro-bwrap-profile\n"
+	"                         record that the workflow loaded the distribution's bwrap AppArmor profile\n"
+	"  --userns-sysctl-before V  kernel.apparmor_restrict_unprivileged_userns read before that (or 'absent')\n"
 	"  --json                 print a JSON summary on stdout\n"
 	"  -q, --quiet            no progress lines\n"
 	"\n"
@@ -56,6 +60,7 @@ struct collect_opts {
 	const char *attach[MAX_LIST];
 	int nattach;
 	const char *output, *sign_key, *run_as, *simulate, *work_dir, *challenge, *subject_repo;
+	const char *host_policy, *userns_before;
 	bool unsigned_, json, quiet;
 	long long timeout_ms, max_output, jobs;
 };
@@ -82,7 +87,7 @@ static int push(const char **list, int *n, const char *v, const char *flag)
 static int parse_args(int argc, char **argv, struct collect_opts *o)
 {
 	enum { O_PROVIDER = 256, O_OUTPUT, O_UNSIGNED, O_SIGN, O_RUNAS, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG,
-	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON };
+	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE };
 	static const struct option lo[] = {
 		{ "provider", required_argument, 0, O_PROVIDER }, { "output", required_argument, 0, O_OUTPUT },
 		{ "unsigned", no_argument, 0, O_UNSIGNED }, { "sign-key", required_argument, 0, O_SIGN },
@@ -91,7 +96,9 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		{ "config", required_argument, 0, O_CONFIG }, { "simulate", required_argument, 0, O_SIM },
 		{ "work-dir", required_argument, 0, O_WORK }, { "challenge", required_argument, 0, O_CHALLENGE },
 		{ "subject-repo", required_argument, 0, O_SUBJECT }, { "attach-command", required_argument, 0, O_ATTACH },
-		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' }, { 0, 0, 0, 0 },
+		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' },
+		{ "host-policy", required_argument, 0, O_HOSTPOL },
+		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE }, { 0, 0, 0, 0 },
 	};
 	o->timeout_ms = 20000;
 	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
@@ -118,6 +125,8 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		case O_SUBJECT: o->subject_repo = optarg; break;
 		case O_ATTACH: r = push(o->attach, &o->nattach, optarg, "--attach-command"); break;
 		case O_JSON: o->json = true; break;
+		case O_HOSTPOL: o->host_policy = optarg; break;
+		case O_USERNS_BEFORE: o->userns_before = optarg; break;
 		case 'q': o->quiet = true; break;
 		case ':': return agsbx_usage_error("collect", "option '%s' needs a value", argv[optind - 1]);
 		default: return agsbx_usage_error("collect", "unknown option '%s'", argv[optind - 1]);
@@ -131,6 +140,15 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		return agsbx_usage_error("collect", "--unsigned and --sign-key exclude each other");
 	if (o->simulate && strcmp(o->simulate, AGSBX_SIM_BLOCKED_USERNS) != 0)
 		return agsbx_usage_error("collect", "--simulate: unknown simulation '%s' (known: blocked-userns)", o->simulate);
+	if (o->host_policy && strcmp(o->host_policy, "distro-bwrap-profile") != 0)
+		return agsbx_usage_error("collect", "--host-policy: unknown value '%s' (known: distro-bwrap-profile)",
+					 o->host_policy);
+	if (!o->host_policy != !o->userns_before)
+		return agsbx_usage_error("collect", "--host-policy and --userns-sysctl-before go together");
+	long long dummy;
+	if (o->userns_before && strcmp(o->userns_before, "absent") != 0 &&
+	    parse_num("collect", "--userns-sysctl-before", o->userns_before, 0, 16, &dummy))
+		return AGSBX_EXIT_USAGE;
 	if (o->challenge && (!*o->challenge || strlen(o->challenge) > 256))
 		return agsbx_usage_error("collect", "--challenge: expected 1 to 256 characters");
 	return 0;
@@ -392,6 +410,26 @@ static json_t *tool_json(void)
 			 agsbx_git_commit(), "binary_sha256", hex);
 }
 
+#define USERNS_SYSCTL "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+#define DISTRO_BWRAP_PROFILE "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict"
+
+/* What the workflow changed on the host before collect (only loading the
+ * distribution's bwrap profile is accepted), read back: the run stays
+ * representative only while the userns sysctl is what it was before. */
+static json_t *host_policy_json(const struct collect_opts *o, json_t *reasons)
+{
+	if (!o->host_policy)
+		return NULL;
+	_cleanup_free_ char *now = agsbx_read_line(USERNS_SYSCTL);
+	const char *before = o->userns_before;
+	bool untouched = now ? strcmp(now, before) == 0 : strcmp(before, "absent") == 0;
+	if (!untouched)
+		json_array_append_new(reasons, json_string("host_policy:sysctl_changed"));
+	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "change", "distro bwrap profile loaded by the workflow", "profile",
+			 DISTRO_BWRAP_PROFILE, "restrict_unprivileged_userns_before", before,
+			 "restrict_unprivileged_userns_now", now ? now : "absent", "sysctl_untouched", untouched);
+}
+
 static json_t *context_json(const struct agsbx_harness *hs, const struct collect_opts *o, const json_t *host,
 			    const struct agsbx_provider_ops **sel, int n)
 {
@@ -431,6 +469,7 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
 	}
 	const json_t *markers = agsbx_probe_value(host, "container", "markers");
+	json_t *policy = host_policy_json(o, reasons);
 	json_t *ctxj = json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
 			 "euid", (int)geteuid(), "gid", (int)getgid(), "sudo", sudo, "run_as",
 			 hs->run_as_name ? json_string(hs->run_as_name) : json_null(), "container", "detected", container,
@@ -439,6 +478,8 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 	if (ctxj && have_caps)
 		json_object_set_new(json_object_get(ctxj, "privilege"), "capabilities",
 				    json_pack("{s:s, s:s, s:s}", "effective", eff, "permitted", prm, "ambient", amb));
+	if (ctxj && policy)
+		json_object_set_new(ctxj, "host_policy", policy);
 	return ctxj;
 }
 

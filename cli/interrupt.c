@@ -3,7 +3,12 @@
  * only writes the signal number into a pipe, which the runner polls as its
  * process-wide abort fd (every run in progress, on any thread, is
  * cancelled and no new one starts); the command then releases every
- * provider, removes its work dir and exits 128+signal. */
+ * provider, removes its work dir and exits 128+signal.
+ *
+ * The canary a check may have placed in the user's real $HOME goes at once,
+ * in the handler (it must not outlive even a process that is then killed).
+ * SIGQUIT, or a second signal while the clean-up runs, ends the process
+ * at once the default way (a user who insists). */
 #include "cli/harness.h"
 
 #include <errno.h>
@@ -13,17 +18,22 @@
 #include <unistd.h>
 
 #include "base/runner.h"
+#include "conformance/conformance.h"
 
 static int pipe_fds[2] = { -1, -1 };
 static volatile sig_atomic_t caught;
-static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction saved[3];
+static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static struct sigaction saved[4];
 
 static void on_signal(int sig)
 {
 	int e = errno;
-	if (!caught)
-		caught = sig;
+	agsbx_matrix_remove_canaries();
+	if (caught || sig == SIGQUIT) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	caught = sig;
 	unsigned char b = (unsigned char)sig;
 	if (write(pipe_fds[1], &b, 1) < 0) { /* full pipe: already readable */ }
 	errno = e;

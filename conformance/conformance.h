@@ -39,6 +39,11 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
  * plus capabilities.truthful). */
 size_t agsbx_check_count(void);
 
+/* Removes any canary the checks placed outside the work dir (the one in
+ * the user's real $HOME). Async-signal-safe: a CLI calls it from its
+ * SIGINT/SIGTERM/SIGHUP handler, so an interrupted run leaves nothing. */
+void agsbx_matrix_remove_canaries(void);
+
 /* Evidence helpers shared with bench and tests. */
 json_t *agsbx_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
 			       const json_t *result);

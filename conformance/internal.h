@@ -66,6 +66,20 @@ int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_
  * user the sandbox runs as (role "control"). */
 int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
 
+/* Catalogue v2 (attacks.c). */
+void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out);
+void check_config_unknown_rejected(const struct check_env *env, struct check_out *out);
+void check_exec_status_fidelity(const struct check_env *env, struct check_out *out);
+void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_out *out);
+void check_fs_no_host_residue(const struct check_env *env, struct check_out *out);
+void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out *out);
+void check_net_egress_ipv6_denied(const struct check_env *env, struct check_out *out);
+void check_net_egress_udp_denied(const struct check_env *env, struct check_out *out);
+void check_priv_capabilities_dropped(const struct check_env *env, struct check_out *out);
+void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out);
+void check_secrets_home_denied(const struct check_env *env, struct check_out *out);
+void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out);
+
 bool result_ok(const json_t *result);
 const char *result_errno(const json_t *result);
 bool run_output_contains(const struct agsbx_run_result *r, const char *needle);

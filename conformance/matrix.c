@@ -268,49 +268,89 @@ static enum axis_state all_of(const struct job *jobs, size_t n, const char *cons
 	return st;
 }
 
-/* fs.grant_write is a contract check and not part of the filesystem axis. */
-static const char *const fs_checks[] = { "fs.host_read_denied", "fs.host_write_denied", "fs.readonly_grant_denied",
-					 "fs.remount_denied", "fs.symlink_escape_denied", NULL };
+/* For the catalogue-v2 checks: a skip (the host could not show the attack,
+ * e.g. no IPv6 loopback, io_uring disabled) does not refute the axis; a
+ * fail does. */
+static bool axis_not_refuted(const struct job *jobs, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(jobs[i].def->id, id) != 0 || !jobs[i].result)
+			continue;
+		const char *v = json_string_value(json_object_get(jobs[i].result, "verdict"));
+		return strcmp(v, "skip") == 0 || jobs[i].observed_pass;
+	}
+	return true;
+}
+
+/* Axis → the checks that evidence it (all must show it; fs.grant_write is
+ * a contract check and not part of the filesystem axis) and the v2 checks
+ * that can only refute it. */
+struct axis_def {
+	const char *axis;
+	const char *primary[6];
+	const char *refuters[3];
+};
+static const struct axis_def axis_defs[] = {
+	{ "process_contained", { "proc.contained" }, { "proc.ptrace_denied", "ipc.host_sockets_denied" } },
+	{ "host_filesystem_restricted",
+	  { "fs.host_read_denied", "fs.host_write_denied", "fs.readonly_grant_denied", "fs.remount_denied",
+	    "fs.symlink_escape_denied" },
+	  { "fs.hardlink_alias_denied", "secrets.home_denied" } },
+	{ "privilege_escalation_blocked", { "priv.no_escalation" }, { "priv.capabilities_dropped" } },
+	{ "syscalls_restricted", { "syscalls.restricted" }, { "syscalls.io_uring_denied" } },
+	{ "environment_scrubbed", { "env.scrubbed" }, { NULL } },
+	{ "net:namespace", { "net.namespace_distinct" }, { "net.egress_udp_denied" } },
+	{ "net:egress", { "net.egress_denied" }, { "net.egress_ipv6_denied" } },
+};
+
+static enum axis_state axis_of(const struct job *jobs, size_t n, const char *axis)
+{
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(axis_defs); i++) {
+		const struct axis_def *d = &axis_defs[i];
+		if (strcmp(d->axis, axis) != 0)
+			continue;
+		for (size_t k = 0; k < AGSBX_ARRAY_SIZE(d->refuters) && d->refuters[k]; k++)
+			if (!axis_not_refuted(jobs, n, d->refuters[k]))
+				return AXIS_NOT_OBSERVED;
+		return all_of(jobs, n, d->primary);
+	}
+	return AXIS_NOT_OBSERVED;
+}
 
 static bool seen(enum axis_state s)
 {
 	return s == AXIS_OBSERVED;
 }
 
-/* Axis → the checks that evidence it. */
 static json_t *observed_axes(const struct job *jobs, size_t n)
 {
-	bool ns = seen(axis_state(jobs, n, "net.namespace_distinct"));
-	bool egress = seen(axis_state(jobs, n, "net.egress_denied"));
+	bool ns = seen(axis_of(jobs, n, "net:namespace"));
+	bool egress = seen(axis_of(jobs, n, "net:egress"));
 	return json_pack("{s:b, s:b, s:b, s:b, s:s, s:b}",
-			 "process_contained", seen(axis_state(jobs, n, "proc.contained")),
-			 "host_filesystem_restricted", seen(all_of(jobs, n, fs_checks)),
-			 "privilege_escalation_blocked", seen(axis_state(jobs, n, "priv.no_escalation")),
-			 "syscalls_restricted", seen(axis_state(jobs, n, "syscalls.restricted")),
+			 "process_contained", seen(axis_of(jobs, n, "process_contained")),
+			 "host_filesystem_restricted", seen(axis_of(jobs, n, "host_filesystem_restricted")),
+			 "privilege_escalation_blocked", seen(axis_of(jobs, n, "privilege_escalation_blocked")),
+			 "syscalls_restricted", seen(axis_of(jobs, n, "syscalls_restricted")),
 			 "network", ns && egress ? AGSBX_NET_ISOLATED : egress ? AGSBX_NET_TCP_RESTRICTED : AGSBX_NET_INHERITED,
-			 "environment_scrubbed", seen(axis_state(jobs, n, "env.scrubbed")));
+			 "environment_scrubbed", seen(axis_of(jobs, n, "environment_scrubbed")));
 }
 
 /* Claimed axes whose evidence was inconclusive: neither backed nor
  * refuted, so no overclaim either way (they are listed instead). */
 static json_t *inconclusive_axes(const struct job *jobs, size_t n, const json_t *claims)
 {
-	static const struct { const char *axis, *check; } one[] = {
-		{ "process_contained", "proc.contained" }, { "privilege_escalation_blocked", "priv.no_escalation" },
-		{ "syscalls_restricted", "syscalls.restricted" }, { "environment_scrubbed", "env.scrubbed" },
-	};
+	static const char *const bool_axes[] = { "process_contained", "host_filesystem_restricted",
+						 "privilege_escalation_blocked", "syscalls_restricted",
+						 "environment_scrubbed" };
 	json_t *out = json_array();
-	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(one); i++)
-		if (json_is_true(json_object_get(claims, one[i].axis)) &&
-		    axis_state(jobs, n, one[i].check) == AXIS_INCONCLUSIVE)
-			json_array_append_new(out, json_string(one[i].axis));
-	if (json_is_true(json_object_get(claims, "host_filesystem_restricted")) &&
-	    all_of(jobs, n, fs_checks) == AXIS_INCONCLUSIVE)
-		json_array_append_new(out, json_string("host_filesystem_restricted"));
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(bool_axes); i++)
+		if (json_is_true(json_object_get(claims, bool_axes[i])) &&
+		    axis_of(jobs, n, bool_axes[i]) == AXIS_INCONCLUSIVE)
+			json_array_append_new(out, json_string(bool_axes[i]));
 	const char *net = json_string_value(json_object_get(claims, "network"));
 	bool wants_egress = net && (strcmp(net, AGSBX_NET_ISOLATED) == 0 || strcmp(net, AGSBX_NET_TCP_RESTRICTED) == 0);
 	bool wants_ns = net && strcmp(net, AGSBX_NET_ISOLATED) == 0;
-	enum axis_state eg = axis_state(jobs, n, "net.egress_denied"), ns = axis_state(jobs, n, "net.namespace_distinct");
+	enum axis_state eg = axis_of(jobs, n, "net:egress"), ns = axis_of(jobs, n, "net:namespace");
 	bool refuted = (wants_egress && eg == AXIS_NOT_OBSERVED) || (wants_ns && ns == AXIS_NOT_OBSERVED);
 	if (!refuted && ((wants_egress && eg == AXIS_INCONCLUSIVE) || (wants_ns && ns == AXIS_INCONCLUSIVE)))
 		json_array_append_new(out, json_string("network"));
@@ -437,6 +477,27 @@ static json_t *skipped_provider(const struct agsbx_provider_ops *ops, const char
 			 "timings", "total_us", (json_int_t)(agsbx_now_us() - t0));
 }
 
+/* The confinement as the program inside sees it: LSM label, seccomp mode,
+ * NoNewPrivs and the capability sets (payload `status`). null when the
+ * provider could not run it. */
+static json_t *confinement(const struct check_env *env)
+{
+	static const char *const keys[] = { "uid", "euid", "apparmor_label", "seccomp", "no_new_privs", "cap_eff",
+					    "cap_prm", "cap_inh", "cap_bnd", "cap_amb", "kernel_release" };
+	struct check_out out = { .observations = json_array(), .facts = json_object() };
+	json_t *res = NULL, *c = NULL;
+	if (env->h && sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "status", NULL }, &res, NULL) == 0 && res) {
+		c = json_object();
+		for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
+			json_t *v = json_object_get(res, keys[i]);
+			json_object_set(c, keys[i], v ? v : json_null());
+		}
+	}
+	json_decref(out.observations);
+	json_decref(out.facts);
+	return c ? c : json_null();
+}
+
 static void set_blocked_reason(char *buf, size_t size, const struct agsbx_probe *p)
 {
 	snprintf(buf, size, "mechanism unavailable: %s", p->reason ? p->reason : "unknown");
@@ -484,6 +545,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		env.h = NULL;
 	uint64_t ensure_us = agsbx_now_us() - te;
 	uint64_t warm_us = env.h ? warm_up(&env) : 0;
+	json_t *conf = confinement(&env);
 	/* Long enough for any provider to start the detached tree, short
 	 * enough that the matrix stays quick on fast mechanisms. */
 	env.lifecycle_timeout_ms = 500 + (int64_t)(3 * warm_us / 1000);
@@ -557,7 +619,6 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	}
 	if (o->progress)
 		o->progress(o->progress_ud, ops->id, tc_json);
-	json_array_append_new(checks, tc_json);
 	json_t *failing = json_array();
 	if (!truthful)
 		json_array_append_new(failing, json_string("capabilities.truthful"));
@@ -566,6 +627,12 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			json_array_append_new(failing, json_string(jobs[i].def->id));
 		json_array_append_new(checks, jobs[i].result);
 	}
+	/* The bundle lists checks sorted by id, capabilities.truthful among
+	 * them (bundle.* sorts before it). */
+	size_t at = 0;
+	while (at < n && strcmp(jobs[at].def->id, "capabilities.truthful") < 0)
+		at++;
+	json_array_insert_new(checks, at, tc_json);
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
 	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,
 			       "verdict", verdict, "reason",
@@ -576,6 +643,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			       "probe_us", (json_int_t)probe_us, "ensure_us", (json_int_t)ensure_us, "first_exec_us",
 			       (json_int_t)warm_us, "checks_us",
 			       (json_int_t)checks_us, "total_us", (json_int_t)(agsbx_now_us() - t0));
+	json_object_set_new(pj, "confinement", conf);
 	fixture_teardown(&f);
 	agsbx_probe_clear(&probe);
 	return pj;

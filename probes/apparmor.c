@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cleanup.h"
 #include "base/util.h"
@@ -63,6 +64,27 @@ static json_t *bwrap_profile_fact(void)
 	return agsbx_fact_value(a, PROFILE_DIR " (names containing bwrap)");
 }
 
+/* Loaded profiles that concern bwrap (bwrap, unpriv_bwrap from Ubuntu's
+ * bwrap-userns-restrict, or any other naming bwrap), from securityfs when
+ * it is readable (often root only): loaded, not merely installed. */
+static json_t *bwrap_loaded_fact(void)
+{
+	static const char path[] = "/sys/kernel/security/apparmor/profiles";
+	_cleanup_free_ char *data = NULL;
+	int r = agsbx_probes_read(path, &data);
+	if (r < 0)
+		return agsbx_fact_errno(r, path);
+	json_t *a = json_array();
+	for (char *save = NULL, *line = strtok_r(data, "\n", &save); a && line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "bwrap"))
+			json_array_append_new(a, agsbx_json_string_sanitized(line, strlen(line)));
+	return agsbx_fact_value(a, path);
+}
+
+/* The profile Ubuntu ships (not loaded by default before 25.04): the
+ * opt-in workflow step loads exactly this file. */
+#define DISTRO_BWRAP_PROFILE "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict"
+
 json_t *agsbx_probe_apparmor(void)
 {
 	json_t *f = json_object();
@@ -75,5 +97,9 @@ json_t *agsbx_probe_apparmor(void)
 		       agsbx_fact_file_int("/proc/sys/kernel/apparmor_restrict_unprivileged_unconfined"));
 	agsbx_fact_put(f, "label", label_fact());
 	agsbx_fact_put(f, "bwrap_profile", bwrap_profile_fact());
+	agsbx_fact_put(f, "bwrap_profiles_loaded", bwrap_loaded_fact());
+	agsbx_fact_put(f, "distro_bwrap_profile", access(DISTRO_BWRAP_PROFILE, R_OK) == 0
+						     ? agsbx_fact_string(DISTRO_BWRAP_PROFILE, "access(2)")
+						     : agsbx_fact_errno(errno, DISTRO_BWRAP_PROFILE));
 	return f;
 }

@@ -55,6 +55,35 @@ static json_t *options_fact(const char *path)
 	return agsbx_fact_value(o, source);
 }
 
+/* The distribution package that owns bwrap and its exact version (Debian
+ * and Ubuntu ship security fixes as "0.9.0-1ubuntu0.2", whose wording and
+ * behaviour differ from upstream 0.9.0). dpkg first, then rpm. */
+static json_t *package_fact(void)
+{
+	static const struct { const char *tool; const char *const args[6]; } q[] = {
+		{ "dpkg-query", { "-W", "-f", "${Package} ${Version}", "bubblewrap", NULL } },
+		{ "rpm", { "-q", "--qf", "%{NAME} %{VERSION}-%{RELEASE}", "bubblewrap", NULL } },
+	};
+	const char *last = "no_package_manager";
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+		_cleanup_free_ char *tool = agsbx_probes_find_in_path(q[i].tool);
+		if (!tool)
+			continue;
+		const char *argv[7] = { tool };
+		for (size_t j = 0; q[i].args[j]; j++)
+			argv[j + 1] = q[i].args[j];
+		_cleanup_free_ char *out = NULL, *detail = NULL;
+		const char *reason = NULL;
+		if (agsbx_probes_run_tool(argv, TOOL_TIMEOUT_MS, &out, &reason, &detail) < 0) {
+			last = "not_installed_as_package";
+			continue;
+		}
+		out[strcspn(out, "\n")] = '\0';
+		return agsbx_fact_string(out, q[i].tool);
+	}
+	return agsbx_fact_absent(last, "dpkg-query -W bubblewrap / rpm -q bubblewrap");
+}
+
 json_t *agsbx_probe_bubblewrap(void)
 {
 	json_t *f = json_object();
@@ -62,7 +91,7 @@ json_t *agsbx_probe_bubblewrap(void)
 		return NULL;
 	_cleanup_free_ char *path = agsbx_probes_find_in_path("bwrap");
 	if (!path) {
-		const char *names[] = { "path", "setuid", "version", "version_line", "options" };
+		const char *names[] = { "path", "setuid", "version", "version_line", "options", "package" };
 		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 			agsbx_fact_put(f, names[i], agsbx_fact_absent("not_found_in_path", "$PATH"));
 		return f;
@@ -75,6 +104,7 @@ json_t *agsbx_probe_bubblewrap(void)
 		agsbx_fact_put(f, "setuid", agsbx_fact_errno(errno, path));
 	agsbx_probes_version_facts(f, path, "bubblewrap ", TOOL_TIMEOUT_MS);
 	agsbx_fact_put(f, "options", options_fact(path));
+	agsbx_fact_put(f, "package", package_fact());
 	return f;
 }
 

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/landlock.h"
 #include "base/runner.h"
 #include "base/util.h"
@@ -94,7 +95,7 @@ static const struct sample samples[] = {
 	{ "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted\n", "netlink_denied" },
 	{ "bwrap: loopback: Failed RTM_NEWLINK: Operation not permitted\n", "netlink_denied" },
 	{ "bwrap: Unknown option --perms\n", "unknown_option" },
-	{ "bwrap: execvp /nonexistent: No such file or directory\n", "other" },
+	{ "bwrap: execvp /nonexistent: No such file or directory\n", "exec_failed" },
 	{ "bwrap: Unexpected capabilities but not setuid, old file caps config?\n", "other" },
 	{ "", "other" },
 };
@@ -108,6 +109,40 @@ START_TEST(test_classify_samples)
 	for (const char *const *c = agsbx_bwrap_classes; *c; c++)
 		in_set |= strcmp(*c, cls) == 0;
 	ck_assert(in_set);
+}
+END_TEST
+
+/* The golden corpus (tests/data/bwrap-stderr/): real messages of bwrap
+ * 0.4 to 0.12, Debian's and Ubuntu's patched ones, each with its class. */
+START_TEST(test_classify_corpus)
+{
+	const char *src = getenv("AGSBX_SOURCE_DIR");
+	ck_assert_msg(src, "AGSBX_SOURCE_DIR unset");
+	_cleanup_free_ char *dir = agsbx_path_join(src, "tests/data/bwrap-stderr");
+	_cleanup_free_ char *idx = agsbx_path_join(dir, "expected.tsv");
+	_cleanup_fclose_ FILE *f = fopen(idx, "re");
+	ck_assert_msg(f, "cannot open %s", idx);
+	char line[512];
+	int n = 0, other = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		char *tab = strchr(line, '\t');
+		ck_assert_msg(tab, "bad line '%s'", line);
+		*tab = '\0';
+		_cleanup_free_ char *path = agsbx_path_join(dir, line);
+		char text[2048];
+		_cleanup_fclose_ FILE *m = fopen(path, "re");
+		ck_assert_msg(m, "cannot open %s", path);
+		size_t len = fread(text, 1, sizeof text, m);
+		const char *cls = agsbx_bwrap_classify(text, len);
+		ck_assert_msg(strcmp(cls, tab + 1) == 0, "%s -> %s, want %s", line, cls, tab + 1);
+		n++;
+		other += strcmp(cls, "other") == 0;
+	}
+	ck_assert_int_ge(n, 40);
+	ck_assert_int_ge(other, 1); /* an unknown message stays "other" */
 }
 END_TEST
 
@@ -129,7 +164,8 @@ END_TEST
 START_TEST(test_class_reasons)
 {
 	for (const char *const *c = agsbx_bwrap_classes; *c; c++) {
-		bool ns = strcmp(*c, "unknown_option") != 0 && strcmp(*c, "other") != 0;
+		bool ns = strcmp(*c, "unknown_option") != 0 && strcmp(*c, "other") != 0 &&
+			  strcmp(*c, "bind_refused") != 0 && strcmp(*c, "exec_failed") != 0;
 		ck_assert_str_eq(agsbx_bwrap_class_reason(*c),
 				 ns ? "bwrap_user_namespace_blocked" : "bwrap_mechanism_failed");
 		ck_assert(agsbx_bwrap_class_is_namespace(*c) == ns);
@@ -1398,6 +1434,7 @@ int main(void)
 	TCase *t = tc(s, "classify", 30);
 	tcase_add_loop_test(t, test_classify_samples, 0, (int)(sizeof samples / sizeof samples[0]));
 	tcase_add_test(t, test_classify_edges);
+	tcase_add_test(t, test_classify_corpus);
 	tcase_add_test(t, test_class_reasons);
 	tcase_add_test(t, test_hints_never_weaken);
 	tcase_add_test(t, test_suspected_layers);

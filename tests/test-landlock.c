@@ -236,7 +236,7 @@ START_TEST(test_probe_ready)
 	if (want_eff >= 4)
 		ck_assert(json_is_true(json_object_get(st, "tcp_connect_denied")));
 	ck_assert_int_eq(json_integer_value(json_object_get(p.facts, "handled_access_fs")),
-			 want_eff >= 5 ? 0xffff : want_eff >= 3 ? 0x7fff : want_eff >= 2 ? 0x3fff : 0x1fff);
+			 want_eff >= 9 ? 0x1ffff : want_eff >= 5 ? 0xffff : want_eff >= 3 ? 0x7fff : want_eff >= 2 ? 0x3fff : 0x1fff);
 	/* Helper identity. */
 	_cleanup_free_ char *hp = agsbx_path_join(f.ctx.tool_dir, "agsbx-landlock-exec");
 	char sha[65];

@@ -18,12 +18,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -497,6 +501,22 @@ static int capeff_capget(char *val, size_t cap)
 	return 0;
 }
 
+/* The four other capability sets as /proc shows them (hex strings, null
+ * when /proc is not mounted): what a process could still gain or keep. */
+static void emit_capsets(const char *st)
+{
+	static const struct { const char *field, *key; } sets[] = {
+		{ "CapInh", "cap_inh" }, { "CapPrm", "cap_prm" }, { "CapBnd", "cap_bnd" }, { "CapAmb", "cap_amb" },
+	};
+	char val[64];
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		if (status_field(st, sets[i].field, val, sizeof(val)))
+			f_str(sets[i].key, val);
+		else
+			f_null(sets[i].key);
+	}
+}
+
 static void emit_label(void)
 {
 	static const char *const paths[] = { "/proc/self/attr/apparmor/current",
@@ -552,6 +572,7 @@ static int op_status(char **argv, int argc, const char *self)
 		f_null("cap_eff_zero");
 	}
 	f_str("cap_eff_source", source);
+	emit_capsets(st);
 
 	struct utsname u;
 	f_str("kernel_release", uname(&u) == 0 ? u.release : NULL);
@@ -926,13 +947,448 @@ static int op_uname(char **argv, int argc, const char *self)
 	return 0;
 }
 
+/* ---------- catalogue v2 ops ---------- */
+
+/* "Name:" of /proc/PID/status, or "" when unreadable. */
+static void proc_status_of(pid_t pid, char *buf, size_t cap)
+{
+	char path[48];
+	const char *stage;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	ssize_t n = read_path(path, buf, cap - 1, &stage);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Starts PATH ("PATH root -c true") with stdin a pipe whose write end
+ * stays with us (*in_w), so su waits there for a password. *exec_err is
+ * the exec's errno, 0 once the exec went through. */
+static pid_t spawn_setuid(const char *path, int *in_w, int *exec_err)
+{
+	int in[2], ep[2];
+	*exec_err = 0;
+	if (pipe2(in, O_CLOEXEC) < 0) {
+		*exec_err = errno;
+		return -1;
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		*exec_err = errno;
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		dup2(in[0], 0);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		char *args[] = { (char *)path, (char *)"root", (char *)"-c", (char *)"true", NULL };
+		execv(path, args);
+		int e = errno;
+		write_all(ep[1], (const char *)&e, sizeof e);
+		_exit(127);
+	}
+	close(in[0]);
+	close(ep[1]);
+	if (pid < 0)
+		*exec_err = errno;
+	else if (read(ep[0], exec_err, sizeof *exec_err) != (ssize_t)sizeof *exec_err)
+		*exec_err = 0; /* EOF: the exec succeeded (CLOEXEC closed the pipe) */
+	close(ep[0]);
+	*in_w = in[1];
+	return pid;
+}
+
+/* The effective uid of our child PID once it runs PATH, or -1 if unseen. */
+static long long child_euid(pid_t pid, const char *path, const char **method)
+{
+	static char st[4096];
+	*method = "proc";
+	for (int i = 0; i < 2000; i++) {
+		proc_status_of(pid, st, sizeof(st));
+		if (!st[0]) {
+			/* /proc/PID hidden (a Landlock domain grants /proc/self
+			 * only): the exec is done (the pipe closed), so ask the
+			 * kernel's own access check instead. process_vm_readv
+			 * on our child passes it (EFAULT at address 1) only
+			 * while the child's credentials still equal ours. */
+			usleep(50 * 1000);
+			char b;
+			struct iovec l = { &b, 1 }, r = { (void *)1, 1 };
+			int e = process_vm_readv(pid, &l, 1, &r, 1, 0) < 0 ? errno : 0;
+			*method = "process_vm_readv";
+			/* EPERM: credentials changed, taken as a gain. */
+			return e == EFAULT ? (long long)geteuid() : e == EPERM ? 0 : -1;
+		}
+		char name[64], uids[128];
+		long long euid = -1;
+		if (status_field(st, "Name", name, sizeof(name)) && strncmp(name, base_name(path), 15) == 0 &&
+		    status_field(st, "Uid", uids, sizeof(uids))) {
+			char *sp = strpbrk(uids, " \t");
+			if (sp && parse_ll(strtok(sp + strspn(sp, " \t"), " \t"), 0, INT_MAX, &euid) == 0)
+				return euid;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* Execs a setuid-root program, reads its effective uid while it waits on
+ * stdin, then kills it. */
+static void emit_setuid(const char *path)
+{
+	obj_open("setuid");
+	f_str("path", path);
+	int in_w = -1, exec_err = 0;
+	pid_t pid = spawn_setuid(path, &in_w, &exec_err);
+	const char *method = "proc";
+	long long euid = pid > 0 && exec_err == 0 ? child_euid(pid, path, &method) : -1;
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (in_w >= 0)
+		close(in_w);
+	f_result(exec_err);
+	if (euid >= 0)
+		f_int("euid", euid);
+	else
+		f_null("euid");
+	f_bool("observed", euid >= 0);
+	f_str("method", method);
+	obj_close();
+}
+
+static int op_caps(char **argv, int argc, const char *self)
+{
+	static char st[16384];
+	const char *stage;
+	ssize_t n = read_path("/proc/self/status", st, sizeof(st) - 1, &stage);
+	st[n > 0 ? n : 0] = '\0';
+	f_result(0);
+	f_int("uid", getuid());
+	f_int("euid", geteuid());
+	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	if (nnp < 0)
+		f_null("no_new_privs");
+	else
+		f_int("no_new_privs", nnp);
+	char val[64];
+	if (status_field(st, "CapEff", val, sizeof(val)) || capeff_capget(val, sizeof(val)) == 0)
+		f_str("cap_eff", val);
+	else
+		f_null("cap_eff");
+	emit_capsets(st);
+	if (argc > 0)
+		emit_setuid(argv[0]);
+	return 0;
+}
+
+/* ptrace-attach, process_vm_readv, /proc/PID/mem and /proc/PID/environ of
+ * a process outside. process_vm_readv at address 1 answers EFAULT once
+ * the permission check passed: that counts as permitted. */
+static int op_ptrace(char **argv, int argc, const char *self)
+{
+	long long pid;
+	if (parse_ll(argv[0], 1, INT_MAX, &pid) < 0)
+		return -EINVAL;
+	f_int("pid", pid);
+	int aerr = ptrace(PTRACE_SEIZE, (pid_t)pid, NULL, NULL) < 0 ? errno : 0;
+	if (aerr == 0)
+		ptrace(PTRACE_DETACH, (pid_t)pid, NULL, NULL);
+	char b;
+	struct iovec l = { &b, 1 }, r = { (void *)1, 1 };
+	int verr = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0) < 0 ? errno : 0;
+	bool vok = verr == 0 || verr == EFAULT;
+	char path[48];
+	snprintf(path, sizeof(path), "/proc/%lld/mem", pid);
+	int mfd = open(path, O_RDONLY | O_CLOEXEC);
+	int merr = mfd < 0 ? errno : 0;
+	if (mfd >= 0)
+		close(mfd);
+	snprintf(path, sizeof(path), "/proc/%lld/environ", pid);
+	static char env[READ_MAX];
+	const char *stage;
+	ssize_t en = read_path(path, env, sizeof(env), &stage);
+	int eerr = en < 0 ? (int)-en : 0;
+	bool any = aerr == 0 || vok || merr == 0 || eerr == 0;
+	f_bool("ok", any);
+	f_errno_pair("errno", "errno_num", any ? 0 : aerr);
+	obj_open("attach");
+	f_result(aerr);
+	obj_close();
+	obj_open("vm_readv");
+	f_bool("ok", vok);
+	f_errno_pair("errno", NULL, verr);
+	obj_close();
+	obj_open("mem");
+	f_result(merr);
+	obj_close();
+	obj_open("environ");
+	f_result(eerr);
+	/* NUL separates the entries; newlines keep the JSON free of \u0000. */
+	for (ssize_t i = 0; i < en; i++)
+		if (env[i] == '\0')
+			env[i] = '\n';
+	if (en >= 0)
+		f_strn("content", env, (size_t)en < CONTENT_MAX ? (size_t)en : CONTENT_MAX);
+	obj_close();
+	return 0;
+}
+
+static int parse_sockaddr(const char *host, long long port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+struct net_req {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int type;                 /* SOCK_STREAM or SOCK_DGRAM */
+	const char *text;         /* datagram payload */
+	long long timeout_ms;
+};
+
+/* One TCP connect or UDP send; 0 or an errno value. */
+static int net_attempt(const struct net_req *q, const char **stage)
+{
+	*stage = "socket";
+	int fd = socket(q->ss.ss_family, q->type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int err = 0;
+	if (q->type == SOCK_DGRAM) {
+		*stage = "sendto";
+		if (sendto(fd, q->text, strlen(q->text), 0, (const struct sockaddr *)&q->ss, q->len) < 0)
+			err = errno;
+		close(fd);
+		return err;
+	}
+	*stage = "connect";
+	if (connect(fd, (const struct sockaddr *)&q->ss, q->len) < 0)
+		err = errno;
+	if (err == EINPROGRESS) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int r = poll(&p, 1, (int)q->timeout_ms);
+		socklen_t l = sizeof(err);
+		if (r == 0)
+			err = ETIMEDOUT;
+		else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+			err = errno;
+	}
+	close(fd);
+	return err;
+}
+
+/* The same attempt from a detached grandchild (new session, parent gone):
+ * a restriction must hold for descendants that escaped the process tree.
+ * The result comes back over a pipe. */
+static int net_attempt_detached(const struct net_req *q, const char **stage)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return errno;
+	pid_t mid = fork();
+	if (mid == 0) {
+		close(p[0]);
+		if (fork() == 0) {
+			(void)setsid();
+			const char *st;
+			int e = net_attempt(q, &st);
+			write_all(p[1], (const char *)&e, sizeof e);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	if (mid > 0)
+		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+			;
+	struct pollfd pf = { .fd = p[0], .events = POLLIN };
+	int err = ECHILD;
+	*stage = "detached";
+	if (mid > 0 && poll(&pf, 1, (int)q->timeout_ms + 3000) > 0 && read(p[0], &err, sizeof err) != (ssize_t)sizeof err)
+		err = ECHILD;
+	close(p[0]);
+	return err;
+}
+
+/* net HOST PORT tcp|udp TEXT TIMEOUT_MS [detached] */
+static int op_net(char **argv, int argc, const char *self)
+{
+	struct net_req q = { .text = argv[3] };
+	long long port;
+	if (parse_ll(argv[1], 1, 65535, &port) < 0 || parse_sockaddr(argv[0], port, &q.ss, &q.len) < 0 ||
+	    parse_ll(argv[4], 1, 600000, &q.timeout_ms) < 0)
+		return -EINVAL;
+	q.type = strcmp(argv[2], "udp") == 0 ? SOCK_DGRAM : SOCK_STREAM;
+	bool detached = argc > 5 && strcmp(argv[5], "detached") == 0;
+	const char *stage = NULL;
+	int err = detached ? net_attempt_detached(&q, &stage) : net_attempt(&q, &stage);
+	f_result(err);
+	if (err)
+		f_str("stage", stage);
+	f_str("host", argv[0]);
+	f_int("port", port);
+	f_str("proto", argv[2]);
+	f_bool("detached", detached);
+	return 0;
+}
+
+/* unix-connect PATH: a pathname socket, or "@NAME" for an abstract one. */
+static int op_unix_connect(char **argv, int argc, const char *self)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const char *p = argv[0];
+	size_t n = strlen(p);
+	if (n >= sizeof(a.sun_path))
+		return -EINVAL;
+	memcpy(a.sun_path, p, n);
+	if (p[0] == '@')
+		a.sun_path[0] = '\0';
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (p[0] == '@' ? 0 : 1));
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int err = fd < 0 ? errno : connect(fd, (struct sockaddr *)&a, len) < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	f_result(err);
+	f_str("path", p);
+	f_bool("abstract", p[0] == '@');
+	return 0;
+}
+
+/* link-read OLD NEW: a hard link to OLD, then a read through it. */
+static int op_link_read(char **argv, int argc, const char *self)
+{
+	int lerr = link(argv[0], argv[1]) < 0 ? errno : 0;
+	f_str("target", argv[0]);
+	f_str("link", argv[1]);
+	f_bool("link_ok", lerr == 0);
+	f_errno_pair("link_errno", NULL, lerr);
+	f_inode_or_null("link_inode", argv[1]);
+	emit_read(argv[1]);
+	return 0;
+}
+
+static int op_exit(char **argv, int argc, const char *self)
+{
+	long long code;
+	if (parse_ll(argv[0], 0, 255, &code) < 0)
+		return -EINVAL;
+	f_result(0);
+	f_int("code", code);
+	out_str("}\n");
+	out_flush();
+	_exit((int)code);
+}
+
+static int op_kill_self(char **argv, int argc, const char *self)
+{
+	long long sig;
+	if (parse_ll(argv[0], 1, 64, &sig) < 0)
+		return -EINVAL;
+	f_result(0);
+	f_int("signal", sig);
+	out_str("}\n");
+	out_flush();
+	signal((int)sig, SIG_DFL);
+	raise((int)sig);
+	for (;;)
+		pause(); /* a blocked signal still arrives once unblocked; never exit 0 */
+}
+
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425
+#endif
+
+static int op_io_uring(char **argv, int argc, const char *self)
+{
+	char params[120]; /* struct io_uring_params; the kernel only needs zeros */
+	memset(params, 0, sizeof(params));
+	long fd = syscall(__NR_io_uring_setup, 1, params);
+	int err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close((int)fd);
+	f_result(err);
+	return 0;
+}
+
+/* mounts PREFIX...: the mount points (mountinfo field 5) at or under any
+ * PREFIX, newline-separated: where a sandbox has mount points in /tmp or
+ * $HOME, a host entry of the same name may be a mount-point stub. */
+static int op_mounts(char **argv, int argc, const char *self)
+{
+	static char mi[65536], hits[4096];
+	const char *stage;
+	ssize_t n = read_path("/proc/self/mountinfo", mi, sizeof(mi) - 1, &stage);
+	if (n < 0) {
+		f_result((int)-n);
+		return 0;
+	}
+	mi[n] = '\0';
+	size_t used = 0;
+	for (char *save = NULL, *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f = line;
+		for (int i = 0; i < 4 && f; i++) /* id parent major:minor root */
+			f = strchr(f, ' ') ? strchr(f, ' ') + 1 : NULL;
+		if (!f)
+			continue;
+		size_t len = strcspn(f, " ");
+		for (int a = 0; a < argc; a++) {
+			size_t pl = strlen(argv[a]);
+			if (len >= pl && strncmp(f, argv[a], pl) == 0 && (len == pl || f[pl] == '/') && used + len + 1 < sizeof(hits)) {
+				memcpy(hits + used, f, len);
+				used += len;
+				hits[used++] = '\n';
+				break;
+			}
+		}
+	}
+	f_result(0);
+	f_strn("mount_points", hits, used);
+	f_inode_or_null("mnt_ns", "/proc/self/ns/mnt");
+	return 0;
+}
+
 static const struct op ops[] = {
+	{ "caps", 0, 1, "caps [SETUID_PROGRAM]", op_caps },
 	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect },
 	{ "env", 1, 1, "env NAME", op_env },
+	{ "exit", 1, 1, "exit CODE", op_exit },
 	{ "flood", 1, 1, "flood BYTES", op_flood },
+	{ "io-uring", 0, 0, "io-uring", op_io_uring },
+	{ "kill-self", 1, 1, "kill-self SIGNAL", op_kill_self },
 	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger },
+	{ "link-read", 2, 2, "link-read TARGET LINK", op_link_read },
+	{ "mounts", 1, 4, "mounts PREFIX...", op_mounts },
+	{ "net", 5, 6, "net HOST PORT tcp|udp TEXT TIMEOUT_MS [detached]", op_net },
 	{ "ns", 0, 0, "ns", op_ns },
 	{ "pid-visible", 1, 1, "pid-visible PID", op_pid_visible },
+	{ "ptrace", 1, 1, "ptrace PID", op_ptrace },
 	{ "read", 1, 1, "read PATH", op_read },
 	{ "remount", 1, 1, "remount PATH", op_remount },
 	{ "spawn-detached", 2, 2, "spawn-detached MARKER READYFILE", op_spawn_detached },
@@ -940,6 +1396,7 @@ static const struct op ops[] = {
 	{ "symlink-read", 2, 2, "symlink-read LINK TARGET", op_symlink_read },
 	{ "true", 0, 0, "true", op_true },
 	{ "uname", 0, 0, "uname", op_uname },
+	{ "unix-connect", 1, 1, "unix-connect PATH|@ABSTRACT", op_unix_connect },
 	{ "write", 2, 2, "write PATH TEXT", op_write },
 };
 
@@ -962,8 +1419,22 @@ static int usage_error(const char *msg, const char *detail)
 static bool args_valid(const struct op *o, char **args, int nargs)
 {
 	long long v;
-	if (o->run == op_pid_visible)
+	if (o->run == op_pid_visible || o->run == op_ptrace)
 		return parse_ll(args[0], 1, INT_MAX, &v) == 0;
+	if (o->run == op_exit)
+		return parse_ll(args[0], 0, 255, &v) == 0;
+	if (o->run == op_kill_self)
+		return parse_ll(args[0], 1, 64, &v) == 0;
+	if (o->run == op_net) {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		return parse_ll(args[1], 1, 65535, &v) == 0 && parse_sockaddr(args[0], v, &ss, &len) == 0 &&
+		       (strcmp(args[2], "tcp") == 0 || strcmp(args[2], "udp") == 0) &&
+		       parse_ll(args[4], 1, 600000, &v) == 0 &&
+		       (nargs < 6 || strcmp(args[5], "detached") == 0);
+	}
+	if (o->run == op_unix_connect)
+		return strlen(args[0]) < sizeof(((struct sockaddr_un *)0)->sun_path);
 	if (o->run == op_flood)
 		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
 	if (o->run == op_connect) {

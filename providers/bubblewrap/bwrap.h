@@ -14,7 +14,8 @@
 
 /* The closed set of failure classes, NULL-terminated:
  * uid_map_denied, userns_disabled, userns_limit, mount_denied,
- * proc_mount_denied, netlink_denied, unknown_option, other. */
+ * proc_mount_denied, netlink_denied, unknown_option, bind_refused,
+ * exec_failed, other. */
 extern const char *const agsbx_bwrap_classes[];
 
 /* Class of a failed bwrap run from its stderr (any bytes, len may include

@@ -11,7 +11,7 @@
 
 const char *const agsbx_bwrap_classes[] = {
 	"uid_map_denied", "userns_disabled", "userns_limit", "mount_denied",
-	"proc_mount_denied", "netlink_denied", "unknown_option", "other", NULL,
+	"proc_mount_denied", "netlink_denied", "unknown_option", "bind_refused", "exec_failed", "other", NULL,
 };
 
 struct signature {
@@ -30,6 +30,8 @@ static const struct signature signatures[] = {
 	/* clone(CLONE_NEWUSER) -> EPERM (bwrap 0.8 wording, and the one
 	 * codex matches), or EINVAL (no userns support). */
 	{ "No permissions to create new namespace", "userns_disabled" },
+	/* 0.4-0.11.0 upstream wording (grammar fixed in 0.11.1). */
+	{ "No permissions to creating new namespace", "userns_disabled" },
 	{ "No permissions to create a new namespace", "userns_disabled" },
 	{ "Creating new namespace failed, likely because the kernel does not support user namespaces",
 	  "userns_disabled" },
@@ -40,9 +42,17 @@ static const struct signature signatures[] = {
 	{ "(ENOSPC)", "userns_limit" },
 	{ "Creating new namespace failed: No space left on device", "userns_limit" },
 	{ "Failed to make / slave", "mount_denied" },
+	/* Both proc wordings: "on /newroot/proc" (<= 0.11) and "on /proc"
+	 * (0.12): the needle stops before the path on purpose. */
 	{ "Can't mount proc", "proc_mount_denied" },
+	{ "Can't mkdir parents for", "mount_denied" },
+	{ "fchdir to oldroot", "mount_denied" },
+	/* Ubuntu's security update of 0.9 refuses bind sources with symlinks. */
+	{ "Can't resolve ", "bind_refused" },
 	{ "RTM_NEWADDR", "netlink_denied" },
 	{ "RTM_NEWLINK", "netlink_denied" },
+	/* The sandbox was built; the program in it could not be executed. */
+	{ "bwrap: execvp ", "exec_failed" },
 };
 
 const char *agsbx_bwrap_classify(const char *err, size_t len)
@@ -83,9 +93,9 @@ static bool fact_true(const json_t *host, const char *name)
  * points at a distribution-provided profile, a different vantage point
  * (outside the container) or a different provider. */
 #define AA_PROFILE \
-	"install the AppArmor profile your distribution ships for bwrap (Ubuntu 24.04: " \
-	"/etc/apparmor.d/bwrap-userns-restrict from the apparmor package, which grants " \
-	"user namespaces to /usr/bin/bwrap)"
+	"load the AppArmor profile your distribution ships for bwrap (Ubuntu 24.04: " \
+	"/usr/share/apparmor/extra-profiles/bwrap-userns-restrict from the apparmor package, " \
+	"in /etc/apparmor.d from 25.04 on, which grants user namespaces to /usr/bin/bwrap only)"
 #define LANDLOCK "or use the landlock provider, which needs no user namespace"
 
 static long long fact_int(const json_t *host, const char *name, long long dflt)
@@ -134,6 +144,13 @@ char *agsbx_bwrap_class_hint(const char *cls, const json_t *host)
 	if (!cls || strcmp(cls, "other") == 0)
 		n = asprintf(&s, "bwrap's own message is in facts.stderr; rerun facts.sandbox_probe.argv "
 			     "as the same user to reproduce it, %s", LANDLOCK);
+	else if (strcmp(cls, "bind_refused") == 0)
+		n = asprintf(&s, "this bwrap refuses a bind source whose path goes through a symlink (Ubuntu's "
+			     "security update of 0.9); the provider binds only canonical grant roots, so the "
+			     "symlink is in a system root: facts.stderr names it, %s", LANDLOCK);
+	else if (strcmp(cls, "exec_failed") == 0)
+		n = asprintf(&s, "bwrap built the sandbox but could not execute the program in it "
+			     "(facts.stderr names it); the program or its loader is outside the bound roots");
 	else if (strcmp(cls, "unknown_option") == 0)
 		n = asprintf(&s, "this bwrap is older than the options the provider uses; install a "
 			     "current bubblewrap package from your distribution, %s", LANDLOCK);

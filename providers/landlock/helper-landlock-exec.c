@@ -49,7 +49,7 @@
 #define FS_WRITE_FILE_MASK \
 	(AGSBX_LL_FS_EXECUTE | AGSBX_LL_FS_READ_FILE | AGSBX_LL_FS_WRITE_FILE | AGSBX_LL_FS_TRUNCATE)
 /* Everything up to ABI 5 (bits 0-15). */
-#define FS_ALL_KNOWN ((AGSBX_LL_FS_IOCTL_DEV << 1) - 1)
+#define FS_ALL_KNOWN ((AGSBX_LL_FS_RESOLVE_UNIX << 1) - 1)
 /* Never allowed anywhere, even on a writable root: a sandbox running as
  * root (CAP_MKNOD) could otherwise create a block device node inside a
  * grant root and open the raw disk through it. */
@@ -360,6 +360,13 @@ static void downgrade(struct plan *p)
 		/* fall through */
 	case 6:
 		/* ABI 7 only adds audit-logging flags; none are used. */
+		/* fall through */
+	case 7:
+		/* ABI 8 only adds the TSYNC flag; the helper is single-threaded. */
+		/* fall through */
+	case 8:
+		fs &= ~AGSBX_LL_FS_RESOLVE_UNIX;
+		/* fall through */
 	default:
 		break;
 	}

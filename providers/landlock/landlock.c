@@ -74,7 +74,8 @@ static struct agsbx_caps caps_for(const struct agsbx_ctx *ctx, bool ready, int e
 	c.host_filesystem_restricted = true;
 	/* no_new_privs (set by the helper) blocks gaining privileges on exec,
 	 * but a sandbox that starts with capabilities (root without
-	 * --run-as) already has them: claimed only without any. */
+	 * --run-as, or a harness holding any) already has them: claimed only
+	 * without any (priv.capabilities_dropped shows the CapEff). */
 	c.privilege_escalation_blocked = agsbx_provider_runs_without_caps(ctx);
 	c.environment_scrubbed = true;
 	if (effective_abi >= 4)

@@ -34,6 +34,26 @@ expect_rc 0 collect_as user user
 [[ $(prov user .probe.facts.path) == /* ]] || fail "user: no bwrap path in facts"
 [[ $(prov user '.probe.facts.setuid|type') == boolean ]] || fail "user: setuid not recorded"
 [[ $(prov user '.probe.facts.version') == "$(bwrap --version | awk '{print $2}')" ]] || fail "user: version"
+# Catalogue v2: every new check has a verdict and a reason; the ones the
+# namespaces must stop pass.
+for c in priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
+         net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue \
+         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied; do
+  [[ -n $(prov user ".checks[] | select(.id==\"$c\") | .reason") ]] || fail "user: $c missing or without reason"
+done
+for c in priv.capabilities_dropped proc.ptrace_denied net.egress_udp_denied net.egress_ipv6_denied \
+         fs.hardlink_alias_denied exec.status_fidelity bundle.integrity_enforced config.unknown_rejected \
+         secrets.home_denied ipc.host_sockets_denied fs.no_host_residue; do
+  v=$(prov user ".checks[] | select(.id==\"$c\") | .verdict")
+  [[ $v == pass ]] || fail "user: $c is $v: $(prov user ".checks[] | select(.id==\"$c\") | .reason")"
+done
+# Not claimed (no seccomp filter), and the bundle says what happened.
+[[ $(prov user '.checks[] | select(.id=="syscalls.io_uring_denied") | .verdict') =~ ^(not_claimed|skip)$ ]] \
+  || fail "user: syscalls.io_uring_denied"
+# The confinement seen from inside: NoNewPrivs, no capability at all.
+[[ $(prov user '.confinement | "\(.no_new_privs) \(.cap_eff) \(.cap_bnd)"') == "1 0000000000000000 0000000000000000" ]] \
+  || fail "user: confinement $(prov user '.confinement|tostring')"
+pass "normal user: catalogue v2 checks pass; confinement NoNewPrivs=1, no capabilities"
 pass "normal user: conformant, syscalls_restricted not claimed"
 
 # 2. root without --run-as: bwrap would keep every capability; refused.
@@ -69,6 +89,11 @@ expect_rc 0 collect_as user net --config bubblewrap.network=true
 [[ $(prov net .claims.network) == inherited ]] || fail "net: claim $(prov net .claims.network)"
 [[ $(prov net .verdict) == conformant ]] || fail "net: verdict $(prov net .verdict)"
 prov net '.probe.facts.sandbox_probe.argv[]' | grep -qx -- --share-net || fail "net: probe argv lacks --share-net"
+# Shared network: host abstract unix sockets are reachable (they live in
+# the network namespace) - recorded as reached, not judged.
+jq -e '.providers[] | select(.id=="bubblewrap") | .checks[] | select(.id=="ipc.host_sockets_denied") |
+  .facts.abstract.judged == false and .facts.pathname.denied_inside == true' "$w/net.json" >/dev/null \
+  || fail "net: ipc facts $(prov net '.checks[] | select(.id=="ipc.host_sockets_denied") | .facts | tostring')"
 pass "network=true: --share-net, claim inherited"
 
 # 6. no caller-supplied binds: unknown keys are bad input, no bundle written.

@@ -16,10 +16,19 @@ v=$(jq -r '.providers[0].verdict' "$d/gv.json")
 [[ $v == conformant ]] || { jq '.providers[0] | {reason, failing_checks}' "$d/gv.json" >&2; fail "gvisor $v"; }
 for c in fs.grant_write fs.host_read_denied fs.host_write_denied net.namespace_distinct net.egress_denied \
          proc.contained lifecycle.timeout_cleanup lifecycle.cancel_cleanup output.bounded capabilities.truthful \
-         syscalls.restricted priv.no_escalation probe.truthful lifecycle.consistent fail.closed; do
+         syscalls.restricted priv.no_escalation probe.truthful lifecycle.consistent fail.closed \
+         priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
+         net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue \
+         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied; do
   got=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$d/gv.json")
   [[ $got == pass ]] || fail "gvisor $c is $got"
 done
+# io_uring is answered by gVisor's own kernel, never the host's; the
+# confinement inside: no capability, NoNewPrivs.
+jq -e '.providers[0].checks[] | select(.id=="syscalls.io_uring_denied") | .facts.served_by_sandbox_kernel != false' \
+  "$d/gv.json" >/dev/null || fail "io_uring reached the host kernel"
+jq -e '.providers[0].confinement | .cap_eff == "0000000000000000" and .no_new_privs == 1' "$d/gv.json" >/dev/null \
+  || fail "gvisor confinement $(jq -c .providers[0].confinement "$d/gv.json")"
 jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].claims.network == "isolated"' \
   "$d/gv.json" >/dev/null || fail "gvisor claims"
 n=$(dockerd_api '/containers/json?all=1' | jq length)

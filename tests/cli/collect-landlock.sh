@@ -12,7 +12,13 @@ want_pass=(fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_g
            fs.symlink_escape_denied priv.no_escalation output.bounded lifecycle.consistent
            lifecycle.timeout_cleanup lifecycle.cancel_cleanup capabilities.truthful probe.truthful
            fail.closed env.scrubbed fs.remount_denied)
-[[ $abi -ge 4 ]] && want_pass+=(net.egress_denied)
+[[ $abi -ge 4 ]] && want_pass+=(net.egress_denied net.egress_ipv6_denied)
+# Catalogue v2 checks a Landlock domain (plus the runner) must pass.
+want_pass+=(secrets.home_denied fs.hardlink_alias_denied fs.no_host_residue exec.status_fidelity
+            bundle.integrity_enforced config.unknown_rejected)
+v2=(priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied
+    net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue
+    exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied)
 
 # collect_ok OUTPUT ARGS...: collect must exit 0; on failure show why
 # (the progress log and every failing check), not just the status.
@@ -53,6 +59,23 @@ check_bundle() {
     || fail "$who: trusted_local fs.host_read_denied not not_claimed"
   [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .checks[] | select(.id=="fs.grant_write") | .verdict' "$f") == pass ]] \
     || fail "$who: trusted_local fs.grant_write"
+  for c in "${v2[@]}"; do
+    [[ -n $(jq -r --arg c "$c" '.providers[] | select(.id=="landlock") | .checks[] | select(.id==$c) | .reason' "$f") ]] \
+      || fail "$who: landlock $c missing or without reason"
+  done
+  # The truth about what Landlock does not cover, recorded, not claimed:
+  # UDP (no network namespace) and, below ABI 9, pathname unix sockets.
+  [[ $(jq -r '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="net.egress_udp_denied") | .verdict' "$f") == not_claimed ]] \
+    || fail "$who: landlock net.egress_udp_denied should be not_claimed"
+  if [[ $abi -lt 9 ]]; then
+    jq -e '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="ipc.host_sockets_denied") |
+      .verdict == "not_claimed" and .facts.pathname.denied_inside == false' "$f" >/dev/null \
+      || fail "$who: landlock below ABI 9 should reach the pathname socket (not_claimed)"
+  fi
+  # No privilege-escalation claim for a step that runs as root; otherwise
+  # no capability and no setuid gain.
+  v=$(jq -r '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="priv.capabilities_dropped") | .verdict' "$f")
+  if [[ $who == root ]]; then [[ $v == not_claimed ]]; else [[ $v == pass ]]; fi || fail "$who: landlock priv.capabilities_dropped is $v"
   # The effective ABI and the masks are recorded.
   jq -e '.providers[] | select(.id=="landlock") | .probe.facts | has("effective_abi") or has("system_abi")' "$f" >/dev/null \
     || fail "$who: landlock ABI facts missing"

@@ -45,6 +45,43 @@ jq -e '.providers[0].checks[] | select(.id=="capabilities.truthful") | .facts.ov
 jq -e '.providers[0].checks[] | select(.id=="fs.host_read_denied") | .facts.secret_in_output == true' "$F" >/dev/null \
   || fail "host_read: secret_in_output not recorded"
 
+# Catalogue v2: the same unsandboxed liar fails every new isolation check
+# (run as root here, so its capabilities and ptrace rights are real), and
+# its ensure ignores config and never re-verifies the bundle.
+expect_fail "$F" priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
+  net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied bundle.integrity_enforced \
+  config.unknown_rejected
+if [[ $(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0) == 0 ]]; then
+  expect_fail "$F" syscalls.io_uring_denied
+else
+  echo "# note: syscalls.io_uring_denied's failing case: io_uring is disabled on this host (its control fails)"
+fi
+jq -e '.providers[0].checks[] | select(.id=="secrets.home_denied") | .facts.canary_removed == true' "$F" >/dev/null \
+  || fail "the \$HOME canary was not removed"
+jq -e '.providers[0].checks[] | select(.id=="proc.ptrace_denied") | .facts.secret_in_output == true' "$F" >/dev/null \
+  || fail "ptrace: the target's secret did not show in the liar's output"
+collect_neg neg_residue
+expect_fail "$F" fs.no_host_residue
+collect_neg neg_status_liar
+expect_fail "$F" exec.status_fidelity
+
+# The $HOME canary goes even when collect is interrupted while it exists:
+# neg_hang_on_canary stalls on its read; SIGTERM arrives then.
+home=$(getent passwd "$(id -un)" | cut -d: -f6)
+ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && fail "a canary is already in $home before the test"
+"$NEG" collect --provider neg_hang_on_canary --unsigned --work-dir "$d" --output "$d/hang.json" -q --jobs 1 2>"$d/hang.err" &
+hp=$!
+for _ in $(seq 200); do ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1 && break; sleep 0.1; done
+ls -d "$home"/.agsbx-canary-*/id_key >/dev/null 2>&1 || { kill -KILL $hp; fail "the canary never appeared in $home"; }
+kill -TERM $hp
+set +e; wait $hp; rc=$?; set -e
+[[ $rc == 143 ]] || fail "interrupted collect exited $rc, want 143 (SIGTERM)"
+if ls -d "$home"/.agsbx-canary-* >/dev/null 2>&1; then
+  fail "the canary survived SIGTERM: $(ls -d "$home"/.agsbx-canary-*)"
+fi
+[[ ! -e $d/hang.json ]] || fail "an interrupted collect left a bundle"
+pass "SIGTERM while the \$HOME canary exists: removed, no bundle"
+
 collect_neg neg_leaky
 expect_fail "$F" lifecycle.timeout_cleanup lifecycle.cancel_cleanup
 collect_neg neg_nocap

@@ -340,6 +340,54 @@ else
   skip bubblewrap 1 "bwrap is not installed"
 fi
 
+# ---- catalogue v2 ops
+# caps: as the test user, su (setuid root) gains euid 0 outside any sandbox,
+# and the payload sees it while su waits for a password.
+if [[ -u /usr/bin/su ]]; then
+  run_ok "$T/c1" as_user "$PU" caps /usr/bin/su
+  jqe "$T/c1" '.ok and .cap_eff == "0000000000000000" and (.cap_bnd | test("^[0-9a-f]{16}$")) and .no_new_privs == 0
+    and .setuid.ok and .setuid.observed and .setuid.euid == 0 and .setuid.method == "proc"'
+  # Under NoNewPrivs the setuid bit is ignored.
+  run_ok "$T/c2" as_user setpriv --no-new-privs "$PU" caps /usr/bin/su
+  jqe "$T/c2" '.no_new_privs == 1 and .setuid.observed and .setuid.euid == ($u | tonumber)' --arg u "$UID_T"
+fi
+run_ok "$T/c3" "$P" caps /nonexistent
+jqe "$T/c3" '.setuid.ok == false and .setuid.errno == "ENOENT"'
+# ptrace: a process of the same user, with a secret in its environment.
+as_user env -i AGSBX_T_SECRET=s3cr3t "$PU" linger "$MARK" &
+tgt=$!
+for _ in $(seq 100); do [[ -n $(marker_processes "$MARK") ]] && break; sleep 0.05; done
+tp=$(marker_processes "$MARK" | head -1)
+run_ok "$T/p1" as_user "$PU" ptrace "$tp"
+jqe "$T/p1" '.ok and .environ.ok and (.environ.content | contains("AGSBX_T_SECRET=s3cr3t")) and .vm_readv.ok'
+run_ok "$T/p2" as_user "$PU" ptrace 999999999
+jqe "$T/p2" '.ok == false and .attach.errno == "ESRCH" and .environ.errno == "ENOENT"'
+kill_marker "$MARK"; wait "$tgt" 2>/dev/null || true
+# net: UDP send, TCP to a closed IPv6 port, the detached variant, bad input.
+run_ok "$T/n1" "$P" net 127.0.0.1 9 udp hello 1000
+jqe "$T/n1" '.ok and .proto == "udp" and .detached == false'
+run_ok "$T/n2" "$P" net ::1 9 tcp x 1000 detached
+jqe "$T/n2" '(.ok == false and .detached and (.errno == "ECONNREFUSED" or .errno == "EADDRNOTAVAIL" or .errno == "ENETUNREACH"))'
+expect_rc 2 "$P" net 127.0.0.1 9 sctp x 1000
+expect_rc 2 "$P" net localhost 9 tcp x 1000
+# unix-connect: abstract without a listener, missing path.
+run_ok "$T/u1" "$P" unix-connect "@agsbx-t-none-$$"
+jqe "$T/u1" '.ok == false and .errno == "ECONNREFUSED" and .abstract'
+run_ok "$T/u2" "$P" unix-connect "$T/no.sock"
+jqe "$T/u2" '.ok == false and .errno == "ENOENT" and .abstract == false'
+# link-read, exit, kill-self, io-uring, mounts.
+run_ok "$T/l1" "$P" link-read "$T/file" "$T/file.link"
+jqe "$T/l1" '.link_ok and .bytes == 16 and (.link_inode | type) == "number"'
+set +e; "$P" exit 42 >"$T/e1"; rc=$?; "$P" kill-self 15 >"$T/k1"; rk=$?; set -e
+[[ $rc == 42 && $rk == 143 ]] || fail "exit 42 -> $rc, kill-self 15 -> $rk"
+check_json "$T/e1"; check_json "$T/k1"
+expect_rc 2 "$P" exit 256
+run_ok "$T/i1" "$P" io-uring
+jqe "$T/i1" '.ok or .errno == "ENOSYS" or .errno == "EPERM"'
+run_ok "$T/m1" "$P" mounts /proc
+jqe "$T/m1" '.ok and (.mount_points | split("\n") | index("/proc") != null)'
+pass "caps (setuid gain outside, none under NoNewPrivs), ptrace, net, unix-connect, link-read, exit, kill-self, io-uring, mounts"
+
 # ---- every object printed was ASCII with no raw control characters
 if LC_ALL=C grep -n $'[\x01-\x1f\x7f-\xff]' "$ALL" >/dev/null; then
   fail "non-ASCII or control bytes in payload JSON"

@@ -71,6 +71,14 @@ case $LL in
   errno:95) [[ $(jq -r .landlock.abi.reason "$J") == landlock_disabled ]] || fail "landlock EOPNOTSUPP reason" ;;
   *) [[ $(jq -r .landlock.abi.value "$J") == "$LL" ]] || fail "landlock.abi $(jq -c .landlock.abi "$J") != syscall $LL" ;;
 esac
+# Loaded bwrap profiles: read from securityfs when readable, else absent
+# with the errno; never guessed from /etc.
+if [[ -r /sys/kernel/security/apparmor/profiles ]]; then
+  want=$(grep -c bwrap /sys/kernel/security/apparmor/profiles || true)
+  [[ $(jq -r '.apparmor.bwrap_profiles_loaded.value | length' "$J") == "$want" ]] || fail "apparmor.bwrap_profiles_loaded"
+else
+  [[ $(jq -r '.apparmor.bwrap_profiles_loaded.absent' "$J") == true ]] || fail "apparmor.bwrap_profiles_loaded should be absent"
+fi
 if [[ ! -e /sys/module/apparmor ]]; then
   [[ $(jq -r '.apparmor.enabled | "\(.absent) \(.reason)"' "$J") == "true ENOENT" ]] ||
     fail "apparmor.enabled should be absent (ENOENT): $(jq -c .apparmor.enabled "$J")"
@@ -80,6 +88,10 @@ if have bwrap; then
   [[ $(jq -r .bubblewrap.version_line.value "$J") == "$(bwrap --version)" ]] ||
     fail "bubblewrap.version $(jq -c .bubblewrap.version "$J") != $(bwrap --version)"
   [[ $(jq -r '.bubblewrap.options.value["--unshare-all"]' "$J") == true ]] || fail "bubblewrap.options"
+  # The exact distro package version (security updates differ from upstream).
+  if want=$(dpkg-query -W -f '${Package} ${Version}' bubblewrap 2>/dev/null); then
+    [[ $(jq -r .bubblewrap.package.value "$J") == "$want" ]] || fail "bubblewrap.package $(jq -c .bubblewrap.package "$J") != $want"
+  fi
 fi
 if have runsc; then
   [[ $(jq -r .runsc.version_line.value "$J") == "$(runsc --version | head -n1)" ]] || fail "runsc.version_line"

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,3 +292,56 @@ static const struct agsbx_caps claims_priv = {
 };
 static int p_priv(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_priv, out); }
 NEG(neg_nnp_caps, p_priv, x_nnp_caps)
+
+/* Every negative control's ensure ignores its config, and run_plain never
+ * re-verifies the materialised bundle: config.unknown_rejected and
+ * bundle.integrity_enforced fail for all of them (asserted on
+ * neg_overclaim). */
+
+/* Leaves a mount-point stub (an empty file) in the grant's parent after
+ * every execution, as bwrap does when it binds onto a path that did not
+ * exist: fs.no_host_residue fails. */
+static int x_residue(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		     struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	int r = run_plain(h, s, l, o, f, 0);
+	char hex[17], path[4096];
+	agsbx_random_hex(hex, 8);
+	snprintf(path, sizeof path, "%s/.stub-%s", h->grant->area, hex);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+NEG(neg_residue, p_nothing, x_residue)
+
+/* Collapses every non-zero status to exit 1, as a wrapper that reports
+ * its own failure instead of the program's would: exec.status_fidelity
+ * fails. */
+static int x_status(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		    struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	int r = run_plain(h, s, l, o, f, 0);
+	if (r == 0 && o->run.status != 0 && !o->run.timed_out && !o->run.cancelled) {
+		o->run.exited = true;
+		o->run.exit_code = 1;
+		o->run.status = 1;
+		o->run.term_signal = 0;
+	}
+	return r;
+}
+NEG(neg_status_liar, p_nothing, x_status)
+
+/* Not a liar: stalls (in the harness, no child) when asked to read the
+ * $HOME canary, so a test can interrupt collect exactly while the canary
+ * exists and see that it is removed anyway. */
+static int x_hang_canary(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+			 struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	for (const char *const *a = s->argv; *a; a++)
+		if (strstr(*a, "/.agsbx-canary-"))
+			for (int i = 0; i < 600 && !agsbx_runner_aborted(); i++)
+				usleep(100 * 1000);   /* until an interrupt cancels every execution */
+	return run_plain(h, s, l, o, f, 0);
+}
+NEG(neg_hang_on_canary, p_fs, x_hang_canary)

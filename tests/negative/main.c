@@ -5,6 +5,7 @@
 int main(int argc, char **argv)
 {
 	agsbx_provider_register_extra(&neg_fail_open);
+	agsbx_provider_register_extra(&neg_hang_on_canary);
 	agsbx_provider_register_extra(&neg_hostile);
 	agsbx_provider_register_extra(&neg_leaky);
 	agsbx_provider_register_extra(&neg_meta_liar);
@@ -14,6 +15,8 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_noop);
 	agsbx_provider_register_extra(&neg_overclaim);
 	agsbx_provider_register_extra(&neg_probe_liar);
+	agsbx_provider_register_extra(&neg_residue);
 	agsbx_provider_register_extra(&neg_runs_after_release);
+	agsbx_provider_register_extra(&neg_status_liar);
 	return agsbx_cli_main(argc, argv);
 }

@@ -15,7 +15,10 @@ extern const struct agsbx_provider_ops neg_probe_liar;
 extern const struct agsbx_provider_ops neg_noop;
 extern const struct agsbx_provider_ops neg_mountns;
 extern const struct agsbx_provider_ops neg_runs_after_release;
+extern const struct agsbx_provider_ops neg_hang_on_canary;
 extern const struct agsbx_provider_ops neg_hostile;
 extern const struct agsbx_provider_ops neg_nnp_caps;
+extern const struct agsbx_provider_ops neg_residue;
+extern const struct agsbx_provider_ops neg_status_liar;
 
 #endif
