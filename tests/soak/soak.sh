@@ -85,7 +85,7 @@ for p in trusted_local landlock bubblewrap gvisor; do
 done
 
 # ---- 2. SIGKILL of collect at random moments, then cleanup ------------------
-killed_with_leftovers=0
+killed_with_leftovers=0 kill_failures=0
 for ((k = 1; k <= kills; k++)); do
   delay=$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.1 + rand() * 4 }')
   U agsbx-evidence collect --unsigned -q --work-dir "$w" --output "$w/k.json" >/dev/null 2>&1 &
@@ -99,10 +99,11 @@ for ((k = 1; k <= kills; k++)); do
   for i in $(seq 40); do [[ -z $(user_left) ]] && break; sleep 0.05; done
   if [[ -n $(user_left) || -n $(dirs_left) || $(containers_left) != 0 ]]; then
     echo "FAIL: kill $k at ${delay}s: left after cleanup: $(user_left) $(dirs_left) containers=$(containers_left)" >&2
-    status=1
+    status=1 kill_failures=$((kill_failures + 1))
   fi
 done
-echo "{\"sigkill_moments\":$kills,\"moments_with_leftovers_before_cleanup\":$killed_with_leftovers,\"left_after_cleanup\":$([[ $status == 0 ]] && echo 0 || echo '"see FAIL lines"')}"
-summary+=("{\"sigkill_moments\":$kills,\"with_leftovers\":$killed_with_leftovers}")
+line="{\"sigkill_moments\":$kills,\"moments_with_leftovers_before_cleanup\":$killed_with_leftovers,\"moments_with_leftovers_after_cleanup\":$kill_failures}"
+echo "$line"
+summary+=("$line")
 printf '%s\n' "${summary[@]}" | jq -sc '{soak: ., ok: '"$([[ $status == 0 ]] && echo true || echo false)"'}'
 exit $status
