@@ -2,12 +2,17 @@
 #   make collect   set up, build, and collect evidence for every provider this host supports
 #   make test      set up, build, and run every test suite
 #   make build     build only
+#   make install   install under PREFIX (default /usr/local), honouring DESTDIR
+#   make deb       a Debian package (CPack) in BUILD/
+#   make collect SIGN_KEY=~/.ssh/id_ed25519   a signed bundle (unsigned without SIGN_KEY)
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 OUTPUT ?=
+PREFIX ?= /usr/local
+SIGN_KEY ?=
 
-.PHONY: deps test-deps test-user configure build collect test coverage clean
+.PHONY: deps test-deps test-user configure build collect test coverage clean install deb
 
 deps:
 	./workflows/install-deps.sh
@@ -26,7 +31,13 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 collect: deps build
-	./$(BUILD)/agsbx-evidence collect --unsigned $(if $(OUTPUT),--output $(OUTPUT))
+	./$(BUILD)/agsbx-evidence collect $(if $(SIGN_KEY),--sign-key $(SIGN_KEY),--unsigned) $(if $(OUTPUT),--output $(OUTPUT))
+
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 test: test-deps test-user build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

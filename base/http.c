@@ -73,10 +73,10 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms > 0 ? req->connect_timeout_ms : 2000L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	agsbx_curl_set_protocols(c, "http,https", false);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req->unix_socket ? 0L : 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	agsbx_curl_set_protocols(c, "https", true);
 	const char *method = req->method ? req->method : "GET";
 	if (req->content_type) {
 		char h[256];
@@ -142,4 +142,36 @@ void agsbx_http_response_free(struct agsbx_http_response *resp)
 {
 	free(resp->body);
 	resp->body = NULL;
+}
+
+int agsbx_curl_set_protocols_mask(void *curl, const char *list, bool redirects)
+{
+	long mask = 0;
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == 4 && strncmp(p, "http", 4) == 0)
+			mask |= CURLPROTO_HTTP;
+		else if (n == 5 && strncmp(p, "https", 5) == 0)
+			mask |= CURLPROTO_HTTPS;
+		else
+			return -EINVAL;
+		p += n + (p[n] == ',');
+	}
+	/* Deprecated from 7.85 (the _STR options replace them) but still
+	 * honoured: this is the path for older libcurl. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	CURLcode r = curl_easy_setopt(curl, redirects ? CURLOPT_REDIR_PROTOCOLS : CURLOPT_PROTOCOLS, mask);
+#pragma GCC diagnostic pop
+	return r == CURLE_OK ? 0 : -EINVAL;
+}
+
+int agsbx_curl_set_protocols(void *curl, const char *list, bool redirects)
+{
+#if LIBCURL_VERSION_NUM >= 0x075500
+	CURLcode r = curl_easy_setopt(curl, redirects ? CURLOPT_REDIR_PROTOCOLS_STR : CURLOPT_PROTOCOLS_STR, list);
+	return r == CURLE_OK ? 0 : -EINVAL;
+#else
+	return agsbx_curl_set_protocols_mask(curl, list, redirects);
+#endif
 }

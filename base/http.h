@@ -36,4 +36,12 @@ struct agsbx_http_response {
 int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response *resp);
 void agsbx_http_response_free(struct agsbx_http_response *resp);
 
+/* Restricts a curl easy handle (CURL *) to the comma-separated protocols
+ * ("http", "https"; redirects: for followed redirects): CURLOPT_PROTOCOLS_STR
+ * from libcurl 7.85, the CURLPROTO_* bitmask before (the floor is 7.81).
+ * 0, or -EINVAL for an unknown protocol name. */
+int agsbx_curl_set_protocols(void *curl, const char *list, bool redirects);
+/* The bitmask fallback itself (always compiled; tested on every libcurl). */
+int agsbx_curl_set_protocols_mask(void *curl, const char *list, bool redirects);
+
 #endif

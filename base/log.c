@@ -1,4 +1,5 @@
 #include "base/log.h"
+#include "base/escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,12 +12,22 @@ static enum agsbx_log_level level = AGSBX_LOG_NORMAL;
 void agsbx_log_set_level(enum agsbx_log_level l) { level = l; }
 enum agsbx_log_level agsbx_log_get_level(void) { return level; }
 
-static void vlog(const char *prefix, const char *fmt, va_list ap)
+/* Messages carry strings from sandboxes, adapters, host facts and file
+ * names: each line is escaped for the terminal as a whole (one line, no
+ * control or bidi character), whatever the caller formatted into it. */
+static void put_line(const char *prefix, const char *msg)
 {
 	/* One fprintf per line keeps lines whole when checks log concurrently. */
+	char esc[4096];
+	agsbx_term_escape_buf(msg, esc, sizeof esc);
+	fprintf(stderr, "%s%s\n", prefix, esc);
+}
+
+static void vlog(const char *prefix, const char *fmt, va_list ap)
+{
 	char buf[2048];
 	vsnprintf(buf, sizeof buf, fmt, ap);
-	fprintf(stderr, "%s%s\n", prefix, buf);
+	put_line(prefix, buf);
 }
 
 #define DEFINE_LOG(name, prefix, min)                 \
@@ -38,13 +49,22 @@ DEFINE_LOG(agsbx_hint, "hint: ", AGSBX_LOG_QUIET)
 
 int agsbx_error_errno(int err, const char *fmt, ...)
 {
-	char buf[1536];
+	char buf[1536], line[1800];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "agsbx-evidence: error: %s: %s\n", buf, strerror(err < 0 ? -err : err));
+	snprintf(line, sizeof line, "%s: %s", buf, strerror(err < 0 ? -err : err));
+	put_line("agsbx-evidence: error: ", line);
 	return err < 0 ? err : -err;
+}
+
+bool agsbx_term_capable(int fd)
+{
+	const char *term = getenv("TERM");
+	if (!term || !*term || strcmp(term, "dumb") == 0)
+		return false;
+	return isatty(fd) == 1;
 }
 
 bool agsbx_use_color(int fd)
@@ -52,5 +72,5 @@ bool agsbx_use_color(int fd)
 	const char *nc = getenv("NO_COLOR");
 	if (nc && *nc)
 		return false;
-	return isatty(fd) == 1;
+	return agsbx_term_capable(fd);
 }

@@ -22,7 +22,10 @@ void agsbx_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * so callers can `return agsbx_error_errno(r, "...")`. */
 int agsbx_error_errno(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Colour only on a TTY and never with NO_COLOR set. */
+/* A terminal that takes cursor movement: a TTY whose TERM is set and not
+ * "dumb" (Emacs shells, CI log viewers). */
+bool agsbx_term_capable(int fd);
+/* Colour only on a capable terminal and never with NO_COLOR set. */
 bool agsbx_use_color(int fd);
 
 #endif

@@ -10,6 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#include <stdlib.h>
+#endif
 
 #ifndef AGSBX_VERSION
 #define AGSBX_VERSION "0.0.0"
@@ -23,19 +27,23 @@ const char *agsbx_git_commit(void) { return AGSBX_GIT_COMMIT; }
 
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO without a writer (or a device) must not
+	 * hang; such a file is refused right after fstat. */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return errno == ENXIO ? -EINVAL : -errno; /* a UNIX socket */
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	/* Refuse a big regular file before reading a byte; size the buffer
 	 * from it so a normal file is read in one go. */
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+	if ((uint64_t)st.st_size > max)
 		return -EFBIG;
-	size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
+	size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
 	_cleanup_free_ char *buf = malloc(cap + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -66,6 +74,26 @@ int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 		*len = n;
 	*data = TAKE_PTR(buf);
 	return 0;
+}
+
+const char *agsbx_file_strerror(int err)
+{
+	if (err == -EINVAL || err == EINVAL)
+		return "not a regular file (a FIFO, socket or device)";
+	return strerror(err < 0 ? -err : err);
+}
+
+int agsbx_check_regular(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* a UNIX socket */
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
 }
 
 char *agsbx_read_line(const char *path)
@@ -186,10 +214,19 @@ void agsbx_random_hex(char *buf, size_t nbytes)
 int agsbx_self_dir(char **dir)
 {
 	char buf[PATH_MAX];
+#if defined(__linux__)
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
+#elif defined(__APPLE__)
+	uint32_t size = sizeof buf;
+	char raw[PATH_MAX];
+	if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, buf))
+		return -ENAMETOOLONG;
+#else
+	return -ENOSYS; /* no portable way to find one's own executable */
+#endif
 	char *d = strdup(dirname(buf));
 	if (!d)
 		return -ENOMEM;

@@ -12,10 +12,17 @@
 const char *agsbx_version(void);
 const char *agsbx_git_commit(void);
 
-/* Reads at most max bytes of path. -EFBIG when the file is larger (a
- * regular file is refused before reading), -EISDIR for a directory.
+/* Reads at most max bytes of the regular file path. -EFBIG when it is
+ * larger (refused before reading), -EISDIR for a directory, -EINVAL at once
+ * for a FIFO, socket or device (opened non-blocking, never read).
  * *data is NUL-terminated and malloc'd. */
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len);
+/* 0 when path is a regular file (opened non-blocking, fstat), else as
+ * agsbx_read_file: -EISDIR, -EINVAL (FIFO, socket, device), -errno. */
+int agsbx_check_regular(const char *path);
+/* strerror for agsbx_read_file's errors: -EINVAL reads "not a regular
+ * file (...)". */
+const char *agsbx_file_strerror(int err);
 /* First line of a small file, trailing newline stripped; NULL on error
  * (errno set). */
 char *agsbx_read_line(const char *path);

@@ -1,24 +1,40 @@
 #include "cli/commands.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 #include "base/runner.h"
 #include "base/util.h"
+#include "evidence/evidence.h"
 
 static const struct agsbx_command commands[] = {
 	{ "probe", "probe [--json]                      read-only host facts", agsbx_cmd_probe },
+#ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "providers", "providers [--json]                  providers, availability, reasons, claims", agsbx_cmd_providers },
+#endif
+#ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "collect", "collect [options]                   run the acceptance matrix, write a bundle", agsbx_cmd_collect },
+#endif
 	{ "verify", "verify FILE [--key PUB|--allowed-signers F|--keys-url URL]  check a bundle", agsbx_cmd_verify },
 	{ "report", "report FILE [--format text|markdown|junit|tap]", agsbx_cmd_report },
 	{ "diff", "diff OLD NEW [--format text|markdown|json]", agsbx_cmd_diff },
 	{ "matrix", "matrix FILE... [--format markdown|json]", agsbx_cmd_matrix },
+	{ "attest", "attest FILE [-o OUT]                 in-toto test-result statement for a bundle", agsbx_cmd_attest },
 	{ "keygen", "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)", agsbx_cmd_keygen },
+#ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "bench", "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_cmd_bench },
+#endif
+#ifndef AGSBX_PORTABLE /* needs the providers' clean-up and the Linux runner */
 	{ "cleanup", "cleanup [--dry-run]                 remove what runs killed with SIGKILL left", agsbx_cmd_cleanup },
+#endif
 	{ "schema", "schema NAME                         print a shipped JSON Schema", agsbx_cmd_schema },
 };
 
@@ -28,7 +44,10 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %s\n", commands[i].synopsis);
 	fprintf(f, "\nexit status: 0 no defect, 1 defect (verify: not valid/trusted), 2 bad usage or input,\n"
-		   "3 internal or I/O error. 'agsbx-evidence COMMAND --help' for a command's options.\n");
+		   "3 internal or I/O error. 'agsbx-evidence help COMMAND' (or COMMAND --help) for a\n"
+		   "command's options. Where a command writes a file, '-' means stdout.\n"
+		   "\n"
+		   "example: agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 -o evidence.json\n");
 }
 
 int agsbx_usage_error(const char *cmd, const char *fmt, ...)
@@ -59,11 +78,94 @@ bool agsbx_wants_help(int argc, char **argv, const char *help)
 	return false;
 }
 
-int agsbx_cli_main(int argc, char **argv)
+bool agsbx_is_stdout(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
+int agsbx_cli_write_json(const char *path, const json_t *j)
+{
+	if (!agsbx_is_stdout(path))
+		return agsbx_bundle_write(path, j);
+	size_t len;
+	_cleanup_free_ char *canon = agsbx_json_canonical(j, NULL, &len);
+	if (!canon)
+		return -errno;
+	if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) == EOF)
+		return -EIO;
+	return 0;
+}
+
+int agsbx_output_open(struct agsbx_output *o, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	if (!path || agsbx_is_stdout(path)) {
+		o->f = stdout;
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.tmp-XXXXXX", path) < 0 || !(o->path = strdup(path)))
+		return -ENOMEM;
+	int fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int r = -errno;
+		agsbx_error_errno(r, "cannot write %s", path);
+		free(o->tmp);
+		o->tmp = NULL;
+		return r;
+	}
+	fchmod(fd, 0644);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		return -errno;
+	}
+	return 0;
+}
+
+int agsbx_output_commit(struct agsbx_output *o)
+{
+	if (o->f == stdout)
+		return fflush(stdout) == EOF ? -EIO : 0;
+	int r = fflush(o->f) == EOF || ferror(o->f) ? -EIO : 0;
+	if (fclose(o->f) == EOF && r == 0)
+		r = -EIO;
+	o->f = NULL;
+	if (r == 0 && rename(o->tmp, o->path) < 0)
+		r = -errno;
+	if (r == 0) {
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	return r;
+}
+
+void agsbx_output_closep(struct agsbx_output *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof *o);
+}
+
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
 		return agsbx_usage_error(NULL, "no command given");
 	const char *cmd = argv[1];
+	if (strcmp(cmd, "help") == 0 && argc > 2) {
+		/* help CMD == CMD --help */
+		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+			if (strcmp(commands[i].name, argv[2]) == 0) {
+				char *args[] = { argv[2], (char *)"--help", NULL };
+				return commands[i].run(2, args);
+			}
+		}
+		return agsbx_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return AGSBX_EXIT_OK;
@@ -82,4 +184,19 @@ int agsbx_cli_main(int argc, char **argv)
 		}
 	}
 	return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
+}
+
+/* A command's result is on stdout: if it could not be written in full
+ * (disk full, closed descriptor) the command failed, whatever it found. */
+int agsbx_cli_main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno ? errno : EIO;
+		if (rc != AGSBX_EXIT_INTERNAL) /* else the command said so already */
+			agsbx_error("cannot write to stdout: %s", strerror(e));
+		return AGSBX_EXIT_INTERNAL;
+	}
+	return rc;
 }

@@ -19,7 +19,17 @@ static const char help[] =
 	"usage: agsbx-evidence bench [--provider ID]... [--runs N] [--run-as USER] [--json]\n"
 	"\n"
 	"Times N executions of the payload's 'true' through each available provider and as a plain\n"
-	"fork+exec baseline; prints p50/p99 in microseconds and the ratio to the baseline.\n";
+	"fork+exec baseline; prints p50/p99 in microseconds and the ratio to the baseline.\n"
+	"\n"
+	"  --provider ID          a provider to time (repeatable; default: every available one)\n"
+	"  --runs N               executions per provider\n"
+	"  --run-as USER          when root: run the sandboxes as this unprivileged user\n"
+	"  --json                 the timings as JSON on stdout\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 measured, 2 bad usage, 3 internal error\n"
+	"\n"
+	"example: agsbx-evidence bench --provider landlock --runs 50\n";
 
 static int cmp_u64(const void *a, const void *b)
 {

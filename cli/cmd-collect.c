@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -28,7 +29,7 @@ static const char help[] =
 	"Runs the acceptance matrix against sandbox providers and writes an evidence bundle.\n"
 	"\n"
 	"  --provider ID          a provider to test (repeatable; default: every provider for this platform)\n"
-	"  --output FILE          bundle path (default: agsbx-evidence-<host>-<UTC time>.json)\n"
+	"  -o, --output FILE      bundle path, '-' for stdout (default: agsbx-evidence-<host>-<UTC time>.json)\n"
 	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
 	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
@@ -45,10 +46,13 @@ static const char help[] =
 	"                         record that the workflow loaded the distribution's bwrap AppArmor profile\n"
 	"  --userns-sysctl-before V  kernel.apparmor_restrict_unprivileged_userns read before that (or 'absent')\n"
 	"  --json                 print a JSON summary on stdout\n"
-	"  -q, --quiet            no progress lines\n"
+	"  -q, --quiet            no progress lines, no next-steps block\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
 	"\n"
 	"exit status: 0 no defect (blocked-by-host is not a defect), 1 a provider defect,\n"
-	"2 bad usage or input, 3 internal or I/O error\n";
+	"2 bad usage or input, 3 internal or I/O error\n"
+	"\n"
+	"example: agsbx-evidence collect --provider landlock --sign-key ~/.ssh/id_ed25519 -o evidence.json\n";
 
 #define MAX_LIST 32
 
@@ -105,9 +109,10 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 	opterr = 0;
 	optind = 1;
 	int c, r = 0;
-	while ((c = getopt_long(argc, argv, ":q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qo:", lo, NULL)) != -1) {
 		switch (c) {
 		case O_PROVIDER: r = push(o->providers, &o->nproviders, optarg, "--provider"); break;
+		case 'o':
 		case O_OUTPUT: o->output = optarg; break;
 		case O_UNSIGNED: o->unsigned_ = true; break;
 		case O_SIGN: o->sign_key = optarg; break;
@@ -138,6 +143,8 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		return agsbx_usage_error("collect", "unexpected argument '%s'", argv[optind]);
 	if (o->unsigned_ && o->sign_key)
 		return agsbx_usage_error("collect", "--unsigned and --sign-key exclude each other");
+	if (o->json && agsbx_is_stdout(o->output))
+		return agsbx_usage_error("collect", "--json and --output - both write to stdout");
 	if (o->simulate && strcmp(o->simulate, AGSBX_SIM_BLOCKED_USERNS) != 0)
 		return agsbx_usage_error("collect", "--simulate: unknown simulation '%s' (known: blocked-userns)", o->simulate);
 	if (o->host_policy && strcmp(o->host_policy, "distro-bwrap-profile") != 0)
@@ -269,6 +276,10 @@ static int check_output_path(const char *path)
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return agsbx_usage_error("collect", "--output %s is a directory", path);
+	/* the bundle replaces a regular file only: a FIFO, socket or device
+	 * there is a mistake (or a trap), refused before anything runs */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return agsbx_usage_error("collect", "--output %s: %s", path, agsbx_file_strerror(-EINVAL));
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return agsbx_usage_error("collect", "--output: directory %s does not exist", dir);
 	if (access(dir, W_OK) < 0)
@@ -327,13 +338,21 @@ static const char *verdict_color(const char *v)
 	return "";
 }
 
+/* Every string below can come from a provider, an adapter or a sandbox:
+ * escaped for the terminal (base/escape.h) before it is printed. */
+static char *esc(const json_t *obj, const char *key)
+{
+	return agsbx_term_escape(json_string_value(json_object_get(obj, key)), 0);
+}
+
 static void full_line(const struct progress *p, const char *provider, const json_t *check)
 {
 	const char *v = json_string_value(json_object_get(check, "verdict"));
 	json_int_t us = json_integer_value(json_object_get(check, "duration_us"));
-	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", provider,
-		json_string_value(json_object_get(check, "id")), p->color ? verdict_color(v) : "", v,
-		p->color ? "\033[0m" : "", (long long)(us / 1000), json_string_value(json_object_get(check, "reason")));
+	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
+	_cleanup_free_ char *reason = esc(check, "reason");
+	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", pid, id,
+		p->color ? verdict_color(v) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
 }
 
 /* A line per finished check; on a TTY one live line per provider instead,
@@ -356,8 +375,8 @@ static void on_check(void *ud, const char *provider, const json_t *check)
 	fputs("\r\033[K", stderr);
 	if (strcmp(v, "fail") == 0)
 		full_line(p, provider, check);
-	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", provider, p->done, agsbx_check_count(),
-		json_string_value(json_object_get(check, "id")), v);
+	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
+	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, p->done, agsbx_check_count(), id, ev);
 	fflush(stderr);
 }
 
@@ -367,6 +386,24 @@ static void end_provider(struct progress *p)
 		fputs("\r\033[K", stderr);
 }
 
+static void print_failures(const json_t *p)
+{
+	_cleanup_free_ char *pid = esc(p, "id");
+	size_t j;
+	json_t *c;
+	json_array_foreach(json_object_get(p, "checks"), j, c) {
+		if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") != 0)
+			continue;
+		_cleanup_free_ char *id = esc(c, "id"), *reason = esc(c, "reason");
+		fprintf(stderr, "  FAIL %s %s: %s\n", pid, id, reason);
+	}
+	const json_t *hint = json_object_get(json_object_get(p, "probe"), "hint");
+	if (json_is_string(hint) && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0) {
+		_cleanup_free_ char *h = agsbx_term_escape(json_string_value(hint), 0);
+		fprintf(stderr, "hint: %s: %s\n", pid, h);
+	}
+}
+
 static void print_summary(const json_t *providers, bool color)
 {
 	fprintf(stderr, "\n%-16s %-11s %s\n", "provider", "verdict", "reason");
@@ -374,23 +411,12 @@ static void print_summary(const json_t *providers, bool color)
 	json_t *p;
 	json_array_foreach(providers, i, p) {
 		const char *v = json_string_value(json_object_get(p, "verdict"));
-		fprintf(stderr, "%-16s %s%-11s%s %s\n", json_string_value(json_object_get(p, "id")),
-			color ? verdict_color(v) : "", v, color ? "\033[0m" : "",
-			json_string_value(json_object_get(p, "reason")));
+		_cleanup_free_ char *pid = esc(p, "id"), *ev = esc(p, "verdict"), *reason = esc(p, "reason");
+		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? verdict_color(v) : "", ev, color ? "\033[0m" : "",
+			reason);
 	}
-	json_array_foreach(providers, i, p) {
-		size_t j;
-		json_t *c;
-		json_array_foreach(json_object_get(p, "checks"), j, c) {
-			if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") == 0)
-				fprintf(stderr, "  FAIL %s %s: %s\n", json_string_value(json_object_get(p, "id")),
-					json_string_value(json_object_get(c, "id")),
-					json_string_value(json_object_get(c, "reason")));
-		}
-		const char *hint = json_string_value(json_object_get(json_object_get(p, "probe"), "hint"));
-		if (hint && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0)
-			fprintf(stderr, "hint: %s: %s\n", json_string_value(json_object_get(p, "id")), hint);
-	}
+	json_array_foreach(providers, i, p)
+		print_failures(p);
 }
 
 /* ---- the bundle ------------------------------------------------------- */
@@ -533,6 +559,24 @@ static int add_context_members(json_t *bundle, const struct collect_opts *o)
 	return 0;
 }
 
+/* What a contributor does with the bundle: sign it (unsigned ones fail
+ * verify), check it as a maintainer would, attach it to the pull request. */
+static void print_next_steps(const json_t *bundle, const char *file)
+{
+	const json_t *sig = json_object_get(bundle, "signature");
+	fprintf(stderr, "\nnext steps:\n");
+	if (json_is_object(sig))
+		fprintf(stderr, "  signed:  by %s\n", json_string_value(json_object_get(sig, "fingerprint")));
+	else
+		fprintf(stderr, "  sign:    agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
+				"SIGN_KEY=~/.ssh/id_ed25519);\n"
+				"           maintainers' verify rejects unsigned bundles\n");
+	fprintf(stderr, "  verify:  agsbx-evidence verify %s --keys-url https://github.com/USER.keys\n", file);
+	fprintf(stderr, "  attach:  upload %s to the pull request and post its report:\n"
+			"           agsbx-evidence report %s --format markdown > report.md && "
+			"gh pr comment --body-file report.md\n", file, file);
+}
+
 static void append_step_summary(const json_t *bundle)
 {
 	const char *path = getenv("GITHUB_STEP_SUMMARY");
@@ -555,7 +599,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	 * host environment through shows it to the payload. */
 	setenv(name, value, 1);
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
-			       .tty = isatty(STDERR_FILENO) == 1 };
+			       .tty = agsbx_term_capable(STDERR_FILENO) };
 	for (int i = 0; i < n && !agsbx_interrupt_signal(); i++) {
 		struct agsbx_ctx ctx = hs->ctx;
 		ctx.simulate = simulation_for(o, sel[i]);
@@ -652,10 +696,10 @@ int agsbx_cmd_collect(int argc, char **argv)
 	_cleanup_free_ char *output = o.output ? strdup(o.output) : default_output();
 	if (!output)
 		return AGSBX_EXIT_INTERNAL;
-	if ((rc = check_output_path(output)))
+	if (!agsbx_is_stdout(output) && (rc = check_output_path(output)))
 		return rc;
-	if (o.sign_key && access(o.sign_key, R_OK) < 0)
-		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, strerror(errno));
+	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
+		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
 	struct agsbx_harness hs;
 	if ((rc = start_harness(&o, &hs)))
 		return rc;
@@ -702,7 +746,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 		rc = interrupted(&o);
 		goto out;
 	}
-	int w = agsbx_bundle_write(output, bundle);
+	int w = agsbx_cli_write_json(output, bundle);
 	if (w < 0) {
 		agsbx_error_errno(w, "cannot write %s", output);
 		rc = AGSBX_EXIT_INTERNAL;
@@ -712,7 +756,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 	append_step_summary(bundle);
 	if (!o.quiet) {
 		print_summary(providers, agsbx_use_color(STDERR_FILENO));
-		agsbx_note("wrote %s (%s)", output, o.sign_key ? "signed" : "unsigned");
+		agsbx_note("wrote %s (%s)", agsbx_is_stdout(output) ? "the bundle to stdout" : output,
+			   o.sign_key ? "signed" : "unsigned");
+		print_next_steps(bundle, agsbx_is_stdout(output) ? "BUNDLE.json" : output);
 	}
 	if (o.json)
 		print_json_summary(output, summary, providers);

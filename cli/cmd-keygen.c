@@ -1,6 +1,8 @@
 /* keygen -f FILE [-C COMMENT]: an Ed25519 key pair in OpenSSH format. */
 #include "cli/commands.h"
 
+#include "base/cleanup.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "evidence/evidence.h"
 
@@ -13,7 +15,15 @@ static const char help[] =
 	"\n"
 	"Writes a new Ed25519 key pair for signing bundles: FILE (private, mode 0600, unencrypted\n"
 	"OpenSSH format, usable with ssh-keygen) and FILE.pub. Never overwrites an existing file.\n"
-	"The default comment is \"agsbx-evidence\".\n";
+	"The default comment is \"agsbx-evidence\".\n"
+	"\n"
+	"  -f FILE                the private key file (FILE.pub beside it)\n"
+	"  -C COMMENT             the key comment\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 written, 2 bad usage or a file exists, 3 I/O error\n"
+	"\n"
+	"example: agsbx-evidence keygen -f ~/.config/agsbx-evidence/id_ed25519\n";
 
 int agsbx_cmd_keygen(int argc, char **argv)
 {
@@ -44,6 +54,7 @@ int agsbx_cmd_keygen(int argc, char **argv)
 		agsbx_error("%s", err[0] ? err : strerror(-r));
 		return r == -ENOENT || r == -EACCES || r == -ENOTDIR ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
-	printf("%s\n%s.pub\n", file, file);
+	_cleanup_free_ char *shown = agsbx_term_escape(file, 0); /* a file name is text from anywhere */
+	printf("%s\n%s.pub\n", shown ? shown : "?", shown ? shown : "?");
 	return AGSBX_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/escape.h"
 #include "base/log.h"
 #include "probes/probes.h"
 
@@ -23,22 +24,26 @@ static const char help[] =
 	"\n"
 	"options:\n"
 	"  --json      print one JSON object (schema: agsbx-evidence schema host-probe)\n"
-	"  -h, --help  show this help\n"
+	"  -h, --help  show this help; agsbx-evidence --version for the version\n"
 	"\n"
-	"exit status: 0 facts printed, 2 bad usage, 3 internal or output error.\n";
+	"exit status: 0 facts printed, 2 bad usage, 3 internal or output error.\n"
+	"\n"
+	"example: agsbx-evidence probe --json | jq .userns\n";
 
 /* Widest value column used for alignment; longer values just push the
  * source column right on their own line. */
 #define VALUE_ALIGN_MAX 40
 
-/* Control characters shown as '?' so no cell (a value, or a source built
- * from $DOCKER_HOST or $PATH) can forge table lines. */
+/* Escaped for the terminal (base/escape.h) so no cell (a value, or a
+ * source built from $DOCKER_HOST or $PATH) can forge table lines, move the
+ * cursor or reorder text. Takes s; malloc'd. */
 static char *printable(char *s)
 {
-	for (char *c = s; c && *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	return s;
+	if (!s)
+		return NULL;
+	char *e = agsbx_term_escape(s, 0);
+	free(s);
+	return e;
 }
 
 /* One table cell for a fact's value: strings as-is, everything else as
@@ -98,13 +103,14 @@ static int print_table(const json_t *host)
 		const json_t *fact;
 		json_object_foreach(json_object_get(host, fams[i].name), name, fact) {
 			_cleanup_free_ char *v = value_text(fact);
-			if (!v)
+			_cleanup_free_ char *ename = agsbx_term_escape(name, 0);
+			if (!v || !ename)
 				return -ENOMEM;
 			const char *s = json_string_value(json_object_get(fact, "source"));
 			_cleanup_free_ char *src = printable(strdup(s ? s : ""));
 			if (!src)
 				return -ENOMEM;
-			printf("%-*s  %-*s  %-*s  %s\n", wfam, fams[i].name, wfact, name, wval, v, src);
+			printf("%-*s  %-*s  %-*s  %s\n", wfam, fams[i].name, wfact, ename, wval, v, src);
 		}
 	}
 	return 0;

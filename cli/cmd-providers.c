@@ -5,12 +5,23 @@
 
 #include "base/log.h"
 #include "cli/commands.h"
+
+#include "base/cleanup.h"
+#include "base/escape.h"
 #include "cli/harness.h"
 
 static const char help[] =
 	"usage: agsbx-evidence providers [--json] [--run-as USER]\n"
 	"\n"
-	"Probes every provider (a real minimal sandbox each) and prints availability, reason and claims.\n";
+	"Probes every provider (a real minimal sandbox each) and prints availability, reason and claims.\n"
+	"\n"
+	"  --json                 one JSON array on stdout\n"
+	"  --run-as USER          when root: probe as this unprivileged user\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 printed (unavailable providers included), 2 bad usage, 3 internal error\n"
+	"\n"
+	"example: agsbx-evidence providers --json | jq '.[] | {id, reason}'\n";
 
 static json_t *provider_json(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx)
 {
@@ -50,10 +61,13 @@ static void print_table(const json_t *list)
 		if (net)
 			snprintf(claims + strlen(claims), sizeof claims - strlen(claims), "%snetwork=%s",
 				 claims[0] ? "," : "", net);
-		printf("%-16s %-9s %-34s %s\n", json_string_value(json_object_get(p, "id")),
-		       !probe ? "n/a" : json_is_true(json_object_get(probe, "available")) ? "yes" : "no",
-		       !probe ? "not for this platform" : json_string_value(json_object_get(probe, "reason")),
-		       claims[0] ? claims : "-");
+		/* ids, reasons and claims can come from an external adapter */
+		_cleanup_free_ char *id = agsbx_term_escape(json_string_value(json_object_get(p, "id")), 0);
+		_cleanup_free_ char *reason = agsbx_term_escape(
+			!probe ? "not for this platform" : json_string_value(json_object_get(probe, "reason")), 0);
+		_cleanup_free_ char *cl = agsbx_term_escape(claims[0] ? claims : "-", 0);
+		printf("%-16s %-9s %-34s %s\n", id, !probe ? "n/a" : json_is_true(json_object_get(probe, "available")) ? "yes" : "no",
+		       reason, cl);
 	}
 }
 

@@ -1,4 +1,4 @@
-/* report FILE [--format text|markdown|junit|tap] */
+/* report FILE [--format text|markdown|junit|tap] [-o FILE] */
 #include "cli/commands.h"
 
 #include "base/cleanup.h"
@@ -10,12 +10,21 @@
 #include <string.h>
 
 static const char help[] =
-	"usage: agsbx-evidence report FILE [--format text|markdown|junit|tap]\n"
+	"usage: agsbx-evidence report FILE [--format text|markdown|junit|tap] [-o FILE]\n"
 	"\n"
 	"Renders one bundle: text (default), markdown (a PR comment or $GITHUB_STEP_SUMMARY:\n"
 	"provider x verdict table, failing checks, host, signature status), junit (XML: a\n"
 	"testsuite per provider, a testcase per check) or tap (TAP 13 with YAML diagnostics).\n"
-	"The signature is checked for integrity only; use 'verify' for trust.\n";
+	"Blocked providers are listed with the probe's detail and hint. The signature is\n"
+	"checked for integrity only; use 'verify' for trust.\n"
+	"\n"
+	"  --format F             text (default), markdown, junit or tap\n"
+	"  -o, --output FILE      write to FILE instead of stdout ('-': stdout)\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 written, 2 bad usage or not a bundle, 3 I/O error\n"
+	"\n"
+	"example: agsbx-evidence report evidence.json --format markdown -o report.md\n";
 
 static bool known_format(const char *f)
 {
@@ -27,9 +36,13 @@ int agsbx_cmd_report(int argc, char **argv)
 {
 	if (agsbx_wants_help(argc, argv, help))
 		return AGSBX_EXIT_OK;
-	const char *file = NULL, *format = "text";
+	const char *file = NULL, *format = "text", *output = "-";
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+			output = argv[++i];
+		else if (strncmp(argv[i], "--output=", 9) == 0)
+			output = argv[i] + 9;
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
 			format = argv[++i];
 		else if (strncmp(argv[i], "--format=", 9) == 0)
 			format = argv[i] + 9;
@@ -50,7 +63,12 @@ int agsbx_cmd_report(int argc, char **argv)
 		agsbx_error("%s", err);
 		return AGSBX_EXIT_USAGE;
 	}
-	int r = agsbx_report_render(bundle, format, stdout);
+	_cleanup_(agsbx_output_closep) struct agsbx_output out = { 0 };
+	if (agsbx_output_open(&out, output) < 0)
+		return AGSBX_EXIT_USAGE;
+	int r = agsbx_report_render(bundle, format, out.f);
+	if (r == 0)
+		r = agsbx_output_commit(&out);
 	if (r < 0) {
 		agsbx_error("cannot write the report: %s", strerror(-r));
 		return AGSBX_EXIT_INTERNAL;

@@ -11,7 +11,15 @@ static const char help[] =
 	"usage: agsbx-evidence schema NAME\n"
 	"       agsbx-evidence schema --list\n"
 	"\n"
-	"Prints a shipped JSON Schema (2020-12), e.g. evidence-bundle or host-probe.\n";
+	"Prints a shipped JSON Schema (2020-12), e.g. evidence-bundle, host-probe,\n"
+	"in-toto-statement-v1 or in-toto-test-result-v0.1.\n"
+	"\n"
+	"  --list                 the names of the shipped schemas\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 printed, 2 unknown schema or bad usage\n"
+	"\n"
+	"example: agsbx-evidence schema evidence-bundle > evidence-bundle.schema.json\n";
 
 int agsbx_cmd_schema(int argc, char **argv)
 {

@@ -12,7 +12,7 @@
 
 static const char help[] =
 	"usage: agsbx-evidence verify FILE [--key PUB | --allowed-signers FILE [--identity ID] |\n"
-	"                                   --keys-url URL] [--expect-challenge NONCE]\n"
+	"                                   --keys-url URL] [--expect-challenge NONCE] [--json]\n"
 	"\n"
 	"Checks the bundle's SSHSIG signature (namespace agsbx-evidence) over its canonical form,\n"
 	"that the signing key is trusted, and optionally the maintainer's challenge.\n"
@@ -20,28 +20,18 @@ static const char help[] =
 	"  --key PUB              trust the key(s) in this public key file\n"
 	"  --allowed-signers F    trust per an OpenSSH allowed_signers file (namespaces= honoured)\n"
 	"  --identity ID          with --allowed-signers: the principal that must have signed\n"
-	"  --keys-url URL         trust the keys published at URL (e.g. https://github.com/USER.keys)\n"
+	"  --keys-url URL         trust the keys published at URL (e.g. https://github.com/USER.keys);\n"
+	"                         https only unless --allow-insecure-keys-url\n"
+	"  --allow-insecure-keys-url  accept a plain http:// keys URL (a loopback test server)\n"
 	"  --expect-challenge N   the bundle must carry challenge N (from 'collect --challenge N')\n"
+	"  --json                 the result as JSON on stdout (same exit status)\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
 	"\n"
 	"exit status: 0 valid and trusted; 1 invalid, untrusted, unsigned or wrong challenge;\n"
-	"2 bad input (unreadable, not a bundle, bad trust file); 3 keys URL unreachable.\n";
-
-/* "--opt VALUE" or "--opt=VALUE"; advances *i. NULL when argv[*i] is not opt. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
-{
-	size_t n = strlen(opt);
-	if (strncmp(argv[*i], opt, n) != 0)
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
+	"2 bad input (unreadable, not a bundle, bad trust file, plain http keys URL);\n"
+	"3 keys URL unreachable.\n"
+	"\n"
+	"example: agsbx-evidence verify evidence.json --keys-url https://github.com/USER.keys\n";
 
 /* Bundle strings (created_at, a challenge quoted in the reason) and a keys
  * URL's comments are hostile: printed as one escaped line each, so they
@@ -77,35 +67,49 @@ static void print_summary(const char *file, const json_t *bundle, const struct a
 								  : agsbx_verify_status_name(res->status));
 }
 
+static void print_json(const char *file, const json_t *bundle, const struct agsbx_verify_result *res)
+{
+	json_t *j = json_pack("{s:s, s:s?, s:s, s:b, s:b, s:s?, s:s?, s:s?, s:s?, s:b, s:o, s:s?}", "file", file,
+			      "created_at", json_string_value(json_object_get(bundle, "created_at")), "status",
+			      agsbx_verify_status_name(res->status), "signature_valid", res->signature_valid,
+			      "trusted", res->trusted, "key_type", res->key_type[0] ? res->key_type : NULL,
+			      "fingerprint", res->fingerprint[0] ? res->fingerprint : NULL, "identity",
+			      res->identity[0] ? res->identity : NULL, "trust_source",
+			      res->trust_source[0] ? res->trust_source : NULL, "challenge_checked",
+			      res->challenge_checked, "challenge_ok",
+			      res->challenge_checked ? json_boolean(res->challenge_ok) : json_null(), "reason",
+			      res->status == AGSBX_VERIFY_OK ? NULL : res->reason);
+	if (j) {
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+	}
+	json_decref(j);
+}
+
 int agsbx_cmd_verify(int argc, char **argv)
 {
 	if (agsbx_wants_help(argc, argv, help))
 		return AGSBX_EXIT_OK;
 	struct agsbx_verify_opts o = { 0 };
 	const char *file = NULL;
+	bool json = false;
 	for (int i = 1; i < argc; i++) {
 		bool missing = false;
 		const char *v;
-		if ((v = opt_value(argc, argv, &i, "--key", &missing)))
-			o.key_path = v;
-		else if ((v = opt_value(argc, argv, &i, "--allowed-signers", &missing)))
-			o.allowed_signers = v;
-		else if ((v = opt_value(argc, argv, &i, "--identity", &missing)))
-			o.identity = v;
-		else if ((v = opt_value(argc, argv, &i, "--keys-url", &missing)))
-			o.keys_url = v;
-		else if ((v = opt_value(argc, argv, &i, "--expect-challenge", &missing)))
+		if (agsbx_trust_option(argc, argv, &i, &o, &missing))
+			continue;
+		if ((v = agsbx_opt_value(argc, argv, &i, "--expect-challenge", &missing)))
 			o.expect_challenge = v;
 		else if (missing)
 			return agsbx_usage_error("verify", "%s needs a value", argv[i]);
+		else if (strcmp(argv[i], "--json") == 0)
+			json = true;
 		else if (argv[i][0] == '-' && argv[i][1] != '\0')
 			return agsbx_usage_error("verify", "unknown option '%s'", argv[i]);
 		else if (file)
 			return agsbx_usage_error("verify", "one bundle at a time");
 		else
 			file = argv[i];
-		if (missing)
-			return agsbx_usage_error("verify", "%s needs a value", argv[i]);
 	}
 	if (!file)
 		return agsbx_usage_error("verify", "no bundle given");
@@ -125,7 +129,10 @@ int agsbx_cmd_verify(int argc, char **argv)
 		agsbx_error("%s", err[0] ? err : strerror(-r));
 		return r == -EINVAL ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
-	print_summary(file, bundle, &res);
+	if (json)
+		print_json(file, bundle, &res);
+	else
+		print_summary(file, bundle, &res);
 	if (res.status != AGSBX_VERIFY_OK) {
 		_cleanup_free_ char *why = agsbx_text_oneline(res.reason, 0);
 		agsbx_error("%s: %s: %s", file, agsbx_verify_status_name(res.status), why ? why : res.reason);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -31,7 +32,34 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-static const char *const helpers[] = { "agsbx-payload", "agsbx-landlock-exec", "agsbx-simulate" };
+/* The helper programs, one ':'-separated list from CMake's agsbx_add_helper()
+ * (the same list the install step puts into libexec). */
+#ifndef AGSBX_HELPER_LIST
+#define AGSBX_HELPER_LIST "agsbx-payload:agsbx-landlock-exec:agsbx-simulate"
+#endif
+/* bindir -> libexec/agsbx-evidence, relative (GNUInstallDirs at configure). */
+#ifndef AGSBX_LIBEXEC_RELDIR
+#define AGSBX_LIBEXEC_RELDIR "../libexec/agsbx-evidence"
+#endif
+
+/* Calls fn for each helper name; stops at the first negative return. */
+static int each_helper(int (*fn)(void *ud, const char *name), void *ud)
+{
+	const char *p = AGSBX_HELPER_LIST;
+	while (*p) {
+		size_t n = strcspn(p, ":");
+		char name[256];
+		if (n > 0 && n < sizeof name) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			int r = fn(ud, name);
+			if (r < 0)
+				return r;
+		}
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
 
 static int copy_exec(const char *src, const char *dst)
 {
@@ -42,6 +70,24 @@ static int copy_exec(const char *src, const char *dst)
 		r = agsbx_write_file_atomic(dst, data, len, 0755);
 	free(data);
 	return r;
+}
+
+static int stage_one(void *ud, const char *name)
+{
+	struct agsbx_harness *hs = ud;
+	_cleanup_free_ char *src = agsbx_path_join(hs->tool_dir, name);
+	_cleanup_free_ char *dst = agsbx_path_join(hs->staged_dir, name);
+	if (!src || !dst)
+		return -ENOMEM;
+	return access(src, F_OK) == 0 ? copy_exec(src, dst) : 0;
+}
+
+static int unstage_one(void *ud, const char *name)
+{
+	_cleanup_free_ char *p = agsbx_path_join(ud, name);
+	if (p)
+		unlink(p);
+	return 0;
 }
 
 /* The programs a dropped-privilege sandbox executes must be reachable by
@@ -62,17 +108,9 @@ static int stage_helpers(struct agsbx_harness *hs)
 	int rc = agsbx_rundir_claim(dir);   /* a killed run's copies are found by `cleanup` */
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {
-		char *src = agsbx_path_join(hs->tool_dir, helpers[i]);
-		char *dst = agsbx_path_join(dir, helpers[i]);
-		int r = src && dst ? 0 : -ENOMEM;
-		if (r == 0 && access(src, F_OK) == 0)
-			r = copy_exec(src, dst);
-		free(src);
-		free(dst);
-		if (r < 0)
-			return r;
-	}
+	int r = each_helper(stage_one, hs);
+	if (r < 0)
+		return r;
 	free(hs->payload_path);
 	hs->payload_path = agsbx_path_join(dir, "agsbx-payload");
 	hs->ctx.tool_dir = dir;
@@ -84,28 +122,52 @@ static void unstage_helpers(struct agsbx_harness *hs)
 {
 	if (!hs->staged_dir)
 		return;
-	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {
-		char *p = agsbx_path_join(hs->staged_dir, helpers[i]);
-		if (p)
-			unlink(p);
-		free(p);
-	}
-	agsbx_rm_tree(hs->staged_dir);
+	each_helper(unstage_one, hs->staged_dir);
+	agsbx_rm_tree(hs->staged_dir);   /* the owner record too */
 	free(hs->staged_dir);
 	hs->staged_dir = NULL;
 }
 
-int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+int agsbx_helper_dir(char **dir)
 {
-	memset(hs, 0, sizeof *hs);
-	if (agsbx_self_dir(&hs->tool_dir) < 0) {
-		agsbx_error("cannot locate the agsbx-evidence executable (/proc/self/exe)");
+	const char *env = getenv("AGSBX_LIBEXEC_DIR");
+	if (env && *env) {
+		*dir = strdup(env);
+		return *dir ? 0 : -ENOMEM;
+	}
+	_cleanup_free_ char *self = NULL;
+	int r = agsbx_self_dir(&self);
+	if (r < 0)
+		return r;
+	/* The build tree keeps every program in one directory. */
+	_cleanup_free_ char *beside = agsbx_path_join(self, "agsbx-payload");
+	if (!beside)
+		return -ENOMEM;
+	if (access(beside, F_OK) == 0) {
+		*dir = TAKE_PTR(self);
+		return 0;
+	}
+	_cleanup_free_ char *rel = agsbx_path_join(self, AGSBX_LIBEXEC_RELDIR);
+	if (!rel)
+		return -ENOMEM;
+	/* Canonical when it exists, so recorded helper paths read plainly. */
+	char *real = realpath(rel, NULL);
+	*dir = real ? real : TAKE_PTR(rel);
+	return 0;
+}
+
+static int harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+{
+	int r = agsbx_helper_dir(&hs->tool_dir);
+	if (r < 0) {
+		agsbx_error_errno(r, "cannot locate the helper programs");
 		return AGSBX_EXIT_INTERNAL;
 	}
 	hs->payload_path = agsbx_path_join(hs->tool_dir, "agsbx-payload");
 	if (!hs->payload_path || access(hs->payload_path, X_OK) < 0) {
 		agsbx_error("the payload %s is missing; the installation is incomplete", hs->payload_path);
-		agsbx_hint("build everything with 'make build'; helpers live beside the agsbx-evidence binary");
+		agsbx_hint("helpers live beside the binary (build tree), in " AGSBX_LIBEXEC_RELDIR
+			   " relative to it (installed), or in $AGSBX_LIBEXEC_DIR");
 		return AGSBX_EXIT_INTERNAL;
 	}
 	hs->ctx.tool_dir = hs->tool_dir;
@@ -121,7 +183,7 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 		hs->run_as_name = strdup(run_as);
 		hs->ctx.run_as = true;
 		hs->ctx.run_as_name = hs->run_as_name;
-		int r = stage_helpers(hs);
+		r = stage_helpers(hs);
 		if (r < 0) {
 			unstage_helpers(hs);
 			agsbx_error_errno(r, "cannot stage the helper programs for --run-as %s", run_as);
@@ -133,6 +195,15 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 		hs->ctx.host = hs->host;
 	}
 	return 0;
+}
+
+int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host)
+{
+	memset(hs, 0, sizeof *hs);
+	int rc = harness_init(hs, cmd, run_as, probe_host);
+	if (rc)
+		agsbx_harness_free(hs); /* callers return at once: nothing may leak */
+	return rc;
 }
 
 void agsbx_harness_free(struct agsbx_harness *hs)

@@ -22,6 +22,11 @@ struct agsbx_harness {
  * error prints a one-line message and returns the exit status to use (2 for
  * bad usage, 3 for a broken installation); 0 on success. */
 int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host);
+/* The directory of the helper programs: $AGSBX_LIBEXEC_DIR when set (like
+ * git's exec path), else the binary's own directory when the payload is
+ * there (the build tree), else libexec/agsbx-evidence relative to the
+ * binary (an installation). malloc'd into *dir; -errno. */
+int agsbx_helper_dir(char **dir);
 void agsbx_harness_free(struct agsbx_harness *hs);
 
 /* Interrupt handling for long commands (interrupt.c): SIGINT, SIGTERM and

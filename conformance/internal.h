@@ -81,6 +81,10 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out);
 
 bool result_ok(const json_t *result);
+/* The payload's result: the JSON object on the first line of its stdout
+ * (len bytes, any content: sandbox-controlled), numbers beyond +-2^53 and
+ * reals nulled; NULL when there is none, or it nests deeper than 32. */
+json_t *agsbx_payload_result_parse(const char *out, size_t len);
 const char *result_errno(const json_t *result);
 bool run_output_contains(const struct agsbx_run_result *r, const char *needle);
 

@@ -92,14 +92,15 @@ static bool scrub_numbers(json_t *j, int depth)
 	return ok;
 }
 
-/* The payload prints one JSON object on its first stdout line. */
-static json_t *parse_result(const struct agsbx_run_result *r)
+json_t *agsbx_payload_result_parse(const char *out, size_t len)
 {
-	if (!r->out || r->out_len == 0)
+	if (!out || len == 0)
 		return NULL;
-	size_t n = strcspn(r->out, "\n");
+	size_t n = 0; /* up to the first newline (or NUL) */
+	while (n < len && out[n] != '\n' && out[n] != '\0')
+		n++;
 	json_error_t jerr;
-	json_t *j = json_loadb(r->out, n, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *j = json_loadb(out, n, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(j)) {
 		json_decref(j);
 		return NULL;
@@ -119,6 +120,11 @@ static json_t *parse_result(const struct agsbx_run_result *r)
 static bool result_line_cut(const struct agsbx_run_result *r)
 {
 	return r->out_truncated && (!r->out || !memchr(r->out, '\n', r->out_len));
+}
+
+static json_t *parse_result(const struct agsbx_run_result *r)
+{
+	return agsbx_payload_result_parse(r->out, r->out_len);
 }
 
 static const char **build_argv(const char *payload, const char *const *args)

@@ -187,10 +187,49 @@ static long ctest_skipped(const char *out, size_t len)
 
 static bool candidate(const char *line, size_t ll)
 {
-	return memmem(line, ll, "passed", 6) || memmem(line, ll, "failed", 6);
+	/* pytest's "== 2 errors in 0.3s ==" (collection errors) has neither
+	 * "passed" nor "failed", yet nothing ran */
+	return memmem(line, ll, "passed", 6) || memmem(line, ll, "failed", 6) || memmem(line, ll, "error", 5);
 }
 
-json_t *agsbx_attachment_summary(const char *out, size_t len)
+/* ctest prints this only when the run failed; a summary line of "0 tests
+ * failed" next to it (a failed fixture, a test that could not start) must
+ * not read as a clean run. */
+static void ctest_errors(const char *out, size_t len, struct tally *t)
+{
+	if (t->failed == 0 && memmem(out, len, "Errors while running CTest", 26))
+		t->failed = 1;
+}
+
+/* Test runners colour their summaries ("\033[32m3 passed\033[0m"): CSI
+ * sequences (ESC [ params final) and other two-byte escapes are dropped
+ * before parsing, so a colour code can neither hide a count nor glue two
+ * numbers together. malloc'd copy; *n_out its length. */
+static char *strip_ansi(const char *s, size_t len, size_t *n_out)
+{
+	char *o = malloc(len + 1);
+	size_t n = 0;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '\033') {
+			o[n++] = s[i];
+			continue;
+		}
+		if (i + 1 < len && s[i + 1] == '[') {
+			i += 2;
+			while (i < len && !((unsigned char)s[i] >= 0x40 && (unsigned char)s[i] <= 0x7E))
+				i++;
+		} else if (i + 1 < len) {
+			i++;
+		}
+	}
+	o[n] = '\0';
+	*n_out = n;
+	return o;
+}
+
+static json_t *summary_plain(const char *out, size_t len)
 {
 	const char *format = "none";
 	struct tally best = { 0 };
@@ -208,6 +247,7 @@ json_t *agsbx_attachment_summary(const char *out, size_t len)
 			/* ctest counts tests that did not run as passed */
 			t.skipped = ctest_skipped(out, len);
 			t.passed = t.passed > t.skipped ? t.passed - t.skipped : 0;
+			ctest_errors(out, len, &t);
 			best = t;
 			format = "ctest";
 			continue;
@@ -225,6 +265,13 @@ json_t *agsbx_attachment_summary(const char *out, size_t len)
 	}
 	return json_pack("{s:s, s:I, s:I, s:I}", "format", format, "passed", (json_int_t)best.passed, "failed",
 			 (json_int_t)best.failed, "skipped", (json_int_t)best.skipped);
+}
+
+json_t *agsbx_attachment_summary(const char *out, size_t len)
+{
+	size_t n = 0;
+	_cleanup_free_ char *plain = strip_ansi(out ? out : "", out ? len : 0, &n);
+	return plain ? summary_plain(plain, n) : NULL;
 }
 
 /* ---- running ------------------------------------------------------------ */

@@ -13,6 +13,7 @@
  * UTF-8 and larger integers make the bundle non-canonicalisable). */
 #include "evidence/evidence.h"
 #include "base/util.h"
+#include "base/compat.h"
 #include "evidence/internal.h"
 
 #include <errno.h>
@@ -108,7 +109,7 @@ static int put_object(struct sbuf *b, const json_t *j, const char *skip_key)
 	for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it)) {
 		const char *key = json_object_iter_key(it);
 		/* jansson 2.14 allows keys with NUL (json_object_setn); never in a bundle */
-		if (json_object_iter_key_len(it) != strlen(key)) {
+		if (agsbx_json_iter_key_len(it) != strlen(key)) {
 			r = -EILSEQ;
 			goto out;
 		}

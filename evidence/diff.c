@@ -21,14 +21,27 @@ static bool same(const json_t *a, const json_t *b)
 	return json_equal(a, b);
 }
 
-/* Appends to arr; regressions go in front of the non-regressions, keeping
- * each group in bundle order. */
-static void add_change(json_t *arr, json_t *entry, bool regression, size_t *nreg)
+/* How much a change matters: losing evidence is a regression; a host
+ * that stopped letting a mechanism run is a host change (reported apart,
+ * fatal only with --fail-on host-change); anything else is a change. */
+enum change_class { CHANGE, HOST_CHANGE, REGRESSION };
+
+/* Where each class goes in one section's array: regressions first, then
+ * host changes, then the rest, each group in bundle order. */
+struct order {
+	size_t reg, host;
+};
+
+static void add_change(json_t *arr, json_t *entry, enum change_class c, struct order *ord)
 {
 	if (!entry)
 		return;
-	if (regression)
-		json_array_insert_new(arr, (*nreg)++, entry);
+	json_object_set_new(entry, "regression", json_boolean(c == REGRESSION));
+	json_object_set_new(entry, "host_change", json_boolean(c == HOST_CHANGE));
+	if (c == REGRESSION)
+		json_array_insert_new(arr, ord->reg++, entry);
+	else if (c == HOST_CHANGE)
+		json_array_insert_new(arr, ord->reg + ord->host++, entry);
 	else
 		json_array_append_new(arr, entry);
 }
@@ -121,25 +134,40 @@ static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 	}
 }
 
-/* A check regresses when it newly fails, or passed and is now blocked. */
-static bool check_regression(const char *o, const char *n)
+static bool is(const char *v, const char *want)
 {
-	if (!n)
-		return false;
-	if (strcmp(n, "fail") == 0)
-		return !o || strcmp(o, "fail") != 0;
-	return o && strcmp(o, "pass") == 0 && strcmp(n, "blocked") == 0;
+	return v && strcmp(v, want) == 0;
 }
 
-/* A provider regresses when it is newly defective, or was conformant and
- * is now blocked. */
-static bool provider_regression(const char *o, const char *n)
+/* A check regresses when it newly fails or its evidence is lost: a pass
+ * that became skip / not_claimed, or a check that is gone (its provider
+ * still there). pass -> blocked is the host's doing. */
+static enum change_class check_class(const char *o, const char *n, bool gone)
 {
-	if (!n)
-		return false;
-	if (strcmp(n, "defective") == 0)
-		return !o || strcmp(o, "defective") != 0;
-	return o && strcmp(o, "conformant") == 0 && strcmp(n, "blocked") == 0;
+	if (is(n, "fail"))
+		return is(o, "fail") ? CHANGE : REGRESSION;
+	if (gone)
+		return REGRESSION;
+	if (is(o, "pass") && (is(n, "skip") || is(n, "not_claimed")))
+		return REGRESSION;
+	if (is(o, "pass") && is(n, "blocked"))
+		return HOST_CHANGE;
+	return CHANGE;
+}
+
+/* A provider regresses when it is newly defective, is gone, or was
+ * conformant and is now skipped; conformant -> blocked is a host change. */
+static enum change_class provider_class(const char *o, const char *n, bool gone)
+{
+	if (is(n, "defective"))
+		return is(o, "defective") ? CHANGE : REGRESSION;
+	if (gone)
+		return REGRESSION;
+	if (is(o, "conformant") && is(n, "skipped"))
+		return REGRESSION;
+	if (is(o, "conformant") && is(n, "blocked"))
+		return HOST_CHANGE;
+	return CHANGE;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -192,15 +220,23 @@ static void diff_keys(json_t *out, const char *provider, const char *keyname, co
 	}
 }
 
-static void add_verdict_change(json_t *out, json_t *e, bool reg, size_t *nreg)
+/* Capability claims of a provider present in both bundles: a claim that
+ * was true and is now false or gone is a regression. */
+static void diff_claims(json_t *out, const char *pid, const json_t *o, const json_t *n, struct order *ord)
 {
-	if (!e)
-		return;
-	json_object_set_new(e, "regression", json_boolean(reg));
-	add_change(out, e, reg, nreg);
+	_cleanup_json_ json_t *keys = union_keys(json_is_object(o) ? o : NULL, json_is_object(n) ? n : NULL);
+	const char *k;
+	json_t *unused;
+	json_object_foreach(keys, k, unused) {
+		const json_t *ov = json_object_get(o, k), *nv = json_object_get(n, k);
+		if (same(ov, nv))
+			continue;
+		bool lost = json_is_true(ov) && !json_is_true(nv);
+		add_change(out, change("provider", pid, "axis", k, ov, nv), lost ? REGRESSION : CHANGE, ord);
+	}
 }
 
-static void diff_checks(json_t *out, const char *pid, const json_t *op, const json_t *np, size_t *nreg)
+static void diff_checks(json_t *out, const char *pid, const json_t *op, const json_t *np, struct order *ord)
 {
 	const json_t *oc = json_object_get(op, "checks"), *nc = json_object_get(np, "checks");
 	_cleanup_json_ json_t *ids = union_ids(oc, nc);
@@ -208,13 +244,28 @@ static void diff_checks(json_t *out, const char *pid, const json_t *op, const js
 	_cleanup_json_ json_t *ni = index_by_id(nc);
 	for (size_t i = 0; i < json_array_size(ids); i++) {
 		const char *id = json_string_value(json_array_get(ids, i));
-		const json_t *ov = json_object_get(json_object_get(oi, id), "verdict");
-		const json_t *nv = json_object_get(json_object_get(ni, id), "verdict");
-		if (same(ov, nv))
+		const json_t *ocheck = json_object_get(oi, id), *ncheck = json_object_get(ni, id);
+		const json_t *ov = json_object_get(ocheck, "verdict");
+		const json_t *nv = json_object_get(ncheck, "verdict");
+		if (same(ov, nv) && (ocheck != NULL) == (ncheck != NULL))
 			continue;
-		bool reg = check_regression(json_string_value(ov), json_string_value(nv));
-		add_verdict_change(out, change("provider", pid, "id", id, ov, nv), reg, nreg);
+		/* a vanished provider is one regression, not one per check */
+		bool gone = ocheck && !ncheck && np;
+		enum change_class c = check_class(json_string_value(ov), json_string_value(nv), gone);
+		add_change(out, change("provider", pid, "id", id, ov, nv), c, ord);
 	}
+}
+
+static size_t count_flag(const json_t *d, const char *flag)
+{
+	size_t n = 0;
+	const char *k;
+	json_t *arr;
+	json_object_foreach((json_t *)d, k, arr) {
+		for (size_t i = 0; i < json_array_size(arr); i++)
+			n += json_is_true(json_object_get(json_array_get(arr, i), flag));
+	}
+	return n;
 }
 
 json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
@@ -231,18 +282,22 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 	_cleanup_json_ json_t *ids = union_ids(op_all, np_all);
 	_cleanup_json_ json_t *oi = index_by_id(op_all);
 	_cleanup_json_ json_t *ni = index_by_id(np_all);
-	size_t preg = 0, creg = 0;
+	struct order pord = { 0 }, cord = { 0 }, aord = { 0 };
 	for (size_t i = 0; i < json_array_size(ids); i++) {
 		const char *id = json_string_value(json_array_get(ids, i));
 		const json_t *op = json_object_get(oi, id), *np = json_object_get(ni, id);
 		const json_t *ov = json_object_get(op, "verdict"), *nv = json_object_get(np, "verdict");
 		if (!same(ov, nv) || !op || !np) {
-			bool reg = provider_regression(json_string_value(ov), json_string_value(nv));
-			add_verdict_change(providers, change("id", id, NULL, NULL, ov, nv), reg, &preg);
+			enum change_class c = provider_class(json_string_value(ov), json_string_value(nv), op && !np);
+			add_change(providers, change("id", id, NULL, NULL, ov, nv), c, &pord);
 		}
-		diff_checks(checks, id, op, np, &creg);
-		diff_keys(json_object_get(d, "claims"), id, "axis", "", json_object_get(op, "claims"),
-			  json_object_get(np, "claims"), false);
+		diff_checks(checks, id, op, np, &cord);
+		if (op && np)
+			diff_claims(json_object_get(d, "claims"), id, json_object_get(op, "claims"),
+				    json_object_get(np, "claims"), &aord);
+		else
+			diff_keys(json_object_get(d, "claims"), id, "axis", "", json_object_get(op, "claims"),
+				  json_object_get(np, "claims"), false);
 		diff_keys(json_object_get(d, "versions"), id, "fact", "",
 			  json_object_get(json_object_get(op, "probe"), "facts"),
 			  json_object_get(json_object_get(np, "probe"), "facts"), true);
@@ -258,7 +313,9 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 	const char *k;
 	json_t *v;
 	json_object_foreach(d, k, v) changes += json_array_size(v);
-	json_object_set_new(d, "regressions", json_integer((json_int_t)(preg + creg)));
+	size_t reg = count_flag(d, "regression"), host = count_flag(d, "host_change");
+	json_object_set_new(d, "regressions", json_integer((json_int_t)reg));
+	json_object_set_new(d, "host_changes", json_integer((json_int_t)host));
 	json_object_set_new(d, "changes", json_integer((json_int_t)changes));
 	return TAKE_PTR(d);
 }
@@ -311,13 +368,12 @@ static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
 		sbuf_puts(b, md ? "**agsbx-evidence diff:** no differences\n" : "no differences\n");
 		return;
 	}
-	if (md)
-		sbuf_printf(b, "### agsbx-evidence diff: %" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT
-			       " regression%s\n",
-			    changes, changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
-	else
-		sbuf_printf(b, "%" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT " regression%s\n", changes,
-			    changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
+	json_int_t host = json_integer_value(json_object_get(d, "host_changes"));
+	sbuf_printf(b, "%s%" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT " regression%s", md ? "### agsbx-evidence diff: " : "",
+		    changes, changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
+	if (host)
+		sbuf_printf(b, ", %" JSON_INTEGER_FORMAT " host change%s", host, host == 1 ? "" : "s");
+	sbuf_putc(b, '\n');
 	for (size_t s = 0; s < AGSBX_ARRAY_SIZE(sections); s++) {
 		const json_t *arr = json_object_get(d, sections[s]);
 		if (json_array_size(arr) == 0)
@@ -329,10 +385,11 @@ static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
 		for (size_t i = 0; i < json_array_size(arr); i++) {
 			const json_t *e = json_array_get(arr, i);
 			bool r = json_is_true(json_object_get(e, "regression"));
+			bool h = json_is_true(json_object_get(e, "host_change"));
 			if (md)
-				sbuf_puts(b, r ? "| \xE2\x9D\x8C regression | " : "| | ");
+				sbuf_puts(b, r ? "| \xE2\x9D\x8C regression | " : h ? "| host changed | " : "| | ");
 			else
-				sbuf_puts(b, r ? "  REGRESSION " : "  ");
+				sbuf_puts(b, r ? "  REGRESSION " : h ? "  HOST-CHANGE " : "  ");
 			if (md)
 				sbuf_putc(b, '`');
 			put_subject(b, sections[s], e, md ? ESC_MDCODE : m);

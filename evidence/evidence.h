@@ -72,6 +72,7 @@ struct agsbx_verify_opts {
 	const char *allowed_signers;   /* OpenSSH allowed_signers */
 	const char *identity;          /* with allowed_signers: the principal required */
 	const char *keys_url;          /* e.g. https://github.com/USER.keys */
+	bool allow_insecure_url;       /* accept a plain http:// keys_url */
 	const char *expect_challenge;  /* NULL: not checked */
 	int64_t now;                   /* unix time for valid-after/valid-before; 0: time(NULL) */
 };
@@ -113,10 +114,13 @@ const char *agsbx_verify_status_name(enum agsbx_verify_status s);
 char *agsbx_text_oneline(const char *s, size_t max_chars);
 
 /* Differences OLD -> NEW as a JSON object (new reference):
- * {"host": [{family, fact, old, new}], "providers": [{id, old, new}],
- *  "checks": [{provider, id, old, new, regression}], "claims": [...],
- *  "versions": [...], "regressions": N, "changes": N}; regressions
- * (pass -> fail/blocked, conformant -> defective/blocked) come first. */
+ * {"host": [{family, fact, old, new}], "providers": [{id, old, new, regression,
+ *  host_change}], "checks": [{provider, id, old, new, regression, host_change}],
+ *  "claims": [...], "versions": [...], "regressions": N, "host_changes": N,
+ *  "changes": N}. Regressions (lost evidence: a check newly failing, pass ->
+ * skip/not_claimed, a check or provider gone, a provider newly defective or
+ * conformant -> skipped, a claim true -> false/gone) come first, then host
+ * changes (pass -> blocked, conformant -> blocked), then the rest. */
 json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle);
 /* format "text" | "markdown" | "json"; -EINVAL for another. */
 int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
@@ -125,7 +129,9 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
  * "providers": {id: {verdict, failing_checks}}} — missing members are "?".
  * names[i] labels bundles[i]. New reference. */
 json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n);
-/* format "markdown" | "json"; -EINVAL for another. */
+/* format "markdown" | "json" | "badge" (a shields.io endpoint JSON);
+ * -EINVAL for another. Rows may carry "provenance" (agsbx_bundle_provenance),
+ * shown as a column. */
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
 
 /* Shipped JSON Schemas, embedded at build time: the text of schema name
@@ -133,6 +139,41 @@ int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
 const char *agsbx_schema_get(const char *name, size_t *len);
 /* NULL-terminated list of the embedded schema names. */
 const char *const *agsbx_schema_names(void);
+
+/* ---- attestation (issue 13) -------------------------------------------- */
+
+#define AGSBX_INTOTO_STATEMENT "https://in-toto.io/Statement/v1"
+#define AGSBX_INTOTO_TEST_RESULT "https://in-toto.io/attestation/test-result/v0.1"
+
+struct agsbx_attest_opts {
+	const char *bundle_name;       /* subject name (the file's base name); NULL: "_" */
+	const char *bundle_sha256;     /* hex sha256 of the bundle file's bytes */
+	const char *url;               /* the CI run, or NULL */
+};
+
+/* An in-toto Statement v1 with the test-result v0.1 predicate: result
+ * FAILED (a defective provider or a failing check) / WARNED (a blocked or
+ * skipped provider or check) / PASSED; passedTests / warnedTests /
+ * failedTests as "provider/check" (not_claimed checks in none);
+ * configuration = the collecting tool and the sha256 of its check
+ * catalogue. New reference, or NULL with err set. */
+json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size);
+
+/* ---- provenance for maintainer views (issue 13) ------------------------ */
+
+/* {signature: "none"|"good"|"invalid"|"unknown", fingerprint, trusted
+ * (null without a trust anchor), signer, trust_error?, representative,
+ * representative_reasons, simulations [names], challenge, subject {commit,
+ * branch, dirty} | null, tool {version, git_commit}, blocked [{id, reason,
+ * detail, hint}]}. trust may be NULL (integrity only). New reference. */
+json_t *agsbx_bundle_provenance(const json_t *bundle, const struct agsbx_verify_opts *trust);
+/* A "provenance" block for diff: one entry per bundle (labels[i] names
+ * provs[i]). format "text" | "markdown". */
+int agsbx_provenance_render(const json_t *const *provs, const char *const *labels, size_t n, const char *format,
+			    FILE *out);
+/* One line per bundle that is a labelled simulation, naming it. */
+int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels, size_t n, const char *format,
+			   FILE *out);
 
 /* Parses a test summary out of command output: {format, passed, failed,
  * skipped} with format "pytest" | "ctest" | "plain" | "none" (new ref). */

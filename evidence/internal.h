@@ -162,6 +162,11 @@ void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
 /* Writes b to out when r == 0 and b is intact; frees b. */
 int sbuf_flush(struct sbuf *b, int r, FILE *out);
 
+/* Provenance (provenance.c) on one line, parts separated by sep; and the
+ * blocked providers with their reasons. */
+void agsbx_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep);
+void agsbx_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep);
+
 /* ---- canonical digest (canonical.c) -------------------------------------- */
 
 /* sha512 / sha256 ("alg") of the canonical form of j without skip_key,

@@ -250,6 +250,53 @@ static int check_members(const json_t *obj, const struct field *fields, const st
 	return 0;
 }
 
+/* Ids are what diff and matrix match on and what terminals show: a
+ * duplicate would hide one entry behind another, and anything outside
+ * [a-z0-9_.:-] has no business in an id. */
+static bool id_ok(const char *id)
+{
+	if (!*id)
+		return false;
+	for (const char *c = id; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || strchr("_.:-", *c)))
+			return false;
+	return true;
+}
+
+static int check_id_list(const json_t *arr, const struct where *at, char *err, size_t err_size)
+{
+	_cleanup_json_ json_t *seen = json_object();
+	if (!seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		struct where item = { at, NULL, i }, sub = { &item, "id", 0 };
+		const char *id = jstr(json_array_get(arr, i), "id");
+		if (!id) /* the member checks said what is wrong with it */
+			continue;
+		if (!id_ok(id))
+			return bad(err, err_size, &sub, "not an id ([a-z0-9_.:-]+)", "");
+		if (json_object_get(seen, id)) {
+			char shown[80];
+			snprintf(shown, sizeof shown, " \"%.64s\"", id);
+			return bad(err, err_size, &sub, "duplicate id", shown);
+		}
+		json_object_set_new(seen, id, json_true());
+	}
+	return 0;
+}
+
+static int check_ids(const json_t *bundle, char *err, size_t err_size)
+{
+	const json_t *providers = json_object_get(bundle, "providers");
+	struct where at = { NULL, "providers", 0 };
+	int r = check_id_list(providers, &at, err, err_size);
+	for (size_t i = 0; r == 0 && i < json_array_size(providers); i++) {
+		struct where item = { &at, NULL, i }, checks = { &item, "checks", 0 };
+		r = check_id_list(json_object_get(json_array_get(providers, i), "checks"), &checks, err, err_size);
+	}
+	return r;
+}
+
 int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
 {
 	*bundle = NULL;
@@ -271,6 +318,8 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 		return -EINVAL;
 	}
 	r = check_members(j, bundle_fields, NULL, err, err_size);
+	if (r == 0)
+		r = check_ids(j, err, err_size);
 	if (r < 0)
 		return r;
 	*bundle = TAKE_PTR(j);
@@ -288,7 +337,7 @@ int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_s
 		return r;
 	}
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
 		return r;
 	}
 	char why[400] = "";

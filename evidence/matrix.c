@@ -7,6 +7,7 @@
 #include "base/cleanup.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *str_or_q(const char *s)
@@ -81,6 +82,11 @@ static void put_cell(struct sbuf *b, const json_t *cell)
 		return;
 	}
 	put_esc(b, jstr(cell, "verdict"), ESC_MD, 32);
+	if (jstr(cell, "verdict") && strcmp(jstr(cell, "verdict"), "blocked") == 0) {
+		sbuf_puts(b, " (");
+		put_esc(b, jstr(cell, "reason"), ESC_MD, 64);
+		sbuf_putc(b, ')');
+	}
 	const json_t *failing = json_object_get(cell, "failing_checks");
 	for (size_t i = 0; i < json_array_size(failing); i++) {
 		sbuf_puts(b, i ? ", " : ": ");
@@ -91,13 +97,14 @@ static void put_cell(struct sbuf *b, const json_t *cell)
 static void render_markdown(struct sbuf *b, const json_t *m)
 {
 	const json_t *ids = json_object_get(m, "providers"), *rows = json_object_get(m, "rows");
-	sbuf_puts(b, "| Host | Created | Tool |");
+	bool prov = json_object_get(json_array_get(rows, 0), "provenance") != NULL;
+	sbuf_puts(b, prov ? "| Host | Created | Tool | Provenance |" : "| Host | Created | Tool |");
 	for (size_t i = 0; i < json_array_size(ids); i++) {
 		sbuf_putc(b, ' ');
 		put_esc(b, json_string_value(json_array_get(ids, i)), ESC_MD, 64);
 		sbuf_puts(b, " |");
 	}
-	sbuf_puts(b, "\n|---|---|---|");
+	sbuf_puts(b, prov ? "\n|---|---|---|---|" : "\n|---|---|---|");
 	for (size_t i = 0; i < json_array_size(ids); i++)
 		sbuf_puts(b, "---|");
 	sbuf_putc(b, '\n');
@@ -116,6 +123,11 @@ static void render_markdown(struct sbuf *b, const json_t *m)
 		sbuf_puts(b, " | ");
 		put_esc(b, jstr(row, "tool_version"), ESC_MD, 32);
 		sbuf_puts(b, " |");
+		if (prov) {
+			sbuf_putc(b, ' ');
+			agsbx_provenance_put(b, json_object_get(row, "provenance"), ESC_MD, "; ");
+			sbuf_puts(b, " |");
+		}
 		for (size_t i = 0; i < json_array_size(ids); i++) {
 			sbuf_putc(b, ' ');
 			put_cell(b, json_object_get(json_object_get(row, "providers"),
@@ -126,12 +138,57 @@ static void render_markdown(struct sbuf *b, const json_t *m)
 	}
 }
 
+/* A shields.io endpoint badge (https://shields.io/badges/endpoint-badge)
+ * over every cell: red when any provider is defective, yellow when any is
+ * blocked or skipped, green otherwise. */
+static void render_badge(struct sbuf *b, const json_t *m)
+{
+	static const char *const verdicts[] = { "conformant", "defective", "blocked", "skipped" };
+	size_t count[4] = { 0 }, other = 0;
+	const json_t *rows = json_object_get(m, "rows");
+	for (size_t r = 0; r < json_array_size(rows); r++) {
+		const char *id;
+		json_t *cell;
+		json_object_foreach(json_object_get(json_array_get(rows, r), "providers"), id, cell) {
+			const char *v = jstr(cell, "verdict");
+			size_t k = 0;
+			while (k < 4 && (!v || strcmp(v, verdicts[k]) != 0))
+				k++;
+			if (k < 4)
+				count[k]++;
+			else
+				other++;
+		}
+	}
+	char msg[160] = "";
+	size_t len = 0;
+	for (size_t k = 0; k < 4; k++)
+		if (count[k])
+			len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%zu %s", len ? ", " : "", count[k],
+						verdicts[k]);
+	if (other)
+		snprintf(msg + len, sizeof msg - len, "%s%zu unknown", len ? ", " : "", other);
+	const char *color = count[1] ? "red" : (count[2] || count[3] || other) ? "yellow"
+					   : count[0] ? "brightgreen" : "lightgrey";
+	json_t *j = json_pack("{s:i, s:s, s:s, s:s}", "schemaVersion", 1, "label", "sandbox evidence", "message",
+			      len || other ? msg : "no providers", "color", color);
+	char *s = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
+	if (s) {
+		sbuf_puts(b, s);
+		sbuf_putc(b, '\n');
+	}
+	free(s);
+	json_decref(j);
+}
+
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out)
 {
 	struct sbuf b = { 0 };
 	if (!json_is_object(matrix) || !format)
 		return -EINVAL;
-	if (strcmp(format, "markdown") == 0) {
+	if (strcmp(format, "badge") == 0) {
+		render_badge(&b, matrix);
+	} else if (strcmp(format, "markdown") == 0) {
 		render_markdown(&b, matrix);
 	} else if (strcmp(format, "json") == 0) {
 		char *s = json_dumps(matrix, JSON_INDENT(2) | JSON_SORT_KEYS);

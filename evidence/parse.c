@@ -13,6 +13,7 @@
  *    reads 0: the canonical forms would differ);
  *  - nested no deeper than jq 1.6 reads (JQ_MAX_DEPTH).
  * The fuzz target checks it against json_loadb() on every input. */
+#include "base/compat.h"
 #include "evidence/internal.h"
 
 #include <errno.h>
@@ -304,7 +305,7 @@ static json_t *parse_object(struct parser *ps)
 			fail(ps, kpos, "out of memory");
 			goto bad;
 		}
-		if (json_object_getn(obj, key, klen)) {
+		if (agsbx_json_getn(obj, key, klen)) {
 			char shown[41];
 			size_t i = 0;
 			for (; i < klen && i < sizeof shown - 1; i++) /* one printable line */
@@ -322,9 +323,10 @@ static json_t *parse_object(struct parser *ps)
 		}
 		ps->p++;
 		json_t *v = parse_value(ps);
-		if (!v || json_object_setn_new_nocheck(obj, key, klen, v) < 0) {
+		if (!v || agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
 			free(owned);
-			fail(ps, ps->p, "out of memory");
+			/* EILSEQ: a NUL in a key, which jansson < 2.14 cannot hold */
+			fail(ps, kpos, v && errno == EILSEQ ? "object key contains NUL" : "out of memory");
 			goto bad;
 		}
 		free(owned);

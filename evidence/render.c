@@ -3,6 +3,8 @@
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
+#include "base/escape.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -43,9 +45,50 @@ size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp)
 	return n;
 }
 
+/* What no target shows raw: the terminal's unsafe set (C0, DEL, C1,
+ * line separators, bidi controls), and TAB, which would break a table
+ * cell or a TAP line. */
 static bool is_control(uint32_t cp)
 {
-	return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+	return cp == '\t' || agsbx_term_unsafe(cp);
+}
+
+/* U+200B ZERO WIDTH SPACE: invisible, and it breaks the patterns GitHub
+ * turns into mentions and links. */
+#define ZWSP "\xE2\x80\x8B"
+
+static bool ascii_ieq(const unsigned char *s, size_t left, const char *lower)
+{
+	size_t n = strlen(lower);
+	if (left < n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((s[i] | 0x20) != (unsigned char)lower[i] && s[i] != (unsigned char)lower[i])
+			return false;
+	return true;
+}
+
+/* Markdown for GitHub (PR comments, $GITHUB_STEP_SUMMARY) also turns
+ * "@name" into a mention (a notification to that user) and bare URLs,
+ * "www." and e-mail addresses into links: text from a sandbox must do
+ * neither. A ZWSP after "@", inside "://" and after "www" prevents all
+ * of them without changing what a reader sees. s points at the code point
+ * cp; at is its offset in the string, left the bytes from it on. */
+static bool md_neutralise(struct sbuf *b, const unsigned char *s, size_t at, size_t left, uint32_t cp)
+{
+	if (cp == '@') {
+		sbuf_puts(b, "@" ZWSP);
+		return true;
+	}
+	if (cp == ':' && left >= 3 && s[1] == '/' && s[2] == '/') {
+		sbuf_puts(b, ":" ZWSP);
+		return true;
+	}
+	if (cp == '.' && at >= 3 && ascii_ieq(s - 3, 3, "www")) {
+		sbuf_puts(b, ZWSP ".");
+		return true;
+	}
+	return false;
 }
 
 /* XML 1.0 Char production. */
@@ -76,20 +119,25 @@ static void put_cp_esc(struct sbuf *b, uint32_t cp, enum esc_mode mode)
 		sbuf_printf(b, "\\u%04x", (unsigned)cp);
 }
 
-static void put_one(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp, enum esc_mode mode)
+static void put_one(struct sbuf *b, const unsigned char *s, size_t n, size_t at, size_t left, uint32_t cp,
+		    enum esc_mode mode)
 {
 	switch (mode) {
 	case ESC_TEXT:
 		/* every text field is one line: a raw newline could forge the
 		 * lines after it ("signature: good ...") */
-		if (cp == '\t' || !is_control(cp))
+		if (!agsbx_term_unsafe(cp)) {
 			sbuf_put(b, s, n);
-		else
-			put_cp_esc(b, cp, mode);
+		} else {
+			char esc[8];
+			sbuf_put(b, esc, agsbx_term_escape_cp(cp, esc));
+		}
 		return;
 	case ESC_MD:
 		if (is_control(cp)) {
 			put_cp_esc(b, cp, mode);
+		} else if (md_neutralise(b, s, at, left, cp)) {
+			return;
 		} else if (cp == '<') {
 			sbuf_puts(b, "&lt;");
 		} else if (cp == '>') {
@@ -114,7 +162,11 @@ static void put_one(struct sbuf *b, const unsigned char *s, size_t n, uint32_t c
 			sbuf_put(b, s, n);
 		return;
 	case ESC_XML:
-		if (!xml_ok(cp))
+		if (cp == '\n' || cp == '\r' || cp == '\t')
+			sbuf_printf(b, "&#%u;", (unsigned)cp);
+		else if (is_control(cp)) /* a character reference would decode back to it */
+			put_cp_esc(b, cp, ESC_TEXT);
+		else if (!xml_ok(cp))
 			sbuf_puts(b, "\xEF\xBF\xBD");
 		else if (cp == '&')
 			sbuf_puts(b, "&amp;");
@@ -181,7 +233,7 @@ void put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_cha
 			sbuf_puts(b, "\xEF\xBF\xBD");
 			i++;
 		} else {
-			put_one(b, s + i, n, cp, mode);
+			put_one(b, s + i, n, i, len - i, cp, mode);
 			i += n;
 		}
 		chars++;
@@ -190,9 +242,7 @@ void put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_cha
 
 char *agsbx_text_oneline(const char *s, size_t max_chars)
 {
-	struct sbuf b = { 0 };
-	put_esc(&b, s, ESC_TEXT, max_chars);
-	return sbuf_take(&b, NULL);
+	return agsbx_term_escape(s, max_chars);
 }
 
 void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)

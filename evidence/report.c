@@ -103,6 +103,49 @@ static void put_attachment_line(struct sbuf *b, const json_t *a, enum esc_mode m
 	(void)mode;
 }
 
+/* Why each blocked provider could not run here and what would let it:
+ * the probe's detail and hint (a maintainer reading a PR needs both). */
+static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
+{
+	enum esc_mode m = md ? ESC_MD : ESC_TEXT;
+	bool header = false;
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		const json_t *p = json_array_get(providers, i);
+		if (strcmp(verdict_of(p), "blocked") != 0)
+			continue;
+		const json_t *probe = json_object_get(p, "probe");
+		if (!header)
+			sbuf_puts(b, md ? "\n#### Blocked providers\n\n| Provider | Reason | Detail | Hint |\n|---|---|---|---|\n"
+					: "\nblocked providers:\n");
+		header = true;
+		if (md) {
+			sbuf_puts(b, "| ");
+			put_code(b, jstr(p, "id"), 64);
+			sbuf_puts(b, " | ");
+			put_code(b, jstr(p, "reason"), 80);
+			sbuf_puts(b, " | ");
+			put_esc(b, jstr(probe, "detail") ? jstr(probe, "detail") : "", m, 400);
+			sbuf_puts(b, " | ");
+			put_esc(b, jstr(probe, "hint") ? jstr(probe, "hint") : "", m, 400);
+			sbuf_puts(b, " |\n");
+			continue;
+		}
+		sbuf_puts(b, "  ");
+		put_esc(b, jstr(p, "id"), m, 64);
+		sbuf_puts(b, ": ");
+		put_esc(b, jstr(p, "reason"), m, 80);
+		if (jstr(probe, "detail")) {
+			sbuf_puts(b, "\n    detail: ");
+			put_esc(b, jstr(probe, "detail"), m, 400);
+		}
+		if (jstr(probe, "hint")) {
+			sbuf_puts(b, "\n    hint:   ");
+			put_esc(b, jstr(probe, "hint"), m, 400);
+		}
+		sbuf_putc(b, '\n');
+	}
+}
+
 /* ---- text ------------------------------------------------------------- */
 
 static void render_text(struct sbuf *b, const json_t *bundle)
@@ -180,6 +223,7 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 			sbuf_putc(b, '\n');
 		}
 	}
+	put_blocked(b, providers, false);
 	const json_t *atts = json_object_get(bundle, "attachments");
 	if (json_array_size(atts))
 		sbuf_puts(b, "\nattachments:\n");
@@ -258,6 +302,7 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 			sbuf_puts(b, " |\n");
 		}
 	}
+	put_blocked(b, providers, true);
 	const json_t *atts = json_object_get(bundle, "attachments");
 	if (json_array_size(atts))
 		sbuf_puts(b, "\n#### Attachments\n\n| Command | Result |\n|---|---|\n");

@@ -150,7 +150,7 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
 	size_t tlen;
 	int r = agsbx_read_file(key_path, KEY_FILE_MAX, &text, &tlen);
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", key_path, strerror(-r));
+		set_err(err, err_size, "%s: %s", key_path, agsbx_file_strerror(r));
 		return r;
 	}
 	if (looks_public(text)) {

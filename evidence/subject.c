@@ -14,16 +14,34 @@
 
 #define GIT_TIMEOUT_MS 30000
 
-/* Runs `git --no-optional-locks -C path ARGS...` (read-only: no index
- * refresh writes, fsmonitor hooks off). 0 with *out (first line, or the
- * whole output when whole) or -EINVAL with the first stderr line in err. */
-static int git(const char *path, const char *const *args, bool whole, char **out, char *err, size_t err_size)
+/* Runs `git --no-pager --no-optional-locks -c core.fsmonitor=false
+ * -c core.hooksPath=/dev/null [neutral...] -C path ARGS...`: read-only (no
+ * index refresh writes) and running no program the repository names (no
+ * fsmonitor hook, no hooks; neutral disables its filter drivers). 0 with
+ * *out (first line, or the whole output when whole) or -EINVAL with the
+ * first stderr line in err. */
+static int git(const char *path, const json_t *neutral, const char *const *args, bool whole, char **out, char *err,
+	       size_t err_size)
 {
-	const char *argv[16] = { "git", "--no-optional-locks", "-c", "core.fsmonitor=false", "-C", path };
-	size_t n = 6;
-	for (size_t i = 0; args[i] && n < AGSBX_ARRAY_SIZE(argv) - 1; i++)
+	size_t nargs = 0, nneutral = json_array_size(neutral);
+	while (args[nargs])
+		nargs++;
+	_cleanup_free_ const char **argv = calloc(10 + 2 * nneutral + nargs, sizeof *argv);
+	if (!argv)
+		return -ENOMEM;
+	size_t n = 0;
+	static const char *const fixed[] = { "git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
+					     "-c", "core.hooksPath=/dev/null" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(fixed); i++)
+		argv[n++] = fixed[i];
+	for (size_t i = 0; i < nneutral; i++) {
+		argv[n++] = "-c";
+		argv[n++] = json_string_value(json_array_get(neutral, i));
+	}
+	argv[n++] = "-C";
+	argv[n++] = path;
+	for (size_t i = 0; i < nargs; i++)
 		argv[n++] = args[i];
-	argv[n] = NULL;
 	struct agsbx_run_opts o = { .argv = argv, .timeout_ms = GIT_TIMEOUT_MS, .cancel_fd = -1,
 				    .max_output_bytes = 1 << 20 };
 	struct agsbx_run_result res;
@@ -39,16 +57,65 @@ static int git(const char *path, const char *const *args, bool whole, char **out
 		set_err(err, err_size, "git %s failed (status %d): %.*s", args[0], res.status,
 			(int)strcspn(why, "\n"), why);
 		agsbx_run_result_free(&res);
-		return -EINVAL;
+		return res.status == 1 && !res.err_len ? -ENOENT : -EINVAL;
 	}
 	if (res.out_truncated) {
 		/* status --porcelain over 1 MiB: dirty either way */
 		*out = strdup("(truncated)");
 	} else {
-		*out = strndup(res.out ? res.out : "", whole ? res.out_len : strcspn(res.out ? res.out : "", "\n"));
+		/* whole output may hold NULs (-z): copied as bytes, plus a
+		 * final NUL (and one more, ending a -z list) */
+		const char *text = res.out ? res.out : "";
+		size_t len = whole ? res.out_len : strcspn(text, "\n");
+		*out = malloc(len + 2);
+		if (*out) {
+			memcpy(*out, text, len);
+			(*out)[len] = (*out)[len + 1] = '\0';
+		}
 	}
 	agsbx_run_result_free(&res);
 	return *out ? 0 : -ENOMEM;
+}
+
+/* `git status` reads changed files through the clean filter (or the
+ * long-running process filter) the repository configures for them: a
+ * program the repository controls. Every filter driver its configuration
+ * names (filter.<name>.*, any scope, includes followed) is overridden on
+ * the command line to nothing, so git reads the bytes as they are. A
+ * JSON array of "filter.<name>.<key>=" settings (new reference). */
+static json_t *filter_overrides(const char *path, char *err, size_t err_size)
+{
+	static const char *const list_args[] = { "config", "--name-only", "-z", "--get-regexp", "^filter\\.", NULL };
+	_cleanup_free_ char *names = NULL;
+	int r = git(path, NULL, list_args, true, &names, err, err_size);
+	json_t *neutral = json_array();
+	if (r == -ENOENT || !neutral) /* no filter configured */
+		return neutral;
+	if (r < 0) {
+		json_decref(neutral);
+		return NULL;
+	}
+	/* -z --name-only: "filter.<name>.<key>\0" each; truncated output has
+	 * no such form and yields nothing usable, so refuse it */
+	if (strcmp(names, "(truncated)") == 0) {
+		set_err(err, err_size, "too many git config entries");
+		json_decref(neutral);
+		return NULL;
+	}
+	for (const char *k = names; *k; k += strlen(k) + 1) {
+		const char *dot = strrchr(k, '.');
+		if (!dot || dot - k <= 7)
+			continue;
+		static const char *const keys[] = { "clean=", "smudge=", "process=", "required=false" };
+		for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
+			char *setting = NULL;
+			if (asprintf(&setting, "%.*s.%s", (int)(dot - k), k, keys[i]) < 0)
+				break;
+			json_array_append_new(neutral, json_string(setting));
+			free(setting);
+		}
+	}
+	return neutral;
 }
 
 json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size)
@@ -61,20 +128,23 @@ json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size)
 	static const char *const top_args[] = { "rev-parse", "--show-toplevel", NULL };
 	static const char *const branch_args[] = { "rev-parse", "--abbrev-ref", "HEAD", NULL };
 	static const char *const commit_args[] = { "rev-parse", "--verify", "HEAD", NULL };
-	static const char *const status_args[] = { "status", "--porcelain", NULL };
+	/* submodules: only their recorded commit, never a `git status` inside
+	 * them (their own configuration and filters) */
+	static const char *const status_args[] = { "status", "--porcelain", "--ignore-submodules=dirty", NULL };
 	_cleanup_free_ char *top = NULL, *branch = NULL, *commit = NULL, *status = NULL;
 	char why[400];
-	if (git(abs, top_args, false, &top, why, sizeof why) < 0) {
+	if (git(abs, NULL, top_args, false, &top, why, sizeof why) < 0) {
 		set_err(err, err_size, "%s: not a usable git checkout: %s", path, why);
 		return NULL;
 	}
 	/* A repository without commits has no HEAD: branch and commit null. */
-	bool born = git(abs, commit_args, false, &commit, why, sizeof why) == 0;
-	if (born && git(abs, branch_args, false, &branch, why, sizeof why) < 0) {
+	bool born = git(abs, NULL, commit_args, false, &commit, why, sizeof why) == 0;
+	if (born && git(abs, NULL, branch_args, false, &branch, why, sizeof why) < 0) {
 		set_err(err, err_size, "%s: %s", path, why);
 		return NULL;
 	}
-	if (git(abs, status_args, true, &status, why, sizeof why) < 0) {
+	_cleanup_json_ json_t *neutral = filter_overrides(abs, why, sizeof why);
+	if (!neutral || git(abs, neutral, status_args, true, &status, why, sizeof why) < 0) {
 		set_err(err, err_size, "%s: %s", path, why);
 		return NULL;
 	}

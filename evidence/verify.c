@@ -37,8 +37,9 @@ struct anchor {
 	struct sshkey key;
 	char *principals;         /* allowed_signers only */
 	char *namespaces;         /* namespaces="..." or NULL */
-	int64_t valid_after;      /* 0: unset */
-	int64_t valid_before;     /* 0: unset */
+	int64_t valid_after;      /* when has_valid_after */
+	int64_t valid_before;     /* when has_valid_before */
+	bool has_valid_after, has_valid_before;
 	bool cert_authority;
 	int line;
 };
@@ -97,29 +98,52 @@ static char *next_field(const char **p)
 	return strndup(s, (size_t)(e - s));
 }
 
-/* "YYYYMMDD[HHMM[SS]][Z]" as OpenSSH's valid-after/valid-before. */
-static int parse_ssh_time(const char *s, int64_t *t)
+/* valid-after / valid-before exactly as OpenSSH's parse_absolute_time()
+ * (misc.c): YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, then an optional
+ * "Z" or "UTC" (any case) for UTC, else local time; rebuilt as
+ * "YYYY-MM-DDTHH:MM:SS" and read by strptime, which must consume all of
+ * it; and as sshsig.c's option parser, a time at or before the epoch is
+ * malformed: 19700101Z is bad input, never "no limit" (*set says the option
+ * was given; a second clause of the same option is malformed too). */
+static int parse_ssh_time(const char *s, int64_t *t, bool *set)
 {
-	size_t n = strlen(s);
-	bool utc = n > 0 && (s[n - 1] == 'Z' || s[n - 1] == 'z');
-	if (utc)
-		n--;
-	if (n != 8 && n != 12 && n != 14)
+	size_t l = strlen(s);
+	bool utc = false;
+	if (l > 1 && strcasecmp(s + l - 1, "Z") == 0) {
+		utc = true;
+		l--;
+	} else if (l > 3 && strcasecmp(s + l - 3, "UTC") == 0) {
+		utc = true;
+		l -= 3;
+	}
+	char buf[32];
+	const char *fmt;
+	switch (l) {
+	case 8:
+		fmt = "%Y-%m-%d";
+		snprintf(buf, sizeof buf, "%.4s-%.2s-%.2s", s, s + 4, s + 6);
+		break;
+	case 12:
+		fmt = "%Y-%m-%dT%H:%M";
+		snprintf(buf, sizeof buf, "%.4s-%.2s-%.2sT%.2s:%.2s", s, s + 4, s + 6, s + 8, s + 10);
+		break;
+	case 14:
+		fmt = "%Y-%m-%dT%H:%M:%S";
+		snprintf(buf, sizeof buf, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2s", s, s + 4, s + 6, s + 8, s + 10, s + 12);
+		break;
+	default:
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!isdigit((unsigned char)s[i]))
-			return -EINVAL;
-	int f[6] = { 0 };
-	const int w[6] = { 4, 2, 2, 2, 2, 2 };
-	for (size_t i = 0, off = 0; i < 6 && off < n; off += (size_t)w[i], i++)
-		for (int j = 0; j < w[i]; j++)
-			f[i] = f[i] * 10 + (s[off + (size_t)j] - '0');
-	struct tm tm = { .tm_year = f[0] - 1900, .tm_mon = f[1] - 1, .tm_mday = f[2],
-			 .tm_hour = f[3], .tm_min = f[4], .tm_sec = f[5], .tm_isdst = -1 };
+	}
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	const char *end = strptime(buf, fmt, &tm);
+	if (!end || *end)
+		return -EINVAL;
 	time_t v = utc ? timegm(&tm) : mktime(&tm);
-	if (v == (time_t)-1)
+	if (v <= 0 || *set)
 		return -EINVAL;
-	*t = v;
+	*t = (int64_t)v;
+	*set = true;
 	return 0;
 }
 
@@ -158,8 +182,9 @@ static int parse_options(struct anchor *a, const char *opts, char *why, size_t w
 			if (!a->namespaces)
 				return -ENOMEM;
 		} else if ((strcasecmp(opt, "valid-after") == 0 || strcasecmp(opt, "valid-before") == 0) && val) {
-			int64_t *t = strcasecmp(opt, "valid-after") == 0 ? &a->valid_after : &a->valid_before;
-			if (parse_ssh_time(val, t) < 0) {
+			bool after = strcasecmp(opt, "valid-after") == 0;
+			if (parse_ssh_time(val, after ? &a->valid_after : &a->valid_before,
+					   after ? &a->has_valid_after : &a->has_valid_before) < 0) {
 				set_err(why, why_size, "option %s: bad time \"%s\"", opt, val);
 				return -EINVAL;
 			}
@@ -243,7 +268,7 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 	size_t len;
 	int r = agsbx_read_file(path, TRUST_FILE_MAX, &text, &len);
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
 		return -EINVAL;
 	}
 	/* the lines are read as a C string: whatever follows a NUL would be
@@ -256,10 +281,16 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 	return parse_anchors(a, text, signers, err, err_size);
 }
 
-static int load_url_anchors(struct anchors *a, const char *url, char *err, size_t err_size)
+static int load_url_anchors(struct anchors *a, const char *url, bool allow_http, char *err, size_t err_size)
 {
 	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0) {
 		set_err(err, err_size, "%s: only http:// and https:// keys URLs", url);
+		return -EINVAL;
+	}
+	/* Whoever sits on the path of a plain http fetch chooses the keys we
+	 * trust: refused unless asked for (e.g. a loopback test server). */
+	if (strncmp(url, "http://", 7) == 0 && !allow_http) {
+		set_err(err, err_size, "%s: plain http keys URL refused (use https, or --allow-insecure-keys-url)", url);
 		return -EINVAL;
 	}
 	struct agsbx_http_request req = { .url = url, .timeout_ms = 15000, .connect_timeout_ms = 5000,
@@ -320,7 +351,8 @@ static void check_anchors(const struct anchors *a, const struct agsbx_verify_opt
 			last_why = "key listed, but its namespaces= does not allow " AGSBX_SSHSIG_NAMESPACE;
 			continue;
 		}
-		if ((an->valid_after && now < an->valid_after) || (an->valid_before && now > an->valid_before)) {
+		if ((an->has_valid_after && now < an->valid_after) ||
+		    (an->has_valid_before && now > an->valid_before)) {
 			last_why = "key listed, but outside its valid-after/valid-before window";
 			continue;
 		}
@@ -353,7 +385,7 @@ static int load_anchors(const struct agsbx_verify_opts *o, struct anchors *a, ch
 	}
 	if (o->keys_url) {
 		a->kind = "keys URL";
-		return load_url_anchors(a, o->keys_url, err, err_size);
+		return load_url_anchors(a, o->keys_url, o->allow_insecure_url, err, err_size);
 	}
 	return 0;
 }

@@ -194,6 +194,16 @@ static json_t *security_options_fact(const json_t *info, const char *source)
 	return agsbx_fact_value(a, source);
 }
 
+void agsbx_docker_info_facts(json_t *f, const json_t *info, const char *source)
+{
+	agsbx_fact_put(f, "runtimes", runtimes_fact(info, source));
+	agsbx_fact_put(f, "default_runtime", string_member(info, "DefaultRuntime", source));
+	agsbx_fact_put(f, "security_options", security_options_fact(info, source));
+	agsbx_fact_put(f, "cgroup_version", string_member(info, "CgroupVersion", source));
+	agsbx_fact_put(f, "kernel_version", string_member(info, "KernelVersion", source));
+	agsbx_fact_put(f, "server_version", string_member(info, "ServerVersion", source));
+}
+
 static void put_info(json_t *f, const char *sock, long timeout_ms)
 {
 	char source[160];
@@ -204,12 +214,7 @@ static void put_info(json_t *f, const char *sock, long timeout_ms)
 		fail_all(f, info_facts, AGSBX_ARRAY_SIZE(info_facts), &why, source);
 		return;
 	}
-	agsbx_fact_put(f, "runtimes", runtimes_fact(info, source));
-	agsbx_fact_put(f, "default_runtime", string_member(info, "DefaultRuntime", source));
-	agsbx_fact_put(f, "security_options", security_options_fact(info, source));
-	agsbx_fact_put(f, "cgroup_version", string_member(info, "CgroupVersion", source));
-	agsbx_fact_put(f, "kernel_version", string_member(info, "KernelVersion", source));
-	agsbx_fact_put(f, "server_version", string_member(info, "ServerVersion", source));
+	agsbx_docker_info_facts(f, info, source);
 }
 
 /* The endpoint and where it came from. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/compat.h"
 #include "base/util.h"
 
 #define SMALL_FILE_MAX (1u << 20)
@@ -87,11 +88,9 @@ const char *agsbx_errno_name(int err)
 	static __thread char buf[32];
 	if (err < 0)
 		err = -err;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	const char *n = strerrorname_np(err);
+	const char *n = agsbx_errname(err);
 	if (n)
 		return n;
-#endif
 	snprintf(buf, sizeof buf, "errno_%d", err);
 	return buf;
 }

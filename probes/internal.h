@@ -81,6 +81,9 @@ struct agsbx_mount {
 
 /* Parses mountinfo text (as in /proc/self/mountinfo); 0 or -errno
  * (-EINVAL on a malformed line). */
+/* The docker family's facts from a GET /info answer (any JSON value: the
+ * daemon's). */
+void agsbx_docker_info_facts(json_t *f, const json_t *info, const char *source);
 int agsbx_mountinfo_parse(const char *text, struct agsbx_mount **mounts, size_t *n);
 int agsbx_mountinfo_read(struct agsbx_mount **mounts, size_t *n);
 void agsbx_mountinfo_free(struct agsbx_mount *mounts, size_t n);

@@ -81,6 +81,91 @@ static bool has_raw_control(const char *s)
 	return false;
 }
 
+/* Raw bytes no target may carry: ESC and other C0 (but newline and, where
+ * allowed, TAB), DEL, C1 (U+0080-U+009F), bidi controls (U+202A-U+202E,
+ * U+2066-U+2069, U+200E/F, U+061C). */
+static const char *raw_hostile(const char *s, bool tab_ok)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; u[i]; i++) {
+		if ((u[i] < 0x20 && u[i] != '\n' && !(tab_ok && u[i] == '\t')) || u[i] == 0x7f)
+			return s + i;
+		if (u[i] == 0xC2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F)
+			return s + i;
+		if (u[i] == 0xE2 && u[i + 1] == 0x80 && ((u[i + 2] >= 0xAA && u[i + 2] <= 0xAE) || u[i + 2] == 0x8E || u[i + 2] == 0x8F))
+			return s + i;
+		if (u[i] == 0xE2 && u[i + 1] == 0x81 && u[i + 2] >= 0xA6 && u[i + 2] <= 0xA9)
+			return s + i;
+		if (u[i] == 0xD8 && u[i + 1] == 0x9C)
+			return s + i;
+	}
+	return NULL;
+}
+
+#define HOSTILE "@octocat see https://evil.example, HTTP://x.example and www.evil.example \u202e\u2066rev\u2069 " \
+		"\x1b[2J\x1b]0;pwned\x07 \xc2\x9b" "31m \u200f<done>"
+
+static json_t *diff(const json_t *a, const json_t *b);
+
+/* Issue 11 item 2: hostile text in every field a renderer shows stays
+ * inert in every target: terminal text, markdown (GitHub: no mention, no
+ * link), JUnit XML, TAP, diff and matrix. */
+START_TEST(test_hostile_text_all_targets)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/full.json");
+	json_t *bw = json_array_get(json_object_get(b, "providers"), 1);
+	json_object_set_new(json_array_get(json_object_get(bw, "checks"), 1), "reason", json_string(HOSTILE));
+	json_object_set_new(bw, "reason", json_string(HOSTILE));
+	json_object_set_new(json_object_get(json_object_get(json_object_get(b, "host"), "os"), "pretty_name"), "value",
+			    json_string(HOSTILE));
+	static const char *const formats[] = { "text", "markdown", "junit", "tap" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(formats); i++) {
+		_cleanup_free_ char *out = report(b, formats[i]);
+		const char *bad = raw_hostile(out, strcmp(formats[i], "text") == 0);
+		ck_assert_msg(!bad, "%s: raw control at: %.40s", formats[i], bad);
+		ck_assert_msg(strstr(out, "202e"), "%s: the bidi override is not shown", formats[i]);
+	}
+	_cleanup_free_ char *t = report(b, "text");
+	ck_assert_ptr_nonnull(strstr(t, "\\u202e\\u2066rev\\u2069 \\x1b[2J\\x1b]0;pwned\\x07 \\x9b31m \\u200f"));
+	/* markdown: the mention and the links are broken by a ZWSP, bidi shown */
+	_cleanup_free_ char *m = report(b, "markdown");
+	ck_assert_ptr_null(strstr(m, "@octocat"));
+	ck_assert_ptr_nonnull(strstr(m, "@\xE2\x80\x8Boctocat"));
+	ck_assert_ptr_null(strstr(m, "https://"));
+	ck_assert_ptr_null(strstr(m, "HTTP://"));
+	ck_assert_ptr_null(strstr(m, "www.evil"));
+	ck_assert_ptr_nonnull(strstr(m, "www\xE2\x80\x8B.evil"));
+	ck_assert_ptr_nonnull(strstr(m, "\\u202e"));
+	/* the terminal escaper itself */
+	_cleanup_free_ char *e = agsbx_text_oneline(HOSTILE "\xff", 0);
+	ck_assert(!raw_hostile(e, false));
+	ck_assert_ptr_nonnull(strstr(e, "\\xff")); /* invalid UTF-8 shown as its byte */
+	/* diff and matrix carry the same text */
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *d = diff(a, b);
+	static const char *const dformats[] = { "text", "markdown" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(dformats); i++) {
+		int r;
+		_cleanup_free_ char *out = render(agsbx_diff_render, d, dformats[i], &r);
+		ck_assert_int_eq(r, 0);
+		ck_assert_msg(!raw_hostile(out, dformats[i][0] == 't'), "diff %s: %s", dformats[i], raw_hostile(out, false));
+		if (dformats[i][0] == 'm') {
+			ck_assert_ptr_null(strstr(out, "@octocat"));
+			ck_assert_ptr_null(strstr(out, "https://"));
+		}
+	}
+	const json_t *bundles[] = { b };
+	const char *names[] = { "@octocat-https://evil.example-\xe2\x80\xae.json" };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 1);
+	int r;
+	_cleanup_free_ char *mm = render(agsbx_matrix_render, mx, "markdown", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(!raw_hostile(mm, false), "matrix: %s", raw_hostile(mm, false));
+	ck_assert_ptr_null(strstr(mm, "@octocat"));
+	ck_assert_ptr_null(strstr(mm, "https://"));
+}
+END_TEST
+
 /* ---- report ---------------------------------------------------------------- */
 
 START_TEST(test_report_text)
@@ -281,16 +366,21 @@ START_TEST(test_diff_changes_and_regressions)
 	/* regressions first, in bundle order; then the rest */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "id")), "fs.host_read_denied");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 1), "id")), "net.connect_denied");
-	ck_assert(json_is_true(json_object_get(json_array_get(checks, 1), "regression")));
+	/* pass -> blocked: the host changed, not the provider */
+	ck_assert(json_is_false(json_object_get(json_array_get(checks, 1), "regression")));
+	ck_assert(json_is_true(json_object_get(json_array_get(checks, 1), "host_change")));
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "host_changes")), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, 2), "provider")), "bubblewrap");
 	ck_assert(json_is_false(json_object_get(json_array_get(checks, 2), "regression")));
 	const json_t *prov = json_object_get(d, "providers");
 	ck_assert_int_eq(json_array_size(prov), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 0), "id")), "landlock");
 	ck_assert(json_is_true(json_object_get(json_array_get(prov, 0), "regression")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 1), "id")), "gvisor");
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 2), "id")), "seatbelt");
-	ck_assert(json_is_null(json_object_get(json_array_get(prov, 2), "new")));
+	/* a provider that is gone lost its evidence: a regression */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 1), "id")), "seatbelt");
+	ck_assert(json_is_null(json_object_get(json_array_get(prov, 1), "new")));
+	ck_assert(json_is_true(json_object_get(json_array_get(prov, 1), "regression")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prov, 2), "id")), "gvisor");
 	ck_assert_int_eq(json_array_size(json_object_get(d, "host")), 2);
 	ck_assert_int_eq(json_array_size(json_object_get(d, "claims")), 1);
 	/* versions: bwrap's version (not setuid) and the tool version */
@@ -314,10 +404,70 @@ START_TEST(test_diff_changes_and_regressions)
 	_cleanup_free_ char *bad = render(agsbx_diff_render, d, "yaml", &r);
 	ck_assert_int_eq(r, -EINVAL);
 
-	/* the other direction: the improvements become the regressions
-	 * (gvisor conformant -> blocked, bubblewrap/proc.pid_hidden pass -> fail) */
+	ck_assert_ptr_nonnull(strstr(t, "HOST-CHANGE landlock/net.connect_denied: pass -> blocked"));
+	ck_assert_ptr_nonnull(strstr(t, "3 regressions, 1 host change\n"));
+	ck_assert_ptr_nonnull(strstr(m, "| host changed | `landlock/net.connect_denied` | pass | blocked |"));
+
+	/* the other direction: bubblewrap/proc.pid_hidden pass -> fail regresses,
+	 * gvisor conformant -> blocked is a host change */
 	_cleanup_json_ json_t *rev = diff(b, a);
-	ck_assert_int_eq(json_integer_value(json_object_get(rev, "regressions")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(rev, "regressions")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(rev, "host_changes")), 1);
+}
+END_TEST
+
+/* Losing evidence is a regression, whatever verdict it hides behind. */
+START_TEST(test_diff_lost_evidence)
+{
+	struct {
+		const char *what, *path, *value; /* value NULL: remove the member at path */
+		int regressions, host_changes;
+	} cases[] = {
+		{ "pass -> skip", "providers/0/checks/0/verdict", "skip", 1, 0 },
+		{ "pass -> not_claimed", "providers/0/checks/1/verdict", "not_claimed", 1, 0 },
+		{ "pass -> blocked", "providers/0/checks/1/verdict", "blocked", 0, 1 },
+		{ "check gone", "providers/0/checks/1", NULL, 1, 0 },
+		{ "skip -> pass", "providers/1/checks/2/verdict", "pass", 0, 0 },
+		{ "not_claimed -> skip", "providers/0/checks/2/verdict", "skip", 0, 0 },
+		{ "conformant -> skipped", "providers/0/verdict", "skipped", 1, 0 },
+		{ "conformant -> blocked", "providers/0/verdict", "blocked", 0, 1 },
+		{ "blocked -> skipped", "providers/2/verdict", "skipped", 0, 0 },
+		{ "provider gone (its checks are not counted again)", "providers/0", NULL, 1, 0 },
+		{ "claim true -> false", "providers/0/claims/host_filesystem_restricted", "false", 1, 0 },
+		{ "claim true -> gone", "providers/0/claims/environment_scrubbed", NULL, 1, 0 },
+		{ "claim false -> true", "providers/0/claims/process_contained", "true", 0, 0 },
+	};
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(cases); i++) {
+		_cleanup_json_ json_t *b = json_deep_copy(a);
+		/* walk to the parent of the last path component */
+		char path[128];
+		snprintf(path, sizeof path, "%s", cases[i].path);
+		char *last = strrchr(path, '/');
+		*last++ = '\0';
+		json_t *parent = b;
+		for (char *save = NULL, *tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save))
+			parent = json_is_array(parent) ? json_array_get(parent, strtoul(tok, NULL, 10))
+						       : json_object_get(parent, tok);
+		ck_assert_ptr_nonnull(parent);
+		json_t *v = !cases[i].value ? NULL
+			    : !strcmp(cases[i].value, "true") ? json_true()
+			    : !strcmp(cases[i].value, "false") ? json_false()
+							       : json_string(cases[i].value);
+		if (json_is_array(parent))
+			ck_assert_int_eq(json_array_remove(parent, strtoul(last, NULL, 10)), 0);
+		else if (v)
+			json_object_set_new(parent, last, v);
+		else
+			ck_assert_int_eq(json_object_del(parent, last), 0);
+		_cleanup_json_ json_t *d = diff(a, b);
+		ck_assert_msg(json_integer_value(json_object_get(d, "regressions")) == cases[i].regressions,
+			      "%s: %lld regressions", cases[i].what,
+			      (long long)json_integer_value(json_object_get(d, "regressions")));
+		ck_assert_msg(json_integer_value(json_object_get(d, "host_changes")) == cases[i].host_changes,
+			      "%s: %lld host changes", cases[i].what,
+			      (long long)json_integer_value(json_object_get(d, "host_changes")));
+	}
 }
 END_TEST
 
@@ -354,7 +504,8 @@ START_TEST(test_diff_tolerates_missing_members)
 	_cleanup_json_ json_t *b = json_pack("{s:s}", "schema", "agsbx-evidence/v1");
 	_cleanup_json_ json_t *d = diff(a, b);
 	ck_assert_int_gt(json_integer_value(json_object_get(d, "changes")), 4);
-	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 0);
+	/* every provider is gone: each one is lost evidence */
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 4);
 	_cleanup_json_ json_t *d2 = diff(b, a);
 	/* a provider that appears defective counts as a regression */
 	ck_assert_int_ge(json_integer_value(json_object_get(d2, "regressions")), 1);
@@ -489,6 +640,20 @@ static const struct summary_case summary_cases[] = {
 	{ "", "none", 0, 0, 0 },
 	/* the last summary wins (re-runs print several) */
 	{ "== 1 failed in 0.1s ==\nrerun\n== 1 passed in 0.1s ==\n", "pytest", 1, 0, 0 },
+	/* collection errors: nothing passed or failed, yet the run is broken */
+	{ "==== 2 errors in 0.30s ====\n", "pytest", 0, 2, 0 },
+	{ "=== 1 error in 0.05s ===\n", "pytest", 0, 1, 0 },
+	{ "= 3 passed, 1 warning, 1 error in 0.5s =\n", "pytest", 3, 1, 0 },
+	/* colour codes neither hide a count nor glue numbers to words */
+	{ "\033[31m= \033[31m\033[1m1 failed\033[0m, \033[32m3 passed\033[0m, \033[33m2 skipped\033[0m"
+	  "\033[31m in 0.12s\033[0m\033[31m =\033[0m\n",
+	  "pytest", 3, 1, 2 },
+	{ "\033[32m\033[1m== 5 passed\033[0m\033[32m in 0.02s\033[0m\033[32m ==\033[0m\n", "pytest", 5, 0, 0 },
+	/* ctest says "Errors while running CTest" only when the run failed */
+	{ "100% tests passed, 0 tests failed out of 2\n\nErrors while running CTest\n", "ctest", 2, 1, 0 },
+	{ "50% tests passed, 1 tests failed out of 2\n\nThe following tests FAILED:\n\t  2 - b (Failed)\n"
+	  "Errors while running CTest\n",
+	  "ctest", 1, 1, 0 },
 };
 
 START_TEST(test_attachment_summary)
@@ -620,6 +785,48 @@ START_TEST(test_subject_from_repo)
 }
 END_TEST
 
+/* A repository whose configuration names programs (a clean filter, a
+ * long-running process filter marked required, an fsmonitor hook, hooks):
+ * reading the subject runs none of them, and still sees the content. */
+START_TEST(test_subject_runs_no_repo_program)
+{
+	if (sh("command -v git >/dev/null") != 0)
+		agsbx_test_skip("git", true, "git not installed");
+	_cleanup_free_ char *repo = agsbx_path_join(tmp, "hostile");
+	_cleanup_free_ char *marks = agsbx_path_join(tmp, "marks");
+	ck_assert_int_eq(sh("mkdir -p '%s' '%s' && cd '%s' && git init -q . && echo a > f && echo b > g && "
+			    "printf 'f filter=evil\\ng filter=proc\\n' > .gitattributes && "
+			    "git add -A && git -c user.name=t -c user.email=t@x commit -qm one",
+			    marks, repo, repo),
+			 0);
+	/* the programs, configured after the commit so the commit runs none */
+	ck_assert_int_eq(sh("cd '%s' && printf '#!/bin/sh\\ntouch %s/$(basename $0)\\ncat\\n' > .git/prog && "
+			    "chmod +x .git/prog && for h in clean process fsmonitor post-index-change; do "
+			    "ln -s prog .git/$h; done && cp .git/prog .git/hooks/post-index-change && "
+			    "git config filter.evil.clean \"$PWD/.git/clean\" && git config filter.evil.smudge \"$PWD/.git/clean\" && "
+			    "git config filter.proc.process \"$PWD/.git/process\" && git config filter.proc.required true && "
+			    "git config core.fsmonitor \"$PWD/.git/fsmonitor\" && "
+			    "touch -d '2001-01-01' f g",
+			    repo, marks),
+			 0);
+	char err[512] = "";
+	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_msg(json_is_false(json_object_get(s, "dirty")), "stat-dirty files with the same bytes are clean");
+	ck_assert_msg(sh("test -z \"$(ls -A '%s')\"", marks) == 0, "a repository program ran: %s",
+		      sh("ls -A '%s' >&2", marks) == 0 ? "see stderr" : "?");
+	/* the content is still compared: a real change is dirty */
+	ck_assert_int_eq(sh("cd '%s' && echo changed > f", repo), 0);
+	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(d != NULL, "%s", err);
+	ck_assert(json_is_true(json_object_get(d, "dirty")));
+	ck_assert_int_eq(sh("test -z \"$(ls -A '%s')\"", marks), 0);
+	/* the marks directory works: the same git status without our guards runs them */
+	ck_assert_int_eq(sh("cd '%s' && git status --porcelain >/dev/null 2>&1; test -n \"$(ls -A '%s')\"", repo, marks),
+			 0);
+}
+END_TEST
+
 int main(void)
 {
 	if (!getenv("AGSBX_SOURCE_DIR"))
@@ -641,6 +848,8 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_diff_self_is_empty);
 	tcase_add_test(t, test_diff_changes_and_regressions);
+	tcase_add_test(t, test_diff_lost_evidence);
+	tcase_add_test(t, test_hostile_text_all_targets);
 	tcase_add_test(t, test_diff_mechanism_versions);
 	tcase_add_test(t, test_diff_tolerates_missing_members);
 	tcase_add_test(t, test_matrix);
@@ -655,6 +864,7 @@ int main(void)
 	tcase_add_test(t, test_attachment_summary_huge);
 	tcase_add_test(t, test_attachment_run);
 	tcase_add_test(t, test_subject_from_repo);
+	tcase_add_test(t, test_subject_runs_no_repo_program);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }

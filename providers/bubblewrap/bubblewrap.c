@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/compat.h"
 #include "base/util.h"
 
 #define BW_PROBE_TIMEOUT_MS 5000
@@ -221,7 +222,7 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 	json_t *p = json_pack("{s:o, s:I, s:b, s:I}", "argv", strv_json(wrapped), "duration_us",
 			      (json_int_t)res.duration_us, "timed_out", res.timed_out, "status", (json_int_t)res.status);
 	if (res.spawn_errno)
-		json_object_set_new(p, "spawn_errno", json_string(strerrorname_np(res.spawn_errno)));
+		json_object_set_new(p, "spawn_errno", json_string(agsbx_errname(res.spawn_errno)));
 	json_object_set_new(facts, "sandbox_probe", p);
 	/* What failed to start may be the simulation wrapper, not bwrap. */
 	_cleanup_free_ char *prog = strdup(wrapped[0]);

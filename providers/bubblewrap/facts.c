@@ -8,15 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 
 #include "base/cleanup.h"
+#include "base/compat.h"
 #include "base/util.h"
 
 static json_t *absent(const char *source, int err)
 {
-	return json_pack("{s:b, s:s, s:s}", "absent", 1, "reason", strerrorname_np(err) ? strerrorname_np(err) : "unknown",
+	return json_pack("{s:b, s:s, s:s}", "absent", 1, "reason", agsbx_errname(err) ? agsbx_errname(err) : "unknown",
 			 "source", source);
 }
 
@@ -94,8 +97,12 @@ json_t *agsbx_bwrap_host_facts(void)
 	json_object_set_new(h, "max_user_namespaces", int_file("/proc/sys/user/max_user_namespaces"));
 	json_object_set_new(h, "unprivileged_userns_clone", int_file("/proc/sys/kernel/unprivileged_userns_clone"));
 	json_object_set_new(h, "seccomp", seccomp_mode());
+#ifdef __linux__
 	json_object_set_new(h, "no_new_privs",
 			    present("prctl(PR_GET_NO_NEW_PRIVS)", json_integer(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0))));
+#else
+	json_object_set_new(h, "no_new_privs", absent("prctl(PR_GET_NO_NEW_PRIVS)", ENOSYS));
+#endif
 	json_object_set_new(h, "dockerenv", exists("/.dockerenv"));
 	json_object_set_new(h, "containerenv", exists("/run/.containerenv"));
 	json_object_set_new(h, "apparmor_label", apparmor_label());

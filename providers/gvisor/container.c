@@ -21,6 +21,7 @@
 
 #include "base/cleanup.h"
 #include "base/rundir.h"
+#include "base/http.h"
 #include "base/util.h"
 
 #define MEMORY_LIMIT (512LL << 20)
@@ -91,7 +92,7 @@ static int xfer_setup(struct xfer *x, const struct gv_docker *d, const char *pat
 	curl_easy_setopt(x->e, CURLOPT_UNIX_SOCKET_PATH, d->socket);
 	curl_easy_setopt(x->e, CURLOPT_URL, url);
 	curl_easy_setopt(x->e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x->e, CURLOPT_PROTOCOLS_STR, "http");
+	agsbx_curl_set_protocols(x->e, "http", false);
 	curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
 	curl_easy_setopt(x->e, CURLOPT_POST, 1L);
 	curl_easy_setopt(x->e, CURLOPT_POSTFIELDS, "");

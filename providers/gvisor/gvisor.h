@@ -45,6 +45,9 @@ struct gv_image {
 
 /* A ustar archive: the payload at /agsbx-payload (0755) and the empty
  * directories a container needs. *tar malloc'd. */
+/* POST /images/create's JSON-lines progress stream (the daemon's bytes):
+ * -EIO with err set when a line carries "error", else 0. */
+int gv_image_import_failed(const char *body, size_t len, char *err, size_t err_size);
 int gv_image_tar(const void *payload, size_t len, char **tar, size_t *tar_len);
 /* GET /images/NAME/json: *present on 200, false on 404, -errno otherwise. */
 int gv_image_present(const struct gv_docker *d, const char *name, bool *present, char *err, size_t err_size);

@@ -131,7 +131,7 @@ int gv_image_present(const struct gv_docker *d, const char *name, bool *exists, 
 
 /* POST /images/create?fromSrc=- answers 200 with a JSON-lines progress
  * stream; a failure is a line carrying "error". */
-static int import_failed(const char *body, size_t len, char *err, size_t err_size)
+int gv_image_import_failed(const char *body, size_t len, char *err, size_t err_size)
 {
 	const char *p = body, *end = body + len;
 	while (p < end) {
@@ -175,7 +175,7 @@ static int image_import(const struct gv_docker *d, const char *tag, const char *
 		snprintf(err, err_size, "image import: HTTP %ld: %.200s", resp.status, resp.body);
 		r = -EIO;
 	} else {
-		r = import_failed(resp.body, resp.len, err, err_size);
+		r = gv_image_import_failed(resp.body, resp.len, err, err_size);
 	}
 	agsbx_http_response_free(&resp);
 	return r;

@@ -133,7 +133,7 @@ static char *runsc_root(const char *cmdline)
  * that it still carries the needle (no PID-reuse accident). */
 static bool kill_exact(int dirfd_proc, pid_t pid, const char *needle)
 {
-#ifdef SYS_pidfd_open
+#if defined(__linux__) && defined(SYS_pidfd_open)
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pfd >= 0) {
 		char name[24];

@@ -30,6 +30,13 @@
 #include "base/rundir.h"
 #include "base/util.h"
 
+/* Both builds: the non-Linux one reports not_linux from the same set. */
+static const char *const reasons[] = {
+	"not_linux", "kernel_does_not_support_landlock", "landlock_disabled", "landlock_enforcement_failed",
+	"ready", NULL,
+};
+static const char *const config_keys[] = { NULL };
+
 #ifdef __linux__
 #include "base/landlock.h"
 
@@ -40,11 +47,6 @@
 #define REPORT_MAX (256 * 1024)
 #define DEFAULT_PROBE_TIMEOUT_MS 5000
 
-static const char *const reasons[] = {
-	"not_linux", "kernel_does_not_support_landlock", "landlock_disabled", "landlock_enforcement_failed",
-	"ready", NULL,
-};
-static const char *const config_keys[] = { NULL };
 
 /* Read-only system roots, whichever exist: enough for a dynamically linked
  * program from /usr to start. /proc/self is the helper's own /proc entry

@@ -26,16 +26,22 @@ for _ in $(seq 100); do
 done
 U=http://127.0.0.1:$port
 
-expect_rc 0 "$B" verify "$D/signed.json" --keys-url "$U/fixture.keys" >"$T/out"
+# Plain http is refused unless asked for: the loopback server below is.
+INS=
+expect_rc 2 "$B" verify "$D/signed.json" $INS --keys-url "$U/fixture.keys" >/dev/null 2>"$T/err"
+grep -q 'plain http keys URL refused.*--allow-insecure-keys-url' "$T/err" || fail "http refusal: $(cat "$T/err")"
+INS=--allow-insecure-keys-url
+
+expect_rc 0 "$B" verify "$D/signed.json" $INS --keys-url "$U/fixture.keys" >"$T/out"
 grep -q "^signer:     $U/fixture.keys (keys URL)" "$T/out" || fail "identity: $(cat "$T/out")"
-expect_rc 0 "$B" verify "$D/signed.json" --keys-url "$U/several.keys" >/dev/null
-expect_rc 1 "$B" verify "$D/signed.json" --keys-url "$U/other.keys" >/dev/null 2>&1
-expect_rc 2 "$B" verify "$D/signed.json" --keys-url "$U/missing.keys" >/dev/null 2>"$T/err"
+expect_rc 0 "$B" verify "$D/signed.json" $INS --keys-url "$U/several.keys" >/dev/null
+expect_rc 1 "$B" verify "$D/signed.json" $INS --keys-url "$U/other.keys" >/dev/null 2>&1
+expect_rc 2 "$B" verify "$D/signed.json" $INS --keys-url "$U/missing.keys" >/dev/null 2>"$T/err"
 grep -q 'HTTP status 404' "$T/err" || fail "404 message: $(cat "$T/err")"
-expect_rc 2 "$B" verify "$D/signed.json" --keys-url "$U/huge.keys" >/dev/null 2>"$T/err"
+expect_rc 2 "$B" verify "$D/signed.json" $INS --keys-url "$U/huge.keys" >/dev/null 2>"$T/err"
 grep -q 'larger than 256 KiB' "$T/err" || fail "size cap message: $(cat "$T/err")"
-expect_rc 2 "$B" verify "$D/signed.json" --keys-url "$U/junk.keys" >/dev/null 2>&1
-expect_rc 2 "$B" verify "$D/signed.json" --keys-url "file:///etc/passwd" >/dev/null 2>&1
+expect_rc 2 "$B" verify "$D/signed.json" $INS --keys-url "$U/junk.keys" >/dev/null 2>&1
+expect_rc 2 "$B" verify "$D/signed.json" $INS --keys-url "file:///etc/passwd" >/dev/null 2>&1
 kill "$server"; wait "$server" 2>/dev/null || true
-expect_rc 3 "$B" verify "$D/signed.json" --keys-url "$U/fixture.keys" >/dev/null 2>&1
+expect_rc 3 "$B" verify "$D/signed.json" $INS --keys-url "$U/fixture.keys" >/dev/null 2>&1
 pass "keys URL: trusted, untrusted, 404, size cap, junk, unreachable"

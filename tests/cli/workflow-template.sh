@@ -24,8 +24,10 @@ for bad in ("sysctl -w", "sysctl kernel", "> /proc/sys", ">/proc/sys", "tee /pro
             "aa-complain", "aa-teardown", "systemctl stop apparmor", "systemctl disable apparmor",
             "apparmor_parser -R", "apparmor_parser --remove", "unconfined"):
     assert bad not in run, bad
-collect = next(s for s in steps if s.get("id") == "collect")["run"]
-assert "${{ steps.bwrap_profile.outputs.flags }}" in collect, collect
+# collect gets the flags: inline, or through the action's collect-args input
+collect = next(s for s in steps if s.get("id") == "collect")
+passed = collect.get("run", "") + str(collect.get("with", {}).get("collect-args", ""))
+assert "${{ steps.bwrap_profile.outputs.flags }}" in passed, collect
 assert "--host-policy distro-bwrap-profile --userns-sysctl-before $before" in run, run
 for s in steps:
     r = s.get("run", "")

@@ -293,6 +293,31 @@ static const struct agsbx_caps claims_priv = {
 static int p_priv(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_priv, out); }
 NEG(neg_nnp_caps, p_priv, x_nnp_caps)
 
+/* Answers every "write" with a result line whose errno is hostile text —
+ * an @mention, links, bidi overrides, terminal escapes (CSI, OSC, C1 CSI) —
+ * and runs everything else plainly. fs.grant_write fails with that errno in
+ * its reason: the text must reach terminals escaped and markdown
+ * neutralised (issue 11 item 2). */
+static int x_hostile_text(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+			  struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	static const char out[] = "{\"op\":\"write\",\"ok\":false,\"errno\":\"@octocat see https://evil.example and "
+				  "www.evil.example \\u202e\\u2066reversed\\u2069 \\u001b[2J\\u001b]0;pwned\\u0007 "
+				  "\\u009b31mred\"}\n";
+	if (h->released || !s->argv[0] || !s->argv[1] || strcmp(s->argv[1], "write") != 0)
+		return run_plain(h, s, l, o, f, 0);
+	memset(o, 0, sizeof *o);
+	o->run.exited = true;
+	o->run.out = strdup(out);
+	o->run.err = strdup("");
+	if (!o->run.out || !o->run.err)
+		return -ENOMEM;
+	o->run.out_len = o->run.out_total = sizeof out - 1;
+	o->meta = agsbx_handle_meta(h);
+	return 0;
+}
+NEG(neg_hostile_text, p_nothing, x_hostile_text)
+
 /* Every negative control's ensure ignores its config, and run_plain never
  * re-verifies the materialised bundle: config.unknown_rejected and
  * bundle.integrity_enforced fail for all of them (asserted on

@@ -7,6 +7,7 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_fail_open);
 	agsbx_provider_register_extra(&neg_hang_on_canary);
 	agsbx_provider_register_extra(&neg_hostile);
+	agsbx_provider_register_extra(&neg_hostile_text);
 	agsbx_provider_register_extra(&neg_leaky);
 	agsbx_provider_register_extra(&neg_meta_liar);
 	agsbx_provider_register_extra(&neg_mountns);

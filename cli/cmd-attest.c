@@ -1,0 +1,127 @@
+/* attest BUNDLE [-o FILE] [--url URL] */
+#include "cli/commands.h"
+
+#include "base/cleanup.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "evidence/evidence.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+	"usage: agsbx-evidence attest BUNDLE [-o FILE] [--url URL]\n"
+	"\n"
+	"Prints an in-toto Statement v1 about the bundle with the test-result predicate\n"
+	"(" AGSBX_INTOTO_TEST_RESULT "): subject = the bundle file's sha256;\n"
+	"result FAILED (a defective provider or failing check), WARNED (a blocked or skipped\n"
+	"provider or check) or PASSED; passedTests/warnedTests/failedTests = provider/check ids\n"
+	"(not_claimed checks are in none); configuration = the collecting tool (version,\n"
+	"binary sha256, git commit) and the sha256 of its check catalogue. Sign and publish\n"
+	"it with actions/attest (predicate-path: the statement's .predicate) or cosign.\n"
+	"\n"
+	"  -o, --output FILE      write the statement to FILE ('-' or none: stdout)\n"
+	"  --url URL              the test run (default: the GitHub Actions run from\n"
+	"                         GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID)\n"
+	"  -h, --help             this help; agsbx-evidence --version for the version\n"
+	"\n"
+	"exit status: 0 written, 2 bad usage or not a bundle, 3 I/O error\n"
+	"\n"
+	"example: agsbx-evidence attest evidence.json -o evidence.intoto.json\n";
+
+/* The GitHub Actions run when the environment names one. */
+static char *ci_run_url(void)
+{
+	const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY");
+	const char *run = getenv("GITHUB_RUN_ID"), *attempt = getenv("GITHUB_RUN_ATTEMPT");
+	if (!server || !repo || !run || !*server || !*repo || !*run)
+		return NULL;
+	if (strspn(run, "0123456789") != strlen(run) || (attempt && strspn(attempt, "0123456789") != strlen(attempt)))
+		return NULL;
+	char *u = NULL;
+	if (attempt && *attempt)
+		return asprintf(&u, "%s/%s/actions/runs/%s/attempts/%s", server, repo, run, attempt) < 0 ? NULL : u;
+	return asprintf(&u, "%s/%s/actions/runs/%s", server, repo, run) < 0 ? NULL : u;
+}
+
+static bool plausible_url(const char *u)
+{
+	if (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0)
+		return false;
+	for (const char *p = u; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static int parse(int argc, char **argv, const char **file, const char **out, const char **url)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc)
+			*out = argv[++i];
+		else if (strncmp(a, "--output=", 9) == 0)
+			*out = a + 9;
+		else if (strcmp(a, "--url") == 0 && i + 1 < argc)
+			*url = argv[++i];
+		else if (strncmp(a, "--url=", 6) == 0)
+			*url = a + 6;
+		else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--url") == 0)
+			return agsbx_usage_error("attest", "%s needs a value", a);
+		else if (a[0] == '-' && a[1] != '\0')
+			return agsbx_usage_error("attest", "unknown option '%s'", a);
+		else if (*file)
+			return agsbx_usage_error("attest", "one bundle at a time");
+		else
+			*file = a;
+	}
+	if (!*file)
+		return agsbx_usage_error("attest", "no bundle given");
+	if (*url && !plausible_url(*url))
+		return agsbx_usage_error("attest", "--url: expected an http(s) URL without blanks");
+	return 0;
+}
+
+int agsbx_cmd_attest(int argc, char **argv)
+{
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	const char *file = NULL, *out = "-", *url = NULL;
+	int rc = parse(argc, argv, &file, &out, &url);
+	if (rc)
+		return rc;
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	char err[512];
+	int r = agsbx_read_file(file, AGSBX_BUNDLE_MAX_BYTES, &data, &len);
+	if (r < 0) {
+		agsbx_error_errno(r, "cannot read %s", file);
+		return AGSBX_EXIT_USAGE;
+	}
+	_cleanup_json_ json_t *bundle = NULL;
+	if (agsbx_bundle_parse(data, len, &bundle, err, sizeof err) < 0) {
+		agsbx_error("%s: %s", file, err);
+		return AGSBX_EXIT_USAGE;
+	}
+	char hex[65];
+	agsbx_sha256_hex(data, len, hex);
+	_cleanup_free_ char *copy = strdup(file), *env_url = url ? NULL : ci_run_url();
+	struct agsbx_attest_opts o = { .bundle_name = copy ? basename(copy) : NULL, .bundle_sha256 = hex,
+				       .url = url ? url : env_url };
+	_cleanup_json_ json_t *st = agsbx_bundle_attest(bundle, &o, err, sizeof err);
+	if (!st) {
+		agsbx_error("%s: %s", file, err);
+		return AGSBX_EXIT_USAGE;
+	}
+	r = agsbx_cli_write_json(out, st);
+	if (r < 0) {
+		agsbx_error_errno(r, "cannot write %s", out);
+		/* a missing or read-only output directory is bad input */
+		bool usage = r == -ENOENT || r == -EACCES || r == -ENOTDIR || r == -EROFS || r == -EISDIR;
+		return usage ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
+	}
+	return AGSBX_EXIT_OK;
+}
