@@ -170,15 +170,19 @@ static const char *simulation_for(const struct collect_opts *o, const struct ags
 	return o->simulate && s && strcmp(o->simulate, s) == 0 ? o->simulate : NULL;
 }
 
-static int check_simulation_scope(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int n)
+/* A simulation none of the selected providers tests simulates nothing:
+ * said once; the bundle records the request with no provider, and the
+ * run is not marked simulated. */
+static void check_simulation_scope(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int n)
 {
 	if (!o->simulate)
-		return 0;
+		return;
 	for (int i = 0; i < n; i++)
 		if (simulation_for(o, sel[i]))
-			return 0;
-	return agsbx_usage_error("collect", "--simulate %s applies to no selected provider (it tests bubblewrap's "
-			       "fail-closed path)", o->simulate);
+			return;
+	if (!o->quiet)
+		agsbx_warn("--simulate %s applies to none of the selected providers (it tests bubblewrap's fail-closed "
+			   "path): nothing is simulated", o->simulate);
 }
 
 /* ---- validation before anything runs (bad input → 2, nothing written) --- */
@@ -483,13 +487,15 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 		json_array_append_new(reasons, json_string("container"));
 	json_t *sims = json_array();
 	if (o->simulate) {
-		char r[128];
-		snprintf(r, sizeof r, "simulated:%s", o->simulate);
-		json_array_append_new(reasons, json_string(r));
 		json_t *ids = json_array();
 		for (int i = 0; i < n; i++)
 			if (simulation_for(o, sel[i]))
 				json_array_append_new(ids, json_string(sel[i]->id));
+		if (json_array_size(ids)) {
+			char r[128];
+			snprintf(r, sizeof r, "simulated:%s", o->simulate);
+			json_array_append_new(reasons, json_string(r));
+		}
 		json_array_append_new(sims, json_pack("{s:s, s:o, s:s, s:s}", "name", o->simulate, "providers", ids,
 						      "mechanism", "seccomp",
 						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
@@ -688,8 +694,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	int n = 0;
 	if ((rc = select_providers(&o, sel, &n)))
 		return rc;
-	if ((rc = check_simulation_scope(&o, sel, n)))
-		return rc;
+	check_simulation_scope(&o, sel, n);
 	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);
 	if (!configs)
 		return rc;

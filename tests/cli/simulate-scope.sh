@@ -28,10 +28,13 @@ command -v bwrap >/dev/null || skip bubblewrap 1 "bwrap is not installed"
 stage=$(t_stage_for_user)
 w=$(t_tmpdir scope); chown "$AGSBX_TEST_USER" "$w"
 
-expect_rc 2 as_user "$stage/agsbx-evidence" collect -q --provider landlock --provider trusted_local \
-  --simulate blocked-userns --unsigned --work-dir "$w" --output "$w/none.json"
-[[ ! -e $w/none.json ]] || fail "a bundle was written after bad usage"
-pass "--simulate that applies to no selected provider: exit 2"
+as_user "$stage/agsbx-evidence" collect --provider trusted_local --simulate blocked-userns --unsigned \
+  --work-dir "$w" --output "$w/none.json" 2>"$w/none.err" || fail "collect with an inapplicable --simulate exited $?"
+grep -q "applies to none of the selected providers" "$w/none.err" || fail "no warning for an inapplicable --simulate"
+jq -e '.context.simulations[0].name == "blocked-userns" and .context.simulations[0].providers == [] and
+       ((.context.representative_reasons | map(select(startswith("simulated"))) | length) == 0)' \
+  "$w/none.json" >/dev/null || fail "an inapplicable --simulate was recorded as a simulation"
+pass "--simulate that applies to no selected provider: a warning, recorded with no provider, run not labelled simulated"
 
 as_user "$stage/agsbx-evidence" collect -q --provider bubblewrap --provider landlock --simulate blocked-userns \
   --unsigned --work-dir "$w" --output "$w/sim.json" || fail "collect --simulate exited $?"
