@@ -5,6 +5,7 @@
 #   make install   install under PREFIX (default /usr/local), honouring DESTDIR
 #   make deb       a Debian package (CPack) in BUILD/
 #   make collect SIGN_KEY=~/.ssh/id_ed25519   a signed bundle (unsigned without SIGN_KEY)
+#   make coverage  run every test suite in an instrumented build; gcovr reports
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -42,8 +43,14 @@ deb: build
 test: test-deps test-user build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Counters from an earlier run would inflate this one: start from zero, run
+# the suite in an instrumented build, then write the reports into
+# build-coverage/ (coverage.txt, coverage-html/, coverage.xml,
+# coverage-summary.json). A failing test fails the target before any report.
 coverage:
-	$(MAKE) test BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON"
+	$(MAKE) configure BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON $(CMAKE_FLAGS)"
+	cmake --build build-coverage --target coverage-reset
+	$(MAKE) test BUILD=build-coverage CMAKE_FLAGS="-DAGSBX_COVERAGE=ON $(CMAKE_FLAGS)"
 	cmake --build build-coverage --target coverage
 
 clean:

@@ -767,3 +767,92 @@ void agsbx_run_result_free(struct agsbx_run_result *res)
 	res->out = res->err = NULL;
 	res->out_len = res->err_len = 0;
 }
+
+/* ---- long-lived sessions ---- */
+
+struct agsbx_session {
+	struct run run;
+	bool reaped;
+};
+
+int agsbx_session_start(const struct agsbx_run_opts *opts, struct agsbx_session **out, int fds[3])
+{
+	*out = NULL;
+	if (!opts || !opts->argv || !opts->argv[0])
+		return -EINVAL;
+	agsbx_runner_init();
+	struct agsbx_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	s->run = (struct run){ .out = { .fd = -1 }, .err = { .fd = -1 }, .pidfd = -1, .cancel_fd = -1, .devnull = -1 };
+	agsbx_runner_tree_init(&s->run.tree);
+	int inp[2] = { -1, -1 };
+	int r = pipe_above_stdio(inp);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	/* The child's stdin is the read end of our request pipe. */
+	s->run.devnull = inp[0];
+	struct agsbx_run_result res = { 0 };
+	r = spawn_child(&s->run, opts, &res);
+	close_fd(&s->run.devnull);
+	if (r < 0) {
+		close(inp[1]);
+		run_release(&s->run);
+		free(s);
+		return r;
+	}
+	fds[0] = inp[1];
+	fds[1] = TAKE_FD_INT(s->run.out.fd);
+	fds[2] = TAKE_FD_INT(s->run.err.fd);
+	*out = s;
+	return 0;
+}
+
+pid_t agsbx_session_pid(const struct agsbx_session *s)
+{
+	return s->run.pid;
+}
+
+void agsbx_session_record(struct agsbx_session *s)
+{
+	if (!s->reaped)
+		agsbx_runner_tree_record(&s->run.tree);
+}
+
+bool agsbx_session_exited(struct agsbx_session *s)
+{
+	return s->reaped || child_exited(&s->run);
+}
+
+unsigned agsbx_session_end(struct agsbx_session *s, bool *child_killed, int *wstatus)
+{
+	*child_killed = false;
+	*wstatus = 0;
+	if (s->reaped)
+		return 0;
+	bool running = !child_exited(&s->run);
+	unsigned killed = agsbx_runner_tree_kill(&s->run.tree, running);
+	*child_killed = running;
+	int st = 0;
+	while (waitpid(s->run.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	agsbx_runner_unregister_child(s->run.pid);
+	*wstatus = st;
+	s->reaped = true;
+	return killed;
+}
+
+void agsbx_session_free(struct agsbx_session *s)
+{
+	if (!s)
+		return;
+	if (!s->reaped) {
+		bool k;
+		int st;
+		agsbx_session_end(s, &k, &st);
+	}
+	run_release(&s->run);
+	free(s);
+}

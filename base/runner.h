@@ -108,4 +108,24 @@ int agsbx_runner_cleanup_stale_cgroups(bool dry_run, void (*fn)(void *ud, const 
  * (>= 0) or -errno; *pids (may be NULL) is malloc'd. */
 int agsbx_find_processes_with_marker(const char *marker, pid_t **pids);
 
+/* A long-lived child with pipes (an external provider's adapter): spawned,
+ * dropped, placed in its own session and tracked exactly like a run, but
+ * the caller talks to it over fds[0] (its stdin, ours to write) and reads
+ * fds[1]/fds[2] (its stdout/stderr, non-blocking), and decides when it
+ * ends. opts->timeout_ms, cancel_fd and max_output_bytes are ignored. */
+struct agsbx_session;
+int agsbx_session_start(const struct agsbx_run_opts *opts, struct agsbx_session **out, int fds[3]);
+pid_t agsbx_session_pid(const struct agsbx_session *s);
+/* Walks the child's tree and records its members (call periodically, so a
+ * member that detaches is still known when the session ends). Not
+ * concurrently with agsbx_session_end. */
+void agsbx_session_record(struct agsbx_session *s);
+/* The child has exited (it stays unreaped until agsbx_session_end). */
+bool agsbx_session_exited(struct agsbx_session *s);
+/* SIGKILLs the whole tree (the child too when it still runs, then
+ * *child_killed), detached members included, and reaps the child.
+ * Returns how many processes had to be killed. Idempotent. */
+unsigned agsbx_session_end(struct agsbx_session *s, bool *child_killed, int *wstatus);
+void agsbx_session_free(struct agsbx_session *s);
+
 #endif

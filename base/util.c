@@ -308,3 +308,86 @@ char *agsbx_json_dump_sorted(const json_t *j)
 {
 	return json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
 }
+
+/* ---- words ---- */
+
+static int words_push(char ***v, size_t *n, const char *w, size_t len)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n] = strndup(w, len);
+	if (!nv[*n])
+		return -ENOMEM;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+/* One quoted or unquoted stretch of a word; advances *sp. -EINVAL on an
+ * unterminated quote or a trailing backslash. */
+static int words_piece(const char **sp, char *buf, size_t *len)
+{
+	const char *s = *sp;
+	if (*s == '\'') {
+		const char *e = strchr(s + 1, '\'');
+		if (!e)
+			return -EINVAL;
+		memcpy(buf + *len, s + 1, (size_t)(e - s - 1));
+		*len += (size_t)(e - s - 1);
+		*sp = e + 1;
+		return 0;
+	}
+	if (*s == '"') {
+		for (s++; *s != '"'; s++) {
+			if (!*s)
+				return -EINVAL;
+			/* Inside double quotes a backslash escapes only these. */
+			if (*s == '\\' && s[1] && strchr("\\\"$`\n", s[1]))
+				s++;
+			buf[(*len)++] = *s;
+		}
+		*sp = s + 1;
+		return 0;
+	}
+	if (*s == '\\') {
+		if (!s[1])
+			return -EINVAL;
+		if (s[1] != '\n')
+			buf[(*len)++] = s[1];
+		*sp = s + 2;
+		return 0;
+	}
+	buf[(*len)++] = *s;
+	*sp = s + 1;
+	return 0;
+}
+
+int agsbx_split_words(const char *s, char ***out)
+{
+	*out = NULL;
+	size_t n = 0;
+	char **v = calloc(1, sizeof *v);
+	char *buf = malloc(strlen(s) + 1);
+	int r = v && buf ? 0 : -ENOMEM;
+	while (r == 0) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		size_t len = 0;
+		while (r == 0 && *s && *s != ' ' && *s != '\t' && *s != '\n')
+			r = words_piece(&s, buf, &len);
+		if (r == 0)
+			r = words_push(&v, &n, buf, len);
+	}
+	free(buf);
+	if (r < 0) {
+		for (size_t i = 0; v && i < n; i++)
+			free(v[i]);
+		free(v);
+		return r;
+	}
+	*out = v;
+	return (int)n;
+}

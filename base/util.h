@@ -67,4 +67,12 @@ char *agsbx_json_dump_sorted(const json_t *j);
  * the format (programming error caught in tests). */
 #define agsbx_json_set(obj, key, val) json_object_set_new((obj), (key), (val))
 
+/* Splits s into words the way a POSIX shell splits a simple command:
+ * blanks separate, single quotes are literal, double quotes honour \\,
+ * \", \$, \` and \<newline>, a backslash outside quotes escapes the next
+ * character; no expansion of any kind. Returns the word count (>= 0) and a
+ * NULL-terminated malloc'd vector, or -EINVAL for an unterminated quote or
+ * a trailing backslash. */
+int agsbx_split_words(const char *s, char ***out);
+
 #endif

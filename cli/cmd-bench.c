@@ -14,9 +14,11 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
+#include "providers/external/external.h"
 
 static const char help[] =
-	"usage: agsbx-evidence bench [--provider ID]... [--runs N] [--run-as USER] [--json]\n"
+	"usage: agsbx-evidence bench [--provider ID]... [--adapter ID=COMMAND]... [--wrap ID=TEMPLATE]...\n"
+	"                            [--runs N] [--run-as USER] [--json]\n"
 	"\n"
 	"Times N executions of the payload's 'true' through each available provider and as a plain\n"
 	"fork+exec baseline; prints p50/p99 in microseconds and the ratio to the baseline.\n"
@@ -76,6 +78,10 @@ static int time_provider(const struct agsbx_provider_ops *ops, const struct agsb
 	if (!p.available) {
 		snprintf(why, why_size, "%s", p.reason ? p.reason : "unavailable");
 		agsbx_probe_clear(&p);
+		if (ops->finish) {
+			struct agsbx_failure defect = { 0 };
+			json_decref(ops->finish(ops, &defect));
+		}
 		return -ENODEV;
 	}
 	agsbx_probe_clear(&p);
@@ -108,6 +114,14 @@ static int time_provider(const struct agsbx_provider_ops *ops, const struct agsb
 		ops->release(h);
 		agsbx_handle_free(h);
 	}
+	if (ops->finish) {
+		struct agsbx_failure defect = { 0 };
+		json_decref(ops->finish(ops, &defect));
+		if (r == 0 && defect.reason) {
+			snprintf(why, why_size, "%.40s: %.200s", defect.reason, defect.message);
+			r = -EPROTO;
+		}
+	}
 	agsbx_grant_destroy(g);
 	return r;
 }
@@ -131,6 +145,11 @@ int agsbx_cmd_bench(int argc, char **argv)
 			runs = (int)v;
 		} else if (strcmp(argv[i], "--run-as") == 0 && i + 1 < argc) {
 			run_as = argv[++i];
+		} else if ((strcmp(argv[i], "--adapter") == 0 || strcmp(argv[i], "--wrap") == 0) && i + 1 < argc) {
+			char err[512] = "";
+			bool wrap = strcmp(argv[i], "--wrap") == 0;
+			if (agsbx_external_declare(argv[++i], wrap, err, sizeof err) < 0)
+				return agsbx_usage_error("bench", "%s", err);
 		} else if (strcmp(argv[i], "--json") == 0) {
 			as_json = true;
 		} else {

@@ -22,13 +22,17 @@
 #include "conformance/conformance.h"
 #include "evidence/evidence.h"
 #include "probes/probes.h"
+#include "providers/external/external.h"
 
 static const char help[] =
 	"usage: agsbx-evidence collect [options]\n"
 	"\n"
 	"Runs the acceptance matrix against sandbox providers and writes an evidence bundle.\n"
 	"\n"
-	"  --provider ID          a provider to test (repeatable; default: every provider for this platform)\n"
+	"  --provider ID          a provider to test (repeatable; default: every provider for this platform\n"
+	"                         and every declared one)\n"
+	"  --adapter ID=COMMAND   declare a provider run by an adapter speaking agsbx-external/1 (repeatable)\n"
+	"  --wrap ID=TEMPLATE     declare a command-prefix sandbox; claims from --config ID.claims=AXIS,...\n"
 	"  -o, --output FILE      bundle path, '-' for stdout (default: agsbx-evidence-<host>-<UTC time>.json)\n"
 	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
 	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
@@ -63,6 +67,9 @@ struct collect_opts {
 	int nconfigs;
 	const char *attach[MAX_LIST];
 	int nattach;
+	const char *declared[MAX_LIST];
+	bool declared_wrap[MAX_LIST];
+	int ndeclared;
 	const char *output, *sign_key, *run_as, *simulate, *work_dir, *challenge, *subject_repo;
 	const char *host_policy, *userns_before;
 	bool unsigned_, json, quiet;
@@ -91,7 +98,8 @@ static int push(const char **list, int *n, const char *v, const char *flag)
 static int parse_args(int argc, char **argv, struct collect_opts *o)
 {
 	enum { O_PROVIDER = 256, O_OUTPUT, O_UNSIGNED, O_SIGN, O_RUNAS, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG,
-	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE };
+	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE, O_ADAPTER,
+	       O_WRAP };
 	static const struct option lo[] = {
 		{ "provider", required_argument, 0, O_PROVIDER }, { "output", required_argument, 0, O_OUTPUT },
 		{ "unsigned", no_argument, 0, O_UNSIGNED }, { "sign-key", required_argument, 0, O_SIGN },
@@ -102,7 +110,8 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		{ "subject-repo", required_argument, 0, O_SUBJECT }, { "attach-command", required_argument, 0, O_ATTACH },
 		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' },
 		{ "host-policy", required_argument, 0, O_HOSTPOL },
-		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE }, { 0, 0, 0, 0 },
+		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE },
+		{ "adapter", required_argument, 0, O_ADAPTER }, { "wrap", required_argument, 0, O_WRAP }, { 0, 0, 0, 0 },
 	};
 	o->timeout_ms = 20000;
 	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
@@ -132,6 +141,11 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		case O_JSON: o->json = true; break;
 		case O_HOSTPOL: o->host_policy = optarg; break;
 		case O_USERNS_BEFORE: o->userns_before = optarg; break;
+		case O_ADAPTER:
+		case O_WRAP:
+			o->declared_wrap[o->ndeclared < MAX_LIST ? o->ndeclared : 0] = c == O_WRAP;
+			r = push(o->declared, &o->ndeclared, optarg, c == O_WRAP ? "--wrap" : "--adapter");
+			break;
 		case 'q': o->quiet = true; break;
 		case ':': return agsbx_usage_error("collect", "option '%s' needs a value", argv[optind - 1]);
 		default: return agsbx_usage_error("collect", "unknown option '%s'", argv[optind - 1]);
@@ -187,6 +201,24 @@ static void check_simulation_scope(const struct collect_opts *o, const struct ag
 
 /* ---- validation before anything runs (bad input → 2, nothing written) --- */
 
+/* --adapter / --wrap: registered before selection, so --provider and
+ * --config see them; a bad declaration stops everything (exit 2). */
+static int declare_providers(const struct collect_opts *o)
+{
+	for (int i = 0; i < o->ndeclared; i++) {
+		char err[512] = "";
+		const char *eq = strchr(o->declared[i], '=');
+		for (int j = 0; j < i && eq; j++)
+			if (strncmp(o->declared[j], o->declared[i], (size_t)(eq - o->declared[i]) + 1) == 0)
+				return agsbx_usage_error("collect", "%s: id '%.*s' declared twice",
+							 o->declared_wrap[i] ? "--wrap" : "--adapter",
+							 (int)(eq - o->declared[i]), o->declared[i]);
+		if (agsbx_external_declare(o->declared[i], o->declared_wrap[i], err, sizeof err) < 0)
+			return agsbx_usage_error("collect", "%s", err);
+	}
+	return 0;
+}
+
 static int select_providers(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int *n)
 {
 	*n = 0;
@@ -196,6 +228,8 @@ static int select_providers(const struct collect_opts *o, const struct agsbx_pro
 			if (!p->applies || p->applies())
 				sel[(*n)++] = p;
 		}
+		for (size_t i = 0; i < agsbx_external_count(); i++)
+			sel[(*n)++] = agsbx_external_at(i);
 		return 0;
 	}
 	for (int i = 0; i < o->nproviders; i++) {
@@ -246,6 +280,18 @@ static json_t *parse_configs(const struct collect_opts *o, const struct agsbx_pr
 	/* Unknown keys are bad input: refuse before anything runs. */
 	for (int j = 0; j < n; j++) {
 		struct agsbx_failure f = { 0 };
+		const char *kind = agsbx_external_kind(sel[j]);
+		if (kind) {
+			/* An adapter's keys are known from its hello only: ensure
+			 * checks them (config_invalid). A wrapper's are ours. */
+			char err[512] = "";
+			if (agsbx_external_configure(sel[j], json_object_get(all, sel[j]->id), err, sizeof err) < 0) {
+				*rc = agsbx_usage_error("collect", "--config: %s", err);
+				json_decref(all);
+				return NULL;
+			}
+			continue;
+		}
 		if (agsbx_provider_check_config(sel[j], json_object_get(all, sel[j]->id), &f) < 0) {
 			*rc = agsbx_usage_error("collect", "--config: %s", f.message);
 			json_decref(all);
@@ -690,9 +736,9 @@ int agsbx_cmd_collect(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	const struct agsbx_provider_ops *sel[MAX_LIST + 16];
+	const struct agsbx_provider_ops *sel[MAX_LIST + 16 + AGSBX_EXTERNAL_MAX];
 	int n = 0;
-	if ((rc = select_providers(&o, sel, &n)))
+	if ((rc = declare_providers(&o)) || (rc = select_providers(&o, sel, &n)))
 		return rc;
 	check_simulation_scope(&o, sel, n);
 	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);

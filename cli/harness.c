@@ -21,7 +21,9 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 	if (!pw) {
 		char *end;
 		long v = strtol(name, &end, 10);
-		if (*end || v <= 0)
+		/* uid 0 resolves (to root) so the caller refuses it as root,
+		 * not as an unknown user */
+		if (end == name || *end || v < 0)
 			return -ENOENT;
 		pw = getpwuid((uid_t)v);
 		if (!pw)

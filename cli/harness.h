@@ -20,7 +20,8 @@ struct agsbx_harness {
 
 /* Resolves the tool dir and payload, and --run-as USER (root only). On
  * error prints a one-line message and returns the exit status to use (2 for
- * bad usage, 3 for a broken installation); 0 on success. */
+ * bad usage, 3 for a broken installation) with nothing left to free; 0 on
+ * success. */
 int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *run_as, bool probe_host);
 /* The directory of the helper programs: $AGSBX_LIBEXEC_DIR when set (like
  * git's exec path), else the binary's own directory when the payload is

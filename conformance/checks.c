@@ -114,74 +114,166 @@ static void fs_readonly_grant_denied(const struct check_env *env, struct check_o
 		     unchanged && absent ? "unchanged" : "CHANGED");
 }
 
+/* ---- argv[0] variants of the filesystem attacks ----------------------- */
+
+/* What one variant of a denial showed. A variant whose interpreter does
+ * not exist (or is refused) inside cannot break the claim: it is recorded
+ * as not_run; the direct variant must always be conclusive. */
+enum outcome { O_DENIED, O_ALLOWED, O_NOT_RUN };
+
+struct variants {
+	json_t *list;                 /* facts.argv_variants */
+	json_t *argv0;                /* facts.argv0_tried */
+	bool direct_denied, any_allowed;
+	const char *direct_errno;
+	char summary[256];
+};
+
+static void variant_record(struct variants *v, const struct check_env *env, enum agsbx_via via, enum outcome o,
+			   const json_t *res)
+{
+	static const char *const names[] = { "denied", "ALLOWED", "not_run" };
+	_cleanup_free_ char *payload = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, AGSBX_PAYLOAD_NAME);
+	const char *argv0 = via == AGSBX_VIA_DIRECT && payload ? payload : agsbx_via_argv0(via);
+	if (via == AGSBX_VIA_DIRECT) {
+		v->direct_denied = o == O_DENIED;
+		v->direct_errno = result_errno(res);
+	} else {
+		size_t len = strlen(v->summary);
+		snprintf(v->summary + len, sizeof v->summary - len, "%svia %s: %s", len ? ", " : "", argv0, names[o]);
+	}
+	v->any_allowed |= o == O_ALLOWED;
+	json_array_append_new(v->argv0, json_string(argv0));
+	json_array_append_new(v->list, json_pack("{s:s, s:s, s:s}", "argv0", argv0, "outcome", names[o], "errno",
+						 result_errno(res)));
+}
+
+static bool variants_pass(const struct variants *v)
+{
+	return v->direct_denied && !v->any_allowed;
+}
+
+static void variants_facts(struct variants *v, struct check_out *out)
+{
+	json_object_set_new(out->facts, "argv_variants", v->list);
+	json_object_set_new(out->facts, "argv0_tried", v->argv0);
+}
+
+/* A read of target through every variant; O_ALLOWED when the secret shows
+ * up or the payload reports success. false when the provider refused the
+ * direct run. */
+static bool read_variants(const struct check_env *env, struct check_out *out, const char *op, const char *target,
+			  const char *link_prefix, struct variants *v, bool *leaked_any)
+{
+	for (int via = 0; via < AGSBX_VIA_COUNT; via++) {
+		_cleanup_free_ char *link = NULL, *n = nonce(), *name = NULL;
+		if (link_prefix) {
+			if (!n || asprintf(&name, "%s-%s-%d", link_prefix, n, via) < 0)
+				return false;
+			link = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
+		}
+		struct agsbx_exec_result xr = { 0 };
+		json_t *res;
+		const char *const *args = link ? ARGS(op, link, target) : ARGS(op, target);
+		if (sandbox_op_via(env, out, env->h, NULL, via, args, &res, &xr) < 0) {
+			if (via == AGSBX_VIA_DIRECT)
+				return false;
+			variant_record(v, env, via, O_NOT_RUN, NULL);
+			continue;
+		}
+		bool leaked = run_output_contains(&xr.run, env->canary_secret);
+		agsbx_exec_result_clear(&xr);
+		*leaked_any |= leaked;
+		variant_record(v, env, via, leaked || (res && result_ok(res)) ? O_ALLOWED : res ? O_DENIED : O_NOT_RUN, res);
+	}
+	return true;
+}
+
 static void fs_host_read_denied(const struct check_env *env, struct check_out *out)
 {
-	struct agsbx_exec_result xr = { 0 };
-	json_t *res, *ctl;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("read", env->canary_file), &res, &xr) < 0) {
+	struct variants v = { .list = json_array(), .argv0 = json_array() };
+	bool leaked = false;
+	if (!read_variants(env, out, "read", env->canary_file, NULL, &v, &leaked)) {
+		variants_facts(&v, out);
 		check_reason(out, "provider refused to execute");
 		return;
 	}
-	bool leaked = run_output_contains(&xr.run, env->canary_secret);
-	agsbx_exec_result_clear(&xr);
+	json_t *ctl;
 	control_op(env, out, ARGS("read", env->canary_file), &ctl);
 	bool control = ctl && result_ok(ctl);
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_read_ok", json_boolean(control));
-	out->observed_pass = res && !result_ok(res) && !leaked && control;
-	if (!control && res && !result_ok(res) && !leaked)
+	out->observed_pass = variants_pass(&v) && control;
+	if (!control && variants_pass(&v))
 		inconclusive(out, "control failed: the canary is not readable outside the sandbox either (%s)",
 			     result_errno(ctl));
+	else if (!control)
+		check_reason(out, "read of a 0644 canary outside the grant: ALLOWED inside [%s]; control read failed",
+			     v.summary);
 	else
-		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s); control read %s outside",
-			     res && !result_ok(res) && !leaked ? "denied" : "ALLOWED", result_errno(res),
-			     control ? "ok" : "failed");
+		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s) [%s]; control read ok outside",
+			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
+	variants_facts(&v, out);
 }
 
 static void fs_host_write_denied(const struct check_env *env, struct check_out *out)
 {
-	_cleanup_free_ char *n = nonce(), *in = NULL, *ctl_path = NULL;
-	if (!n || asprintf(&in, "%s/hw-%s", env->canary_wdir, n) < 0 ||
-	    asprintf(&ctl_path, "%s/ctl-%s", env->canary_wdir, n) < 0)
+	_cleanup_free_ char *n = nonce(), *ctl_path = NULL;
+	if (!n || asprintf(&ctl_path, "%s/ctl-%s", env->canary_wdir, n) < 0)
 		return;
-	json_t *res, *ctl;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("write", in, n), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
-		return;
+	struct variants v = { .list = json_array(), .argv0 = json_array() };
+	bool absent_all = true;
+	for (int via = 0; via < AGSBX_VIA_COUNT; via++) {
+		_cleanup_free_ char *in = NULL;
+		if (asprintf(&in, "%s/hw-%s-%d", env->canary_wdir, n, via) < 0)
+			break;
+		json_t *res;
+		if (sandbox_op_via(env, out, env->h, NULL, via, ARGS("write", in, n), &res, NULL) < 0) {
+			if (via == AGSBX_VIA_DIRECT) {
+				variants_facts(&v, out);
+				check_reason(out, "provider refused to execute");
+				return;
+			}
+			variant_record(&v, env, via, O_NOT_RUN, NULL);
+			continue;
+		}
+		bool absent = access(in, F_OK) < 0;
+		absent_all &= absent;
+		variant_record(&v, env, via, !absent || (res && result_ok(res)) ? O_ALLOWED : res ? O_DENIED : O_NOT_RUN, res);
 	}
-	bool absent = access(in, F_OK) < 0;
+	json_t *ctl;
 	control_op(env, out, ARGS("write", ctl_path, n), &ctl);
 	bool control = ctl && result_ok(ctl) && access(ctl_path, F_OK) == 0;
-	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent));
+	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent_all));
 	json_object_set_new(out->facts, "control_write_ok", json_boolean(control));
-	out->observed_pass = res && !result_ok(res) && absent && control;
-	if (!control && res && !result_ok(res) && absent)
+	out->observed_pass = variants_pass(&v) && absent_all && control;
+	if (!control && variants_pass(&v) && absent_all)
 		inconclusive(out, "control failed: cannot create in the canary dir outside the sandbox either (%s)",
 			     result_errno(ctl));
+	else if (!control)
+		check_reason(out, "create outside the grant: ALLOWED [%s], file(s) %s on the host; control create failed",
+			     v.summary, absent_all ? "absent" : "PRESENT");
 	else
-		check_reason(out, "create outside the grant: %s (%s), file %s on the host; control create %s",
-			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res),
-			     absent ? "absent" : "PRESENT", control ? "ok" : "failed");
+		check_reason(out, "create outside the grant: %s (%s) [%s], file(s) %s on the host; control create ok",
+			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary,
+			     absent_all ? "absent" : "PRESENT");
+	variants_facts(&v, out);
 }
 
 static void fs_symlink_escape_denied(const struct check_env *env, struct check_out *out)
 {
-	_cleanup_free_ char *n = nonce(), *name = NULL;
-	if (!n || asprintf(&name, "link-%s", n) < 0)
-		return;
-	_cleanup_free_ char *link = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
-	struct agsbx_exec_result xr = { 0 };
-	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("symlink-read", link, env->canary_file), &res, &xr) < 0) {
+	struct variants v = { .list = json_array(), .argv0 = json_array() };
+	bool leaked = false;
+	if (!read_variants(env, out, "symlink-read", env->canary_file, "link", &v, &leaked)) {
+		variants_facts(&v, out);
 		check_reason(out, "provider refused to execute");
 		return;
 	}
-	bool leaked = run_output_contains(&xr.run, env->canary_secret);
-	agsbx_exec_result_clear(&xr);
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
-	out->observed_pass = res && !result_ok(res) && !leaked;
-	check_reason(out, "read of the canary through a symlink in a writable root: %s (%s)",
-		     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+	out->observed_pass = variants_pass(&v);
+	check_reason(out, "read of the canary through a symlink in a writable root: %s (%s) [%s]",
+		     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
+	variants_facts(&v, out);
 }
 
 static void fs_remount_denied(const struct check_env *env, struct check_out *out)
@@ -625,6 +717,23 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	agsbx_probe_clear(&p);
 }
 
+/* An unavailable provider whose reason asserts a host condition the
+ * harness can decide: the harness's own probe must not show the opposite.
+ * Both facts go into facts.host_condition. */
+static bool blocked_reason_true(const struct check_env *env, const struct agsbx_probe *p, json_t *facts)
+{
+	const char *cond = p->available ? NULL : agsbx_reason_condition(env->ops, p->reason);
+	if (!cond)
+		return true;
+	json_t *how = json_object();
+	int holds = agsbx_hostcond_decide(env, cond, how);
+	json_object_set_new(facts, "host_condition",
+			    json_pack("{s:s, s:s, s:b, s:o, s:o}", "reason", p->reason, "condition", cond,
+				      "provider_says", 1, "harness_observed", holds < 0 ? json_null() : json_boolean(holds),
+				      "how", how));
+	return holds != 0;
+}
+
 static void probe_truthful(const struct check_env *env, struct check_out *out)
 {
 	const struct agsbx_probe *p = env->probe;
@@ -658,10 +767,12 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 		json_object_set_new(compared, shared[i].fact, json_boolean(eq));
 	}
 	json_object_set_new(out->facts, "facts_match_host", compared);
-	out->observed_pass = in_set && consistent && stable && facts_ok;
-	check_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s",
+	bool host_agrees = blocked_reason_true(env, p, out->facts);
+	out->observed_pass = in_set && consistent && stable && facts_ok && host_agrees;
+	check_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s%s",
 		     p->reason ? p->reason : "(none)", in_set ? "is in" : "is NOT in", consistent ? "<=>" : "does NOT match",
-		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes");
+		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes",
+		     host_agrees ? "" : "; the host does NOT have the condition the reason asserts");
 	agsbx_probe_clear(&again);
 }
 

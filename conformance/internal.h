@@ -62,9 +62,23 @@ void check_reason(struct check_out *out, const char *fmt, ...) __attribute__((fo
 int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep);
+/* argv[0] variants of the filesystem attacks: the payload itself,
+ * `/bin/sh -c 'exec PAYLOAD "$@"' sh ARGS...`, `/usr/bin/env PAYLOAD ARGS...`. */
+enum agsbx_via { AGSBX_VIA_DIRECT, AGSBX_VIA_SH, AGSBX_VIA_ENV, AGSBX_VIA_COUNT };
+const char *agsbx_via_argv0(enum agsbx_via via);
+int sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+		   const struct agsbx_limits *limits, enum agsbx_via via, const char *const *args, json_t **result,
+		   struct agsbx_exec_result *keep);
 /* The paired control: the same payload op outside any sandbox, as the same
  * user the sandbox runs as (role "control"). */
 int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
+
+/* Host conditions (conformance/hostcond.c): the condition a provider's
+ * reason asserts (ops->reason_conds), or NULL; and the harness's own
+ * decision as the sandbox user: 1 holds, 0 does not, -1 undecidable (how
+ * it was decided goes into how). */
+const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
+int agsbx_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
 
 /* Catalogue v2 (attacks.c). */
 void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out);

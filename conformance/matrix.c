@@ -413,6 +413,32 @@ static json_t *truthful_check(const json_t *claims, const json_t *observed, json
 			 "inconclusive", inconclusive);
 }
 
+/* A declared provider's end of run (ops->finish): its record for the
+ * provider object in *declared, and the adapter.protocol check, which
+ * fails on a protocol violation, a missed deadline, an early exit or
+ * leftovers. NULL for built-in providers. */
+static json_t *finish_provider(const struct agsbx_provider_ops *ops, json_t **declared)
+{
+	*declared = NULL;
+	if (!ops->finish)
+		return NULL;
+	struct agsbx_failure defect = { 0 };
+	uint64_t t0 = agsbx_now_us();
+	*declared = ops->finish(ops, &defect);
+	/* A wrapper has no protocol: its runs are the harness's own. */
+	const char *kind = json_string_value(json_object_get(*declared, "kind"));
+	if (!kind || strcmp(kind, "external") != 0)
+		return NULL;
+	bool ok = !defect.reason;
+	json_t *facts = json_pack("{s:s*}", "reason", defect.reason);
+	char reason[700];
+	snprintf(reason, sizeof reason, ok ? "every response was well-formed, in time, and nothing was left running"
+					   : "%s: %s", defect.reason, defect.message);
+	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:I, s:[], s:o}", "id", "adapter.protocol", "axis", "contract",
+			 "verdict", ok ? "pass" : "fail", "observed_pass", ok, "reason", reason, "duration_us",
+			 (json_int_t)(agsbx_now_us() - t0), "observations", "facts", facts);
+}
+
 /* ---- the provider run ---------------------------------------------------- */
 
 /* One `true` through the provider before the checks: its latency scales
@@ -604,6 +630,8 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 		agsbx_handle_free(env.h);
 	}
 
+	json_t *declared = NULL;
+	json_t *finish_check = finish_provider(ops, &declared);
 	json_t *claims = agsbx_caps_to_json(&probe.caps);
 	json_t *observed = observed_axes(jobs, n);
 	json_t *underclaim = json_array();
@@ -633,6 +661,14 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	while (at < n && strcmp(jobs[at].def->id, "capabilities.truthful") < 0)
 		at++;
 	json_array_insert_new(checks, at, tc_json);
+	if (finish_check) {
+		/* adapter.protocol sorts first. */
+		if (o->progress)
+			o->progress(o->progress_ud, ops->id, finish_check);
+		if (strcmp(json_string_value(json_object_get(finish_check, "verdict")), "fail") == 0)
+			json_array_insert_new(failing, 0, json_string("adapter.protocol"));
+		json_array_insert_new(checks, 0, finish_check);
+	}
 	const char *verdict = json_array_size(failing) ? "defective" : env.h ? "conformant" : "blocked";
 	json_t *pj = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "id", ops->id,
 			       "verdict", verdict, "reason",
@@ -644,6 +680,15 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			       (json_int_t)warm_us, "checks_us",
 			       (json_int_t)checks_us, "total_us", (json_int_t)(agsbx_now_us() - t0));
 	json_object_set_new(pj, "confinement", conf);
+	if (declared) {
+		json_object_update(pj, declared);
+		json_decref(declared);
+		/* A contract break outside any one check names the verdict. */
+		const char *fr = json_string_value(json_object_get(finish_check, "facts") ?
+						   json_object_get(json_object_get(finish_check, "facts"), "reason") : NULL);
+		if (fr)
+			json_object_set_new(pj, "reason", json_string(fr));
+	}
 	fixture_teardown(&f);
 	agsbx_probe_clear(&probe);
 	return pj;

@@ -141,14 +141,61 @@ static const char **build_argv(const char *payload, const char *const *args)
 	return v;
 }
 
+/* The payload behind a system interpreter as argv[0]: policies derived
+ * from argv[0] (toolchain roots, PATH) must hold for it too. */
+static const char **build_via(enum agsbx_via via, const char *payload, const char *const *args, char **script)
+{
+	const char **direct = build_argv(payload, args);
+	if (!direct || via == AGSBX_VIA_DIRECT)
+		return direct;
+	size_t n = 0;
+	while (direct[n])
+		n++;
+	const char **v = calloc(n + 4, sizeof *v);
+	if (!v || (via == AGSBX_VIA_SH && asprintf(script, "exec '%s' \"$@\"", payload) < 0)) {
+		free(v);
+		free(direct);
+		return NULL;
+	}
+	size_t k = 0;
+	if (via == AGSBX_VIA_SH) {
+		v[k++] = "/bin/sh";
+		v[k++] = "-c";
+		v[k++] = *script;
+		v[k++] = "sh";
+		for (size_t i = 1; i < n; i++)
+			v[k++] = direct[i];
+	} else {
+		v[k++] = "/usr/bin/env";
+		for (size_t i = 0; i < n; i++)
+			v[k++] = direct[i];
+	}
+	free(direct);
+	return v;
+}
+
+const char *agsbx_via_argv0(enum agsbx_via via)
+{
+	static const char *const names[] = { "payload", "/bin/sh", "/usr/bin/env" };
+	return names[via];
+}
+
 int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep)
 {
+	return sandbox_op_via(env, out, h, limits, AGSBX_VIA_DIRECT, args, result, keep);
+}
+
+int sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+		   const struct agsbx_limits *limits, enum agsbx_via via, const char *const *args, json_t **result,
+		   struct agsbx_exec_result *keep)
+{
 	if (result)
 		*result = NULL;
 	_cleanup_free_ char *payload = agsbx_handle_path(h, AGSBX_ROOT_SOURCE, AGSBX_PAYLOAD_NAME);
-	_cleanup_free_ const char **argv = payload ? build_argv(payload, args) : NULL;
+	_cleanup_free_ char *script = NULL;
+	_cleanup_free_ const char **argv = payload ? build_via(via, payload, args, &script) : NULL;
 	if (!argv)
 		return -ENOMEM;
 	struct agsbx_limits def = {

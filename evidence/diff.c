@@ -221,8 +221,11 @@ static void diff_keys(json_t *out, const char *provider, const char *keyname, co
 }
 
 /* Capability claims of a provider present in both bundles: a claim that
- * was true and is now false or gone is a regression. */
-static void diff_claims(json_t *out, const char *pid, const json_t *o, const json_t *n, struct order *ord)
+ * was true and is now false or gone is a regression -- unless the provider
+ * is now blocked: an unavailable mechanism claims nothing, and that loss is
+ * part of the host change its verdict already reports. */
+static void diff_claims(json_t *out, const char *pid, const json_t *o, const json_t *n, bool now_blocked,
+			struct order *ord)
 {
 	_cleanup_json_ json_t *keys = union_keys(json_is_object(o) ? o : NULL, json_is_object(n) ? n : NULL);
 	const char *k;
@@ -232,7 +235,8 @@ static void diff_claims(json_t *out, const char *pid, const json_t *o, const jso
 		if (same(ov, nv))
 			continue;
 		bool lost = json_is_true(ov) && !json_is_true(nv);
-		add_change(out, change("provider", pid, "axis", k, ov, nv), lost ? REGRESSION : CHANGE, ord);
+		enum change_class c = !lost ? CHANGE : now_blocked ? HOST_CHANGE : REGRESSION;
+		add_change(out, change("provider", pid, "axis", k, ov, nv), c, ord);
 	}
 }
 
@@ -294,7 +298,8 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 		diff_checks(checks, id, op, np, &cord);
 		if (op && np)
 			diff_claims(json_object_get(d, "claims"), id, json_object_get(op, "claims"),
-				    json_object_get(np, "claims"), &aord);
+				    json_object_get(np, "claims"), json_is_string(nv) && strcmp(json_string_value(nv), "blocked") == 0,
+				    &aord);
 		else
 			diff_keys(json_object_get(d, "claims"), id, "axis", "", json_object_get(op, "claims"),
 				  json_object_get(np, "claims"), false);

@@ -39,6 +39,7 @@ static const char *const schema_values[] = { AGSBX_BUNDLE_SCHEMA, NULL };
 static const char *const provider_verdicts[] = { "conformant", "defective", "blocked", "skipped", NULL };
 static const char *const check_verdicts[] = { "pass", "fail", "not_claimed", "skip", "blocked", NULL };
 static const char *const roles[] = { "sandbox", "control", NULL };
+static const char *const provider_kinds[] = { "external", "wrap", NULL };
 static const char *const summary_formats[] = { "pytest", "ctest", "plain", "none", NULL };
 
 #define F(k, t, ...) { .key = (k), .types = (t), __VA_ARGS__ }
@@ -97,6 +98,7 @@ static const struct field provider_fields[] = {
 	F("underclaim", T_ARR, .items = T_STR), F("failing_checks", T_ARR, .items = T_STR),
 	F("checks", T_ARR, .items = T_OBJ, .item_members = check_fields),
 	F("timings", T_OBJ, .members = timings_fields),
+	F("kind", T_STR, .values = provider_kinds), F("declared", T_OBJ),
 	{ .key = NULL }
 };
 static const struct field att_summary_fields[] = {

@@ -30,9 +30,7 @@ static json_t *file_marker(const char *path, bool *fired)
 	return agsbx_fact_errno(errno, path);
 }
 
-/* Container runtime words in the cgroup paths of a /proc/PID/cgroup file
- * ("N:controllers:/path" lines); the list of words found. */
-static json_t *cgroup_marker(const char *path, bool *fired)
+json_t *agsbx_probe_cgroup_markers(const char *path, bool *fired)
 {
 	_cleanup_free_ char *text = NULL;
 	int r = agsbx_probes_read(path, &text);
@@ -160,10 +158,10 @@ json_t *agsbx_probe_container(void)
 					       : agsbx_fact_absent("not_set", "environ:container"));
 	note(by, env && *env, "container_env");
 	fired = false;
-	agsbx_fact_put(f, "cgroup_markers", cgroup_marker("/proc/self/cgroup", &fired));
+	agsbx_fact_put(f, "cgroup_markers", agsbx_probe_cgroup_markers("/proc/self/cgroup", &fired));
 	note(by, fired, "cgroup_markers");
 	fired = false;
-	agsbx_fact_put(f, "init_cgroup_markers", cgroup_marker("/proc/1/cgroup", &fired));
+	agsbx_fact_put(f, "init_cgroup_markers", agsbx_probe_cgroup_markers("/proc/1/cgroup", &fired));
 	note(by, fired, "init_cgroup_markers");
 	fired = false;
 	put_root_fs(f, &fired);

@@ -91,4 +91,21 @@ void agsbx_mountinfo_free(struct agsbx_mount *mounts, size_t n);
 const struct agsbx_mount *agsbx_mountinfo_find(const struct agsbx_mount *mounts, size_t n,
 					       const char *mountpoint);
 
+/* ---- parsers behind the families, fed recorded files by the tests ---- */
+
+struct utsname;
+/* The kernel family from a uname(2) result; u NULL: every fact absent with
+ * err's name. New object. */
+json_t *agsbx_probe_kernel_uts(const struct utsname *u, int err);
+/* cap_eff, cap_prm, cap_bnd, cap_amb, no_new_privs, seccomp and
+ * seccomp_filters from a /proc/PID/status file into family f. */
+void agsbx_probe_status_facts(json_t *f, const char *path);
+/* Container runtime words in the cgroup paths of a /proc/PID/cgroup file
+ * ("N:controllers:/path" lines): a fact with the list of words found;
+ * *fired set when any was. */
+json_t *agsbx_probe_cgroup_markers(const char *path, bool *fired);
+/* The apparmor family with every path read beneath root ("" for the host:
+ * /sys, /proc and /etc/apparmor.d as they are). */
+json_t *agsbx_probe_apparmor_at(const char *root);
+
 #endif

@@ -98,11 +98,11 @@ static void put_sudo(json_t *f)
 	agsbx_fact_put(f, "under_sudo", agsbx_fact_bool(under, "environ:SUDO_USER,SUDO_UID,SUDO_GID,SUDO_COMMAND"));
 }
 
-/* One "Key:" of /proc/self/status as a string (hex masks) or integer. */
-static json_t *status_fact(const char *status, int err, const char *key, bool integer)
+/* One "Key:" of a /proc/PID/status text as a string (hex masks) or integer. */
+static json_t *status_fact(const char *path, const char *status, int err, const char *key, bool integer)
 {
-	char src[64];
-	snprintf(src, sizeof src, STATUS ":%s", key);
+	char src[512];
+	snprintf(src, sizeof src, "%s:%s", path, key);
 	if (!status)
 		return agsbx_fact_errno(err, src);
 	_cleanup_free_ char *v = agsbx_probes_status_field(status, key);
@@ -118,6 +118,19 @@ static json_t *status_fact(const char *status, int err, const char *key, bool in
 	return agsbx_fact_int(n, src);
 }
 
+void agsbx_probe_status_facts(json_t *f, const char *path)
+{
+	_cleanup_free_ char *status = NULL;
+	int r = agsbx_probes_read(path, &status);
+	agsbx_fact_put(f, "cap_eff", status_fact(path, status, r, "CapEff", false));
+	agsbx_fact_put(f, "cap_prm", status_fact(path, status, r, "CapPrm", false));
+	agsbx_fact_put(f, "cap_bnd", status_fact(path, status, r, "CapBnd", false));
+	agsbx_fact_put(f, "cap_amb", status_fact(path, status, r, "CapAmb", false));
+	agsbx_fact_put(f, "no_new_privs", status_fact(path, status, r, "NoNewPrivs", true));
+	agsbx_fact_put(f, "seccomp", status_fact(path, status, r, "Seccomp", true));
+	agsbx_fact_put(f, "seccomp_filters", status_fact(path, status, r, "Seccomp_filters", true));
+}
+
 json_t *agsbx_probe_privilege(void)
 {
 	json_t *f = json_object();
@@ -126,15 +139,7 @@ json_t *agsbx_probe_privilege(void)
 	put_ids(f);
 	agsbx_fact_put(f, "groups", groups_fact());
 	put_sudo(f);
-	_cleanup_free_ char *status = NULL;
-	int r = agsbx_probes_read(STATUS, &status);
-	agsbx_fact_put(f, "cap_eff", status_fact(status, r, "CapEff", false));
-	agsbx_fact_put(f, "cap_prm", status_fact(status, r, "CapPrm", false));
-	agsbx_fact_put(f, "cap_bnd", status_fact(status, r, "CapBnd", false));
-	agsbx_fact_put(f, "cap_amb", status_fact(status, r, "CapAmb", false));
-	agsbx_fact_put(f, "no_new_privs", status_fact(status, r, "NoNewPrivs", true));
-	agsbx_fact_put(f, "seccomp", status_fact(status, r, "Seccomp", true));
-	agsbx_fact_put(f, "seccomp_filters", status_fact(status, r, "Seccomp_filters", true));
+	agsbx_probe_status_facts(f, STATUS);
 	agsbx_fact_put(f, "cap_last_cap", agsbx_fact_file_int("/proc/sys/kernel/cap_last_cap"));
 	return f;
 }

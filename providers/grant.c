@@ -136,6 +136,28 @@ static bool same_fingerprint(const struct stat *st, const struct agsbx_bundle_fi
 	       ns(&st->st_mtim) == f->mtime_ns && ns(&st->st_ctim) == f->ctime_ns;
 }
 
+/* Copies src into the new file dst (created exclusively, never through a
+ * pre-placed entry) and seals its mode; returns the open fd of dst. On
+ * failure the partial copy is removed: a truncated file must not sit in the
+ * source root unrecorded. */
+static int materialise(const char *src, const char *dst, bool executable)
+{
+	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0)
+		return -errno;
+	int r = copy_fd(in, out);
+	if (r == 0 && fchmod(out, executable ? 0555 : 0444) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(dst);
+		return r;
+	}
+	return TAKE_FD(out);
+}
+
 int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *src, bool executable)
 {
 	if (g->sealed)
@@ -145,18 +167,9 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 	_cleanup_free_ char *dst = agsbx_path_join(g->roots[AGSBX_ROOT_SOURCE].path, name);
 	if (!dst)
 		return -ENOMEM;
-	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	/* Exclusive create, no following: nothing pre-placed can be reused. */
-	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	_cleanup_close_ int out = materialise(src, dst, executable);
 	if (out < 0)
-		return -errno;
-	int r = copy_fd(in, out);
-	if (r < 0)
-		return r;
-	if (fchmod(out, executable ? 0555 : 0444) < 0)
-		return -errno;
+		return out;
 	struct agsbx_bundle_file *nf = realloc(g->files, (g->nfiles + 1) * sizeof *nf);
 	if (!nf)
 		return -ENOMEM;
@@ -166,7 +179,7 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 	struct stat st;
 	if (fstat(out, &st) < 0)
 		return -errno;
-	r = agsbx_sha256_file(dst, f->sha256);
+	int r = agsbx_sha256_file(dst, f->sha256);
 	if (r < 0)
 		return r;
 	f->name = strdup(name);
@@ -233,13 +246,21 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0; /* best effort: keep removing the rest */
 }
 
+/* Directories nftw could not read in the current unlock pass (thread-local:
+ * nftw callbacks take no user data). */
+static __thread unsigned unreadable_dirs;
+
 static int unlock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)ftw;
 	/* NOFOLLOW: an entry swapped for a symlink since nftw's lstat (by a
 	 * process still writing in a root) must not chmod the link's target. */
-	if ((flag == FTW_D || flag == FTW_DP) && !S_ISLNK(st->st_mode))
+	if ((flag == FTW_D || flag == FTW_DP || flag == FTW_DNR) && !S_ISLNK(st->st_mode))
 		fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW);
+	/* A directory made unreadable (mode 0) is reported, not entered: it
+	 * is readable now, and the next pass sees what it holds. */
+	if (flag == FTW_DNR)
+		unreadable_dirs++;
 	return 0;
 }
 
@@ -249,7 +270,14 @@ void agsbx_grant_destroy(struct agsbx_grant *g)
 		return;
 	if (g->area) {
 		/* FTW_PHYS: never follow a symlink a sandbox left behind. */
-		nftw(g->area, unlock_entry, 32, FTW_PHYS);
+		/* One pass per level of nested unreadable directories (bounded:
+		 * a pass that finds none ends it). */
+		for (int pass = 0; pass < 64; pass++) {
+			unreadable_dirs = 0;
+			nftw(g->area, unlock_entry, 32, FTW_PHYS);
+			if (!unreadable_dirs)
+				break;
+		}
 		nftw(g->area, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
 	}
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)

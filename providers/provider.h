@@ -24,7 +24,11 @@
  *  7. release(): idempotent; removes every temporary resource it created.
  *  8. A doc in docs/providers/<id>.md: what it isolates, what it does not,
  *     every reason.
- *  9. Tests: the real mechanism in tests/, plus the provider in the matrix. */
+ *  9. Tests: the real mechanism in tests/, plus the provider in the matrix.
+ * 10. reason_conds: map each blocked reason that asserts a host condition
+ *     (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
+ * Providers declared at run time (--adapter, --wrap) live in
+ * providers/external/ and are built from the same struct. */
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
 
@@ -224,6 +228,28 @@ struct agsbx_provider_ops {
 	 * dry_run; appends one {kind, id, owner, removed} per resource to
 	 * found. Returns the count or -errno (nothing to reach is 0). */
 	int (*cleanup_dead)(const struct agsbx_ctx *ctx, bool dry_run, json_t *found);
+	/* Optional (declared providers: --adapter, --wrap): called once when
+	 * the provider's run is over and every handle was released. Returns
+	 * members for the provider object (kind, argv, the adapter record) as
+	 * a new JSON object; sets defect->reason when the provider broke the
+	 * contract outside any one check (an adapter's protocol violation,
+	 * leftovers), which makes it defective. */
+	json_t *(*finish)(const struct agsbx_provider_ops *self, struct agsbx_failure *defect);
+	/* Optional: which probe reasons stand for a host condition the
+	 * harness can decide itself (probe.truthful cross-checks them),
+	 * NULL-terminated pairs {reason, AGSBX_HOSTCOND_*}. */
+	const struct agsbx_reason_cond *reason_conds;
+};
+
+/* Host conditions a blocked reason may assert; probe.truthful decides
+ * each with the harness's own probe, as the sandbox's user. */
+#define AGSBX_HOSTCOND_USERNS_BLOCKED "userns_blocked"
+#define AGSBX_HOSTCOND_LANDLOCK_UNSUPPORTED "landlock_unsupported"
+#define AGSBX_HOSTCOND_DOCKER_UNREACHABLE "docker_unreachable"
+#define AGSBX_HOSTCOND_RUNTIME_UNREGISTERED "runtime_unregistered"
+struct agsbx_reason_cond {
+	const char *reason;
+	const char *cond;             /* AGSBX_HOSTCOND_* */
 };
 
 /* The built-in providers (registry.c lists them, sorted by id). */

@@ -12,7 +12,7 @@ static const struct agsbx_provider_ops *const builtin[] = {
 	&agsbx_provider_trusted_local,
 };
 
-#define MAX_EXTRA 16
+#define MAX_EXTRA 48
 static const struct agsbx_provider_ops *extra[MAX_EXTRA];
 static size_t nextra;
 

@@ -1,5 +1,6 @@
 /* base/util.c: file digests and reads on what a path may turn out to be
  * (a FIFO swapped in for a granted file must not hang the harness). */
+#include "base/log.h"
 #include "base/util.h"
 #include "tests/lib/testlib.h"
 
@@ -54,6 +55,235 @@ START_TEST(test_sha256_file_refuses_fifo_and_dir)
 }
 END_TEST
 
+/* --adapter/--wrap commands: shell-like splitting, never a shell. */
+static void expect_words(const char *in, const char *const *want)
+{
+	char **v = NULL;
+	int n = agsbx_split_words(in, &v);
+	int k = 0;
+	while (want[k])
+		k++;
+	ck_assert_int_eq(n, k);
+	for (int i = 0; i < k; i++)
+		ck_assert_str_eq(v[i], want[i]);
+	ck_assert_ptr_null(v[k]);
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+START_TEST(test_split_words)
+{
+	expect_words("python3  a.py --x=1", (const char *const[]){ "python3", "a.py", "--x=1", NULL });
+	expect_words("sh -c 'a | b $HOME' \"x\\\"y\" z\\ w", (const char *const[]){ "sh", "-c", "a | b $HOME", "x\"y", "z w", NULL });
+	expect_words("'' \"\" a''b", (const char *const[]){ "", "", "ab", NULL });
+	expect_words("\"\\$\\a\"", (const char *const[]){ "$\\a", NULL });
+	expect_words("a\n\tb", (const char *const[]){ "a", "b", NULL });
+	expect_words("   ", (const char *const[]){ NULL });
+	char **v = NULL;
+	ck_assert_int_eq(agsbx_split_words("sh -c 'oops", &v), -EINVAL);
+	ck_assert_int_eq(agsbx_split_words("a \"b", &v), -EINVAL);
+	ck_assert_int_eq(agsbx_split_words("a\\", &v), -EINVAL);
+	ck_assert_ptr_null(v);
+}
+END_TEST
+
+/* ------------------------------------------------------------------- log */
+
+/* Runs fn with stderr sent to a fresh file and returns what it wrote
+ * (malloc'd). Check forks per test, so fd 2 is ours to redirect. */
+static char *stderr_of(void (*fn)(void))
+{
+	char path[] = "/tmp/agsbx-t-log-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	fflush(stderr);
+	int saved = dup(2);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	fn();
+	fflush(stderr);
+	ck_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	off_t n = lseek(fd, 0, SEEK_END);
+	char *buf = calloc(1, (size_t)n + 1);
+	ck_assert_int_eq(pread(fd, buf, (size_t)n, 0), n);
+	close(fd);
+	return buf;
+}
+
+static void log_all(void)
+{
+	agsbx_error("e %d", 1);
+	agsbx_warn("w %s", "x");
+	agsbx_note("n");
+	agsbx_debug("d");
+	agsbx_hint("h");
+}
+
+/* Each level lets through exactly its messages, each with its prefix, one
+ * whole line each; errors and hints survive --quiet. */
+static const struct {
+	enum agsbx_log_level level;
+	const char *want;
+} log_cases[] = {
+	{ AGSBX_LOG_QUIET, "agsbx-evidence: error: e 1\nhint: h\n" },
+	{ AGSBX_LOG_NORMAL,
+	  "agsbx-evidence: error: e 1\nagsbx-evidence: warning: w x\nagsbx-evidence: n\nhint: h\n" },
+	{ AGSBX_LOG_VERBOSE, "agsbx-evidence: error: e 1\nagsbx-evidence: warning: w x\nagsbx-evidence: n\n"
+			     "agsbx-evidence: debug: d\nhint: h\n" },
+};
+
+START_TEST(test_log_levels)
+{
+	agsbx_log_set_level(log_cases[_i].level);
+	ck_assert_int_eq(agsbx_log_get_level(), log_cases[_i].level);
+	char *out = stderr_of(log_all);
+	ck_assert_str_eq(out, log_cases[_i].want);
+	free(out);
+}
+END_TEST
+
+static int errno_ret[2];
+
+static void log_errno(void)
+{
+	errno_ret[0] = agsbx_error_errno(-ENOENT, "open %s", "/x");
+	errno_ret[1] = agsbx_error_errno(EACCES, "write");
+}
+
+/* -errno in, the same -errno out (a positive errno comes back negative),
+ * strerror appended; printed even at the quiet level. */
+START_TEST(test_log_error_errno)
+{
+	agsbx_log_set_level(AGSBX_LOG_QUIET);
+	char *out = stderr_of(log_errno);
+	ck_assert_int_eq(errno_ret[0], -ENOENT);
+	ck_assert_int_eq(errno_ret[1], -EACCES);
+	char want[512];
+	snprintf(want, sizeof want, "agsbx-evidence: error: open /x: %s\nagsbx-evidence: error: write: %s\n",
+		 strerror(ENOENT), strerror(EACCES));
+	ck_assert_str_eq(out, want);
+	free(out);
+}
+END_TEST
+
+static char long_msg[5000];
+
+static void log_long(void)
+{
+	agsbx_warn("%s", long_msg);
+}
+
+/* An over-long message is cut, not split over lines or overflowing. */
+START_TEST(test_log_long_line_cut)
+{
+	agsbx_log_set_level(AGSBX_LOG_NORMAL);
+	memset(long_msg, 'a', sizeof long_msg - 1);
+	char *out = stderr_of(log_long);
+	ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+	ck_assert_uint_lt(strlen(out), 2100);
+	ck_assert_uint_gt(strlen(out), 2000);
+	free(out);
+}
+END_TEST
+
+/* Colour only on a terminal, never with NO_COLOR set (and non-empty). */
+START_TEST(test_use_color)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(m, 0);
+	fcntl(m, F_SETFD, FD_CLOEXEC);
+	ck_assert_int_eq(grantpt(m), 0);
+	ck_assert_int_eq(unlockpt(m), 0);
+	int tty = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ck_assert_int_ge(tty, 0);
+	int file = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	unsetenv("NO_COLOR");
+	ck_assert(agsbx_use_color(tty));
+	ck_assert(!agsbx_use_color(file));
+	ck_assert(!agsbx_use_color(-1));
+	setenv("NO_COLOR", "", 1); /* empty: not set, per no-color.org */
+	ck_assert(agsbx_use_color(tty));
+	setenv("NO_COLOR", "1", 1);
+	ck_assert(!agsbx_use_color(tty));
+	close(file);
+	close(tty);
+	close(m);
+}
+END_TEST
+
+/* ---------------------------------------------------------- file helpers */
+
+static bool dir_empty(const char *path)
+{
+	char *cmd = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "test -z \"$(ls -A '%s')\"", path), 0);
+	int rc = system(cmd);
+	free(cmd);
+	return rc == 0;
+}
+
+/* Atomic writes: all or nothing, never a temporary file left behind — on a
+ * full filesystem (a small tmpfs in the test's own namespaces) and when
+ * the target is a directory. */
+START_TEST(test_write_atomic_failures)
+{
+	char *dir = agsbx_test_tmpdir("agsbx-t-atomic");
+	char *target = NULL;
+	ck_assert_int_ge(asprintf(&target, "%s/sub", dir), 0);
+	ck_assert_int_eq(mkdir(target, 0755), 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(target, "x", 1, 0644), -EISDIR);
+	ck_assert_int_eq(rmdir(target), 0);
+	ck_assert(dir_empty(dir));
+	if (agsbx_test_own_namespaces()) {
+		char *mp = agsbx_test_tmpfs(dir, "small", "size=64k,mode=0755");
+		ck_assert_ptr_nonnull(mp);
+		char *big = calloc(1, 256 * 1024);
+		char *f = NULL;
+		ck_assert_int_ge(asprintf(&f, "%s/f", mp), 0);
+		ck_assert_int_eq(agsbx_write_file_atomic(f, big, 256 * 1024, 0644), -ENOSPC);
+		ck_assert(dir_empty(mp));
+		ck_assert_int_eq(agsbx_write_file_atomic(f, "ok", 2, 0644), 0);
+		free(f);
+		free(big);
+		free(mp);
+	}
+	free(target);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Only regular files are read: a device (one that never ends, one that is
+ * always empty) and a directory are refused at once; a regular file past
+ * the limit too, before a byte is read. */
+START_TEST(test_read_file_limits)
+{
+	char *data = NULL;
+	ck_assert_int_eq(agsbx_read_file("/dev/zero", 10000, &data, NULL), -EINVAL);
+	ck_assert_int_eq(agsbx_read_file("/dev/null", 10, &data, NULL), -EINVAL);
+	ck_assert_ptr_null(data);
+	ck_assert_int_eq(agsbx_read_file("/", 10000, &data, NULL), -EISDIR);
+	char *dir = agsbx_test_tmpdir("agsbx-t-read");
+	char *f = NULL;
+	ck_assert_int_ge(asprintf(&f, "%s/f", dir), 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(f, "0123456789", 10, 0644), 0);
+	ck_assert_int_eq(agsbx_read_file(f, 9, &data, NULL), -EFBIG);
+	size_t len = 0;
+	ck_assert_int_eq(agsbx_read_file(f, 10, &data, &len), 0);
+	ck_assert_uint_eq(len, 10);
+	ck_assert_str_eq(data, "0123456789");
+	free(data);
+	free(f);
+	agsbx_test_rmtree(dir);
+	free(dir);
+	errno = 0;
+	ck_assert_ptr_null(agsbx_read_line("/nonexistent/agsbx"));
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base-util");
@@ -61,6 +291,16 @@ int main(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_sha256_file_regular);
 	tcase_add_test(tc, test_sha256_file_refuses_fifo_and_dir);
+	tcase_add_test(tc, test_split_words);
+	tcase_add_test(tc, test_write_atomic_failures);
+	tcase_add_test(tc, test_read_file_limits);
 	suite_add_tcase(s, tc);
+	TCase *lg = tcase_create("log");
+	tcase_set_timeout(lg, 10);
+	tcase_add_loop_test(lg, test_log_levels, 0, sizeof log_cases / sizeof log_cases[0]);
+	tcase_add_test(lg, test_log_error_errno);
+	tcase_add_test(lg, test_log_long_line_cut);
+	tcase_add_test(lg, test_use_color);
+	suite_add_tcase(s, lg);
 	return agsbx_test_run_suite(s);
 }

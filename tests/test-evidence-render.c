@@ -468,6 +468,15 @@ START_TEST(test_diff_lost_evidence)
 			      "%s: %lld host changes", cases[i].what,
 			      (long long)json_integer_value(json_object_get(d, "host_changes")));
 	}
+	/* A provider the host now blocks claims nothing: losing its claims is
+	 * part of that host change, not a regression. */
+	_cleanup_json_ json_t *blk = json_deep_copy(a);
+	json_t *p0 = json_array_get(json_object_get(blk, "providers"), 0);
+	json_object_set_new(p0, "verdict", json_string("blocked"));
+	json_object_set_new(json_object_get(p0, "claims"), "host_filesystem_restricted", json_false());
+	_cleanup_json_ json_t *bd = diff(a, blk);
+	ck_assert_int_eq(json_integer_value(json_object_get(bd, "regressions")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(bd, "host_changes")), 2);
 }
 END_TEST
 

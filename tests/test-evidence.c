@@ -9,6 +9,7 @@
 #include "tests/lib/testlib.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -673,6 +674,163 @@ START_TEST(test_sign_bad_keys)
 }
 END_TEST
 
+/* Signing through ssh-keygen fails closed, whatever goes wrong, with a
+ * message naming it: no temporary directory, no ssh-keygen, ssh-keygen
+ * failing (no agent at SSH_AUTH_SOCK), and a deliberately lying ssh-keygen
+ * (a negative control: a script of that name first on PATH) that writes no
+ * signature, garbage, or a genuine signature by the same key over other
+ * bytes. Never a "signature" member, never a temporary file left. */
+static const struct {
+	const char *what;
+	const char *liar;   /* script body for the lying ssh-keygen, or NULL */
+	int tmpdir_missing, no_tools;
+	const char *msg;
+} sign_fail_cases[] = {
+	{ "no temporary directory", NULL, 1, 0, "cannot create a temporary directory" },
+	{ "no ssh-keygen", NULL, 0, 1, "cannot run ssh-keygen" },
+	{ "no agent, no private key", NULL, 0, 0, "ssh-keygen -Y sign failed" },
+	{ "liar writes nothing", "exit 0\n", 0, 0, "ssh-keygen wrote no signature" },
+	{ "liar writes garbage", "for a; do last=$a; done; echo garbage > \"$last.sig\"\n", 0, 0,
+	  "not an armored SSH signature" },
+	{ "liar signs other bytes", "for a; do last=$a; done; cp \"$AGSBX_T_OTHER_SIG\" \"$last.sig\"\n", 0, 0,
+	  "does not match the bundle content" },
+};
+
+START_TEST(test_sign_through_ssh_keygen_fails_closed)
+{
+	_cleanup_free_ char *key = new_key("k");
+	/* the public key alone: with its private key next to it, ssh-keygen
+	 * would fall back to that when the agent is not there */
+	_cleanup_free_ char *pub = in_tmp("lone.pub");
+	ck_assert_int_eq(sh("cp '%s.pub' '%s'", key, pub), 0);
+	/* a genuine signature by this key, over bytes that are not the bundle */
+	ck_assert_int_eq(sh("cd '%s' && echo other > other && ssh-keygen -q -Y sign -f k -n agsbx-evidence other",
+			    tmp),
+			 0);
+	_cleanup_free_ char *other_sig = in_tmp("other.sig");
+	setenv("AGSBX_T_OTHER_SIG", other_sig, 1);
+	_cleanup_free_ char *nosock = in_tmp("no-agent.sock");
+	setenv("SSH_AUTH_SOCK", nosock, 1);
+	_cleanup_free_ char *scratch = in_tmp("scratch");
+	ck_assert_int_eq(mkdir(scratch, 0700), 0);
+	_cleanup_free_ char *missing = in_tmp("no-such-dir");
+	setenv("TMPDIR", sign_fail_cases[_i].tmpdir_missing ? missing : scratch, 1);
+	_cleanup_free_ char *bin = in_tmp("bin");
+	ck_assert_int_eq(mkdir(bin, 0755), 0);
+	if (sign_fail_cases[_i].liar) {
+		_cleanup_free_ char *liar = in_tmp("bin/ssh-keygen");
+		_cleanup_free_ char *body = NULL;
+		ck_assert_int_ge(asprintf(&body, "#!/bin/sh\n%s", sign_fail_cases[_i].liar), 0);
+		ck_assert_int_eq(agsbx_write_file_atomic(liar, body, strlen(body), 0755), 0);
+	}
+	_cleanup_free_ char *saved_path = strdup(getenv("PATH"));
+	_cleanup_free_ char *path = NULL;
+	ck_assert_int_ge(asprintf(&path, "%s:%s", bin, sign_fail_cases[_i].no_tools ? "" : saved_path), 0);
+	setenv("PATH", path, 1);
+
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/minimal.json");
+	char err[512] = "";
+	int r = agsbx_bundle_sign(b, pub, err, sizeof err);
+	setenv("PATH", saved_path, 1);
+	ck_assert_msg(r < 0, "%s: signing succeeded", sign_fail_cases[_i].what);
+	ck_assert_msg(strstr(err, sign_fail_cases[_i].msg) != NULL, "%s: message: %s", sign_fail_cases[_i].what, err);
+	ck_assert_ptr_null(json_object_get(b, "signature"));
+	ck_assert_int_eq(sh("test -z \"$(ls -A '%s')\"", scratch), 0);
+}
+END_TEST
+
+/* keygen: a comment must be one line; when the .pub cannot be written
+ * (a filesystem out of inodes, in the test's own namespace) the private key
+ * written a moment before is removed: never half a pair. */
+START_TEST(test_keygen_errors)
+{
+	char err[256] = "";
+	_cleanup_free_ char *k = in_tmp("k");
+	ck_assert_int_eq(agsbx_keygen(k, "two\nlines", err, sizeof err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "one line"));
+	ck_assert_int_ne(access(k, F_OK), 0);
+	if (!agsbx_test_own_namespaces())
+		return;
+	/* tmpfs counts the root and every link: the private key (a temporary
+	 * file linked into place) fits, the .pub's link(2) does not */
+	_cleanup_free_ char *mp = agsbx_test_tmpfs(tmp, "full", "size=64k,nr_inodes=3,mode=0755");
+	ck_assert_ptr_nonnull(mp);
+	_cleanup_free_ char *key = agsbx_path_join(mp, "id");
+	err[0] = '\0';
+	ck_assert_int_eq(agsbx_keygen(key, NULL, err, sizeof err), -ENOSPC);
+	ck_assert_msg(strstr(err, ".pub") != NULL, "message: %s", err);
+	ck_assert_int_eq(sh("test -z \"$(ls -A '%s')\"", mp), 0);
+}
+END_TEST
+
+/* ---- corrupted private keys ------------------------------------------------ */
+
+/* Offsets into a keygen'd openssh-key-v1 body (comment "tester@example.invalid"):
+ * the private section starts after the magic, three strings, nkeys, the
+ * public blob and the section's own length. */
+static size_t priv_section_offset(const uint8_t *raw)
+{
+	size_t off = 15; /* "openssh-key-v1\0" */
+	for (int i = 0; i < 3; i++)
+		off += 4 + ((size_t)raw[off] << 24 | (size_t)raw[off + 1] << 16 | (size_t)raw[off + 2] << 8 | raw[off + 3]);
+	off += 4; /* nkeys */
+	off += 4 + ((size_t)raw[off] << 24 | (size_t)raw[off + 1] << 16 | (size_t)raw[off + 2] << 8 | raw[off + 3]);
+	return off + 4;
+}
+
+/* where: offset in the private section (negative: from its end; the
+ * magic's first byte when MAGIC; the section length's last byte when LEN) */
+#define AT_MAGIC (-1000)
+#define AT_LEN (-2000)
+static const struct {
+	int where;
+	uint8_t set;
+	const char *msg;
+} corrupt_cases[] = {
+	{ AT_MAGIC, 'X', "not an openssh-key-v1 private key" },
+	{ AT_LEN, 3, "truncated private key" },
+	{ 4, 0xff, "check bytes differ" },
+	{ 8 + 4 + 11 + 4 + 32 + 4 + 63, 0x00, "private and public halves of the key differ" },
+	{ -1, 0x42, "bad private key padding" },
+	{ 8 + 4 + 11 + 4 + 31, 0x5a, "halves of the key differ" },
+	{ 8 + 4 + 5, 'X', "malformed Ed25519 private key" },
+};
+
+START_TEST(test_sign_corrupted_private_keys)
+{
+	_cleanup_free_ char *key = new_key("k");
+	size_t len;
+	_cleanup_free_ char *text = slurp(key, &len);
+	const char *b = strstr(text, "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+	const char *e = strstr(text, "-----END OPENSSH PRIVATE KEY-----");
+	ck_assert(b && e);
+	b += strlen("-----BEGIN OPENSSH PRIVATE KEY-----\n");
+	uint8_t raw[4096];
+	size_t n = 0;
+	ck_assert_int_eq(sodium_base642bin(raw, sizeof raw, b, (size_t)(e - b), " \n", &n, NULL,
+					   sodium_base64_VARIANT_ORIGINAL),
+			 0);
+	size_t priv = priv_section_offset(raw);
+	int w = corrupt_cases[_i].where;
+	size_t at = w == AT_MAGIC ? 0 : w == AT_LEN ? priv - 1 : w < 0 ? n + (size_t)w : priv + (size_t)w;
+	ck_assert_uint_lt(at, n);
+	raw[at] = corrupt_cases[_i].set;
+	char b64[8192];
+	sodium_bin2base64(b64, sizeof b64, raw, n, sodium_base64_VARIANT_ORIGINAL);
+	_cleanup_free_ char *pem = NULL;
+	ck_assert_int_ge(asprintf(&pem, "-----BEGIN OPENSSH PRIVATE KEY-----\n%s\n-----END OPENSSH PRIVATE KEY-----\n",
+				  b64),
+			 0);
+	_cleanup_free_ char *bad = in_tmp("bad");
+	spit(bad, pem, strlen(pem));
+	_cleanup_json_ json_t *bundle = load_src("tests/data/bundles/minimal.json");
+	char err[512] = "";
+	ck_assert_int_eq(agsbx_bundle_sign(bundle, bad, err, sizeof err), -EINVAL);
+	ck_assert_msg(strstr(err, corrupt_cases[_i].msg) != NULL, "case %d: %s", _i, err);
+	ck_assert_ptr_null(json_object_get(bundle, "signature"));
+}
+END_TEST
+
 /* ---- trust anchors -------------------------------------------------------- */
 
 struct signers_case {
@@ -912,6 +1070,9 @@ int main(void)
 	tcase_add_test(t, test_sign_encrypted_key_through_ssh_keygen);
 	tcase_add_test(t, test_sign_with_agent_key);
 	tcase_add_test(t, test_sign_bad_keys);
+	tcase_add_loop_test(t, test_sign_through_ssh_keygen_fails_closed, 0, (int)AGSBX_ARRAY_SIZE(sign_fail_cases));
+	tcase_add_test(t, test_keygen_errors);
+	tcase_add_loop_test(t, test_sign_corrupted_private_keys, 0, (int)AGSBX_ARRAY_SIZE(corrupt_cases));
 	suite_add_tcase(s, t);
 
 	t = tcase_create("trust");

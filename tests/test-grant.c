@@ -3,8 +3,12 @@
  * trusted_local provider (the bounded runner, for real). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mount.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,6 +151,264 @@ START_TEST(test_destroy_never_follows_symlinks)
 }
 END_TEST
 
+/* ------------------------------------------- error paths (own namespaces) */
+
+/* dir/name as a fresh mount point carrying a tmpfs (own namespace only). */
+static char *small_tmpfs(const char *name, const char *opts)
+{
+	char *mp = agsbx_test_tmpfs(dir, name, opts);
+	ck_assert_ptr_nonnull(mp);
+	return mp;
+}
+
+static bool is_empty_dir(const char *path)
+{
+	char *cmd = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "test -z \"$(ls -A '%s')\"", path), 0);
+	int rc = system(cmd);
+	free(cmd);
+	return rc == 0;
+}
+
+/* A filesystem out of inodes after area/ and source/: the grant is not
+ * half-made, and nothing is left behind. */
+START_TEST(test_create_enospc)
+{
+	if (!agsbx_test_own_namespaces())
+		return;
+	char *mp = small_tmpfs("inodes", "size=1m,nr_inodes=3,mode=0755");
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(mp, "area", (uid_t)-1, (gid_t)-1, &g), -ENOSPC);
+	ck_assert_ptr_null(g);
+	ck_assert(is_empty_dir(mp));
+	free(mp);
+}
+END_TEST
+
+/* The bundle does not fit: -ENOSPC, no record, and no truncated copy left
+ * in the source root that a later step could run. */
+START_TEST(test_add_file_enospc)
+{
+	if (!agsbx_test_own_namespaces())
+		return;
+	char *mp = small_tmpfs("small", "size=64k,mode=0755");
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(mp, "area", (uid_t)-1, (gid_t)-1, &g), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(payload, &st), 0);
+	ck_assert_int_gt(st.st_size, 64 * 1024);
+	ck_assert_int_eq(agsbx_grant_add_file(g, "agsbx-payload", payload, true), -ENOSPC);
+	ck_assert_uint_eq(g->nfiles, 0);
+	ck_assert(is_empty_dir(g->roots[AGSBX_ROOT_SOURCE].path));
+	/* the name is free again: a later, smaller file can take it */
+	char *small = agsbx_path_join(dir, "small-src");
+	ck_assert_int_eq(agsbx_write_file_atomic(small, "#!/bin/sh\n", 10, 0644), 0);
+	ck_assert_int_eq(agsbx_grant_add_file(g, "agsbx-payload", small, true), 0);
+	agsbx_grant_destroy(g);
+	ck_assert(is_empty_dir(mp));
+	free(small);
+	free(mp);
+}
+END_TEST
+
+/* A read-only bind of the parent: -EROFS from the first mkdir. */
+START_TEST(test_create_erofs)
+{
+	if (!agsbx_test_own_namespaces())
+		return;
+	char *ro = agsbx_path_join(dir, "ro");
+	ck_assert_int_eq(mkdir(ro, 0755), 0);
+#ifdef __linux__
+	ck_assert_int_eq(mount(ro, ro, NULL, MS_BIND, NULL), 0);
+	ck_assert_int_eq(mount(NULL, ro, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL), 0);
+#endif
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(ro, "area", (uid_t)-1, (gid_t)-1, &g), -EROFS);
+	ck_assert_ptr_null(g);
+	free(ro);
+}
+END_TEST
+
+/* Without privileges: a parent we may not write to (-EACCES), a source we
+ * may not read (-EACCES, no file), an owner we may not give the roots to
+ * (chown fails: no half-made grant left), a changed file whose digest can
+ * no longer be read (verify fails with the reason). */
+START_TEST(test_unprivileged_errors)
+{
+	if (!agsbx_test_own_namespaces())
+		return;
+	char *locked = agsbx_path_join(dir, "locked");
+	ck_assert_int_eq(mkdir(locked, 0555), 0);
+	char *secret = agsbx_path_join(dir, "secret");
+	ck_assert_int_eq(agsbx_write_file_atomic(secret, "s", 1, 0000), 0);
+	char *open_dir = agsbx_path_join(dir, "open");
+	ck_assert_int_eq(mkdir(open_dir, 0755), 0);
+	ck_assert_int_eq(agsbx_test_drop_effective_caps(), 0);
+
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(locked, "area", (uid_t)-1, (gid_t)-1, &g), -EACCES);
+	/* uid 4242 is not mapped in our namespace: chown refuses */
+	ck_assert_int_lt(agsbx_grant_create(open_dir, "area", 4242, 4242, &g), 0);
+	ck_assert(is_empty_dir(open_dir));
+
+	ck_assert_int_eq(agsbx_grant_create(open_dir, "area", (uid_t)-1, (gid_t)-1, &g), 0);
+	ck_assert_int_eq(agsbx_grant_add_file(g, "s", secret, false), -EACCES);
+	ck_assert(is_empty_dir(g->roots[AGSBX_ROOT_SOURCE].path));
+	ck_assert_int_eq(agsbx_grant_add_file(g, "p", payload, true), 0);
+	/* changed (so the fingerprint no longer matches) and unreadable */
+	ck_assert_int_eq(chmod(g->files[0].path, 0000), 0);
+	char why[256] = "";
+	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), -EACCES);
+	ck_assert_msg(strstr(why, "p: ") == why, "why: %s", why);
+	agsbx_grant_destroy(g);
+	ck_assert(is_empty_dir(open_dir));
+	free(locked);
+	free(secret);
+	free(open_dir);
+}
+END_TEST
+
+/* ---------------------------------------------- symlinks, races, teardown */
+
+START_TEST(test_symlink_components)
+{
+	/* a symlink in the middle of the path, not only at its end */
+	char *real = agsbx_path_join(dir, "real");
+	ck_assert_int_eq(mkdir(real, 0755), 0);
+	char *sub = agsbx_path_join(real, "sub");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	char *link = agsbx_path_join(dir, "via");
+	ck_assert_int_eq(symlink(real, link), 0);
+	char *through = agsbx_path_join(link, "sub");
+	ck_assert_int_eq(agsbx_path_check_no_symlink(through), -ELOOP);
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(through, "area", (uid_t)-1, (gid_t)-1, &g), -ELOOP);
+	ck_assert(is_empty_dir(sub));
+	ck_assert_int_eq(agsbx_path_check_no_symlink(sub), 0);
+	/* a missing component is an error, not a pass */
+	char *missing = agsbx_path_join(dir, "missing/x");
+	ck_assert_int_eq(agsbx_path_check_no_symlink(missing), -ENOENT);
+	ck_assert_int_eq(agsbx_path_check_no_symlink("/"), 0);
+	ck_assert_int_eq(agsbx_path_check_no_symlink(NULL), -EINVAL);
+	ck_assert_int_eq(agsbx_path_check_no_symlink(""), -EINVAL);
+	free(real);
+	free(sub);
+	free(link);
+	free(through);
+	free(missing);
+}
+END_TEST
+
+/* An entry planted at the destination before materialisation (a symlink
+ * to a file outside, as a racing writer would place it) is never written
+ * through; a missing source is an error. */
+START_TEST(test_preplaced_destination)
+{
+	struct agsbx_grant *g = NULL;
+	ck_assert_int_eq(agsbx_grant_create(dir, "area", (uid_t)-1, (gid_t)-1, &g), 0);
+	char *victim = agsbx_path_join(dir, "victim");
+	ck_assert_int_eq(agsbx_write_file_atomic(victim, "keep", 4, 0644), 0);
+	char *planted = agsbx_path_join(g->roots[AGSBX_ROOT_SOURCE].path, "agsbx-payload");
+	ck_assert_int_eq(symlink(victim, planted), 0);
+	ck_assert_int_eq(agsbx_grant_add_file(g, "agsbx-payload", payload, true), -EEXIST);
+	char *text = NULL;
+	ck_assert_int_eq(agsbx_read_file(victim, 64, &text, NULL), 0);
+	ck_assert_str_eq(text, "keep");
+	ck_assert_uint_eq(g->nfiles, 0);
+	ck_assert_int_eq(agsbx_grant_add_file(g, "other", "/nonexistent/agsbx", false), -ENOENT);
+	agsbx_grant_destroy(g);
+	free(text);
+	free(victim);
+	free(planted);
+}
+END_TEST
+
+/* The TOCTOU guard decides on content: a file swapped for an identical
+ * copy (new inode) or merely touched still verifies by digest; removed or
+ * replaced by a directory it does not. */
+START_TEST(test_verify_swaps)
+{
+	struct agsbx_grant *g = make_grant();
+	char *path = strdup(g->files[0].path);
+	char why[256];
+	/* identical content under a new inode */
+	char *copy = agsbx_path_join(dir, "copy");
+	char *cmd = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "cp '%s' '%s' && mv -f '%s' '%s'", payload, copy, copy, path), 0);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), 0);
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, NULL, 0), 0);
+	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), 0);
+	/* gone */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), -ENOENT);
+	ck_assert(strstr(why, "agsbx-payload") != NULL);
+	/* a directory in its place */
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), -ELOOP);
+	ck_assert(strstr(why, "no longer a regular file") != NULL);
+	agsbx_grant_destroy(g);
+	free(cmd);
+	free(copy);
+	free(path);
+}
+END_TEST
+
+/* Teardown removes what a sandbox left, even directories it made
+ * unwritable and unreadable (nested, too); destroying nothing is allowed.
+ * Unprivileged, a mode-0 directory cannot be listed until it is unlocked. */
+START_TEST(test_destroy_locked_dirs)
+{
+	struct agsbx_grant *g = make_grant();
+	char *area = strdup(g->area);
+	char *d = agsbx_path_join(g->roots[AGSBX_ROOT_OUTPUT].path, "d");
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	char *f = agsbx_path_join(d, "f");
+	ck_assert_int_eq(agsbx_write_file_atomic(f, "x", 1, 0644), 0);
+	char *inner = agsbx_path_join(d, "inner");
+	ck_assert_int_eq(mkdir(inner, 0000), 0); /* nested: unreadable inside unreadable */
+	ck_assert_int_eq(chmod(d, 0000), 0);
+	agsbx_grant_destroy(g);
+	ck_assert_int_eq(access(area, F_OK), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	agsbx_grant_destroy(NULL);
+	free(inner);
+	free(area);
+	free(d);
+	free(f);
+}
+END_TEST
+
+/* The grant as recorded in evidence: id, area, four roots with access, and
+ * each materialised file with its digest and size. */
+START_TEST(test_to_json)
+{
+	struct agsbx_grant *g = make_grant();
+	json_t *j = agsbx_grant_to_json(g);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), g->id);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "area")), g->area);
+	json_t *roots = json_object_get(j, "roots");
+	ck_assert_uint_eq(json_array_size(roots), AGSBX_ROOT_COUNT);
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++) {
+		json_t *r = json_array_get(roots, (size_t)i);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "role")), agsbx_root_role_name(i));
+		ck_assert_str_eq(json_string_value(json_object_get(r, "path")), g->roots[i].path);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "access")),
+				 i == AGSBX_ROOT_SOURCE ? "read_only" : "read_write");
+	}
+	json_t *files = json_object_get(j, "files");
+	ck_assert_uint_eq(json_array_size(files), 1);
+	json_t *f = json_array_get(files, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "name")), "agsbx-payload");
+	ck_assert_str_eq(json_string_value(json_object_get(f, "sha256")), g->files[0].sha256);
+	ck_assert_int_eq(json_integer_value(json_object_get(f, "bytes")), (json_int_t)g->files[0].bytes);
+	ck_assert_str_eq(agsbx_root_role_name(AGSBX_ROOT_COUNT), "unknown");
+	json_decref(j);
+	agsbx_grant_destroy(g);
+}
+END_TEST
+
 int main(void)
 {
 	char *p = agsbx_test_build_path("agsbx-payload");
@@ -162,6 +424,15 @@ int main(void)
 	tcase_add_test(tc, test_symlink_parent_refused);
 	tcase_add_test(tc, test_tampered_file_refused);
 	tcase_add_test(tc, test_destroy_never_follows_symlinks);
+	tcase_add_test(tc, test_create_enospc);
+	tcase_add_test(tc, test_add_file_enospc);
+	tcase_add_test(tc, test_create_erofs);
+	tcase_add_test(tc, test_unprivileged_errors);
+	tcase_add_test(tc, test_symlink_components);
+	tcase_add_test(tc, test_preplaced_destination);
+	tcase_add_test(tc, test_verify_swaps);
+	tcase_add_test(tc, test_destroy_locked_dirs);
+	tcase_add_test(tc, test_to_json);
 	suite_add_tcase(s, tc);
 	return agsbx_test_run_suite(s);
 }

@@ -281,6 +281,58 @@ START_TEST(test_probe_missing_helper)
 }
 END_TEST
 
+/* A lying helper (negative control: a script named agsbx-landlock-exec in
+ * the tool dir) that claims success without showing a denial, reports
+ * nothing or garbage, fails or hangs: the probe never says ready. */
+static const struct {
+	const char *body;      /* after the argument loop; $report is the report path */
+	const char *detail;
+} liar_cases[] = {
+	{ "exit 0\n", "helper report unreadable" },
+	{ "echo '{not json' > \"$report\"\n", "helper report unreadable" },
+	{ "echo '{\"effective_abi\": 7, \"self_test\": {\"fs_denied\": false, \"tcp_connect_denied\": true}}' "
+	  "> \"$report\"\n",
+	  "self-test saw no denial" },
+	{ "echo '{\"effective_abi\": 0, \"self_test\": {\"fs_denied\": true, \"tcp_connect_denied\": true}}' "
+	  "> \"$report\"\n",
+	  "self-test saw no denial" },
+	{ "echo '{\"effective_abi\": 5, \"self_test\": {\"fs_denied\": true}}' > \"$report\"\n",
+	  "self-test saw no denial" },
+	{ "exit 3\n", "ended with status 3" },
+	{ "exec sleep 30\n", "timed out" },
+};
+
+START_TEST(test_probe_lying_helper)
+{
+	struct fx f = { 0 };
+	fx_ctx(&f, false);
+	/* short only where the timeout is the point: a loaded machine must not
+	 * turn the other cases into timeouts */
+	bool hangs = strstr(liar_cases[_i].body, "sleep") != NULL;
+	f.ctx.probe_timeout_ms = hangs ? 500 : 20000;
+	_cleanup_free_ char *dir = agsbx_test_tmpdir("agsbx-ll-liar");
+	_cleanup_free_ char *helper = agsbx_path_join(dir, "agsbx-landlock-exec");
+	_cleanup_free_ char *script = NULL;
+	ck_assert_int_ge(asprintf(&script,
+				  "#!/bin/sh\n# negative control: a lying agsbx-landlock-exec\nreport=\n"
+				  "while [ $# -gt 0 ]; do case $1 in --report) report=$2; shift;; --) break;; esac; "
+				  "shift; done\n%s",
+				  liar_cases[_i].body),
+			 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(helper, script, strlen(script), 0755), 0);
+	f.ctx.tool_dir = dir;
+	struct agsbx_probe p;
+	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, "landlock_enforcement_failed");
+	ck_assert(!p.caps.host_filesystem_restricted && !p.caps.privilege_escalation_blocked);
+	ck_assert_ptr_nonnull(p.detail);
+	ck_assert_msg(strstr(p.detail, liar_cases[_i].detail) != NULL, "case %d: detail: %s", _i, p.detail);
+	agsbx_probe_clear(&p);
+	agsbx_test_rmtree(dir);
+}
+END_TEST
+
 /* ---- helper on its own -------------------------------------------------- */
 
 START_TEST(test_helper_masks)
@@ -1045,6 +1097,7 @@ int main(void)
 	tcase_add_test(tc, test_contract_static);
 	tcase_add_loop_test(tc, test_probe_ready, 0, modes);
 	tcase_add_test(tc, test_probe_missing_helper);
+	tcase_add_loop_test(tc, test_probe_lying_helper, 0, (int)AGSBX_ARRAY_SIZE(liar_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("helper");

@@ -33,6 +33,7 @@ int main(void)
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/landlock.h"
@@ -659,6 +660,307 @@ START_TEST(macos_absent_on_linux)
 }
 END_TEST
 
+/* ------------------------------------------- recorded fixtures (parsers) */
+
+/* want: "=S" a string value S, "#N" an integer value N, "?true"/"?false" a
+ * boolean, "!R" absent with reason R. */
+static void expect_fact(const char *where, json_t *fam, const char *name, const char *want)
+{
+	json_t *f = fact_of(fam, name);
+	check_fact_shape(where, name, f);
+	json_t *v = json_object_get(f, "value");
+	switch (want[0]) {
+	case '=':
+		ck_assert_msg(json_is_string(v), "%s: %s is not a string", where, name);
+		ck_assert_str_eq(json_string_value(v), want + 1);
+		break;
+	case '#':
+		ck_assert_msg(json_is_integer(v), "%s: %s is not an integer", where, name);
+		ck_assert_int_eq(json_integer_value(v), atoll(want + 1));
+		break;
+	case '?':
+		ck_assert_msg(json_is_boolean(v), "%s: %s is not a boolean", where, name);
+		ck_assert_int_eq(json_is_true(v), strcmp(want + 1, "true") == 0);
+		break;
+	default:
+		ck_assert_msg(is_absent(fam, name), "%s: %s is present", where, name);
+		ck_assert_str_eq(reason_of(fam, name), want + 1);
+	}
+}
+
+static char *fixture(const char *rel)
+{
+	char *p = NULL;
+	ck_assert_int_ge(asprintf(&p, "tests/data/probes/%s", rel), 0);
+	char *abs = agsbx_test_source_path(p);
+	free(p);
+	return abs;
+}
+
+static const struct {
+	const char *file;
+	const char *version_prefix; /* NULL: version exactly as recorded */
+} uname_cases[] = {
+	{ "uname/debian-12-ci-host.txt", NULL },
+	{ "uname/ubuntu-22.04-azure.txt", NULL },
+	{ "uname/macos-14-arm64.txt", NULL },
+	{ "uname/non-utf8-version.txt", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22) " },
+};
+
+START_TEST(kernel_uname_fixtures)
+{
+	char *path = fixture(uname_cases[_i].file);
+	FILE *in = fopen(path, "re");
+	ck_assert_ptr_nonnull(in);
+	struct utsname u;
+	memset(&u, 0, sizeof u);
+	char *fields[] = { u.sysname, u.release, u.version, u.machine };
+	char lines[4][sizeof u.version];
+	for (int i = 0; i < 4; i++) {
+		ck_assert_ptr_nonnull(fgets(lines[i], sizeof lines[i], in));
+		lines[i][strcspn(lines[i], "\n")] = '\0';
+		snprintf(fields[i], sizeof u.version, "%s", lines[i]);
+	}
+	fclose(in);
+	json_t *k = agsbx_probe_kernel_uts(&u, 0);
+	static const char *const names[] = { "sysname", "release", "version", "machine" };
+	for (int i = 0; i < 4; i++)
+		check_fact_shape(path, names[i], fact_of(k, names[i]));
+	ck_assert_str_eq(json_string_value(value_of(k, "sysname")), lines[0]);
+	ck_assert_str_eq(json_string_value(value_of(k, "release")), lines[1]);
+	ck_assert_str_eq(json_string_value(value_of(k, "machine")), lines[3]);
+	const char *version = json_string_value(value_of(k, "version"));
+	if (!uname_cases[_i].version_prefix) {
+		ck_assert_str_eq(version, lines[2]);
+	} else {
+		/* not UTF-8: kept (sanitised), never dropped or passed raw */
+		const char *pre = uname_cases[_i].version_prefix;
+		ck_assert_msg(strncmp(version, pre, strlen(pre)) == 0, "version: %s", version);
+		ck_assert_str_ne(version, lines[2]);
+		ck_assert_uint_gt(strlen(version), strlen(pre));
+	}
+	json_decref(k);
+	free(path);
+}
+END_TEST
+
+START_TEST(kernel_uname_fails)
+{
+	json_t *k = agsbx_probe_kernel_uts(NULL, EFAULT);
+	static const char *const names[] = { "sysname", "release", "version", "machine" };
+	for (size_t i = 0; i < 4; i++)
+		expect_fact("uname failed", k, names[i], "!EFAULT");
+	ck_assert_uint_eq(json_object_size(k), 4);
+	json_decref(k);
+}
+END_TEST
+
+/* cap_eff, cap_prm, cap_bnd, cap_amb, no_new_privs, seccomp, seccomp_filters */
+static const char *const status_names[] = { "cap_eff", "cap_prm", "cap_bnd", "cap_amb",
+					    "no_new_privs", "seccomp", "seccomp_filters" };
+static const struct {
+	const char *file;
+	const char *want[7];
+} status_cases[] = {
+	{ "status/debian-12-root.txt",
+	  { "=000001fffeffffff", "=000001fffeffffff", "=000001fffeffffff", "=0000000000000000", "#0", "#0", "#0" } },
+	{ "status/debian-12-bwrap-user.txt",
+	  { "=0000000000000000", "=0000000000000000", "=0000000000000000", "=0000000000000000", "#1", "#0", "#0" } },
+	{ "status/debian-12-seccomp-filter.txt",
+	  { "=000001fffeffffff", "=000001fffeffffff", "=000001fffeffffff", "=0000000000000000", "#1", "#2", "#1" } },
+	{ "status/before-4.3-no-capamb.txt",
+	  { "=000001fffeffffff", "=000001fffeffffff", "=000001fffeffffff", "!not_reported", "#0", "#0",
+	    "!not_reported" } },
+	{ "status/garbled.txt",
+	  { "=000001fffeffffff", "=000001fffeffffff", "=000001fffeffffff", "=0000000000000000", "!unparsable",
+	    "!unparsable", "#0" } },
+	{ "status/no-such-file.txt", { "!ENOENT", "!ENOENT", "!ENOENT", "!ENOENT", "!ENOENT", "!ENOENT", "!ENOENT" } },
+};
+
+START_TEST(privilege_status_fixtures)
+{
+	char *path = fixture(status_cases[_i].file);
+	json_t *f = json_object();
+	agsbx_probe_status_facts(f, path);
+	ck_assert_uint_eq(json_object_size(f), 7);
+	for (size_t i = 0; i < 7; i++)
+		expect_fact(path, f, status_names[i], status_cases[_i].want[i]);
+	/* the source names the file and the key read */
+	char src[1024];
+	snprintf(src, sizeof src, "%s:Seccomp", path);
+	ck_assert_str_eq(json_string_value(json_object_get(fact_of(f, "seccomp"), "source")), src);
+	json_decref(f);
+	free(path);
+}
+END_TEST
+
+static const struct {
+	const char *file;
+	const char *words; /* comma-separated, in cgroup_words order */
+} cgroup_cases[] = {
+	{ "cgroup/debian-12-ci-host.txt", "" },
+	{ "cgroup/docker-v1.txt", "docker" },
+	{ "cgroup/podman-v2.txt", "libpod" },
+	{ "cgroup/kubepods-v2.txt", "kubepods" },
+	{ "cgroup/lxc-v1-no-final-newline.txt", "lxc" },
+	{ "cgroup/word-in-controller-only.txt", "" },
+};
+
+START_TEST(container_cgroup_fixtures)
+{
+	char *path = fixture(cgroup_cases[_i].file);
+	bool fired = false;
+	json_t *fam = json_object();
+	agsbx_fact_put(fam, "m", agsbx_probe_cgroup_markers(path, &fired));
+	json_t *v = value_of(fam, "m");
+	char got[256] = "";
+	size_t i;
+	json_t *w;
+	json_array_foreach(v, i, w) {
+		if (i)
+			strcat(got, ",");
+		strcat(got, json_string_value(w));
+	}
+	ck_assert_str_eq(got, cgroup_cases[_i].words);
+	ck_assert_int_eq(fired, *cgroup_cases[_i].words != '\0');
+	json_decref(fam);
+	free(path);
+	fam = json_object();
+	fired = false;
+	agsbx_fact_put(fam, "m", agsbx_probe_cgroup_markers("/nonexistent/agsbx/cgroup", &fired));
+	expect_fact("missing cgroup file", fam, "m", "!ENOENT");
+	ck_assert(!fired);
+	json_decref(fam);
+}
+END_TEST
+
+static const struct {
+	const char *root;
+	const char *enabled, *userns, *unconfined, *label, *label_src_suffix;
+	const char *profiles; /* comma-separated base names, or "!REASON" */
+	const char *loaded;   /* first loaded profile line naming bwrap, or "!REASON" */
+} apparmor_cases[] = {
+	{ "apparmor/ubuntu-24.04", "?true", "#1", "#0", "=unconfined", "/proc/self/attr/apparmor/current",
+	  "bwrap-userns-restrict", "unpriv_bwrap (enforce)" },
+	{ "apparmor/pre-5.1", "?true", "!ENOENT", "!ENOENT", "=/usr/bin/agsbx (enforce)", "/proc/self/attr/current",
+	  "!ENOENT", "!ENOENT" },
+	{ "apparmor/disabled", "?false", "!unparsable", "!ENOENT", "!ENOENT", "/proc/self/attr/current", "!ENOENT",
+	  "!ENOENT" },
+};
+
+START_TEST(apparmor_fixtures)
+{
+	char *root = fixture(apparmor_cases[_i].root);
+	json_t *a = agsbx_probe_apparmor_at(root);
+	expect_fact(root, a, "enabled", apparmor_cases[_i].enabled);
+	expect_fact(root, a, "restrict_unprivileged_userns", apparmor_cases[_i].userns);
+	expect_fact(root, a, "restrict_unprivileged_unconfined", apparmor_cases[_i].unconfined);
+	expect_fact(root, a, "label", apparmor_cases[_i].label);
+	const char *src = json_string_value(json_object_get(fact_of(a, "label"), "source"));
+	const char *suffix = apparmor_cases[_i].label_src_suffix;
+	ck_assert_str_eq(src + strlen(src) - strlen(suffix), suffix);
+	const char *want = apparmor_cases[_i].profiles;
+	if (want[0] == '!') {
+		expect_fact(root, a, "bwrap_profile", want);
+	} else {
+		json_t *v = value_of(a, "bwrap_profile");
+		ck_assert_uint_eq(json_array_size(v), 1); /* not the dot-file, not usr.bin.man */
+		const char *p = json_string_value(json_array_get(v, 0));
+		ck_assert_str_eq(strrchr(p, '/') + 1, want);
+		ck_assert_msg(strncmp(p, root, strlen(root)) == 0, "profile path %s outside the fixture", p);
+	}
+	if (apparmor_cases[_i].loaded[0] == '!') {
+		expect_fact(root, a, "bwrap_profiles_loaded", apparmor_cases[_i].loaded);
+		ck_assert_str_eq(reason_of(a, "distro_bwrap_profile"), "ENOENT");
+	} else {
+		json_t *v = value_of(a, "bwrap_profiles_loaded");
+		ck_assert_uint_eq(json_array_size(v), 2); /* the lines naming bwrap, not /usr/bin/man */
+		ck_assert_str_eq(json_string_value(json_array_get(v, 0)), apparmor_cases[_i].loaded);
+		const char *d = json_string_value(value_of(a, "distro_bwrap_profile"));
+		ck_assert_str_eq(d + strlen(root), "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict");
+	}
+	ck_assert_uint_eq(json_object_size(a), 7);
+	json_decref(a);
+	free(root);
+}
+END_TEST
+
+/* The small-file readers every family uses: strict integers (blanks
+ * around are fine, junk and overflow are not), Y/N/1/0 booleans, empty
+ * files; unknown errno values still get a name. */
+static const struct {
+	const char *content;
+	const char *as_int, *as_bool, *as_line;
+} file_cases[] = {
+	{ "42\n", "#42", "!unparsable", "=42" },
+	{ "  -7 \t\nsecond line\n", "#-7", "!unparsable", "=  -7 \t" },
+	{ "", "!unparsable", "!unparsable", "=" },
+	{ "   \n", "!unparsable", "!unparsable", "=   " },
+	{ "99999999999999999999\n", "!unparsable", "!unparsable", "=99999999999999999999" },
+	{ "12abc\n", "!unparsable", "!unparsable", "=12abc" },
+	{ "Y\n", "!unparsable", "?true", "=Y" },
+	{ " y", "!unparsable", "?true", "= y" },
+	{ "1\n", "#1", "?true", "=1" },
+	{ "N\n", "!unparsable", "?false", "=N" },
+	{ "n\n", "!unparsable", "?false", "=n" },
+	{ "0\n", "#0", "?false", "=0" },
+	{ "maybe\n", "!unparsable", "!unparsable", "=maybe" },
+};
+
+START_TEST(fact_file_readers)
+{
+	char *dir = agsbx_test_tmpdir("agsbx-t-probe-files");
+	char *path = NULL;
+	ck_assert_int_ge(asprintf(&path, "%s/f", dir), 0);
+	FILE *f = fopen(path, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(file_cases[_i].content, f);
+	fclose(f);
+	json_t *fam = json_object();
+	agsbx_fact_put(fam, "int", agsbx_fact_file_int(path));
+	agsbx_fact_put(fam, "bool", agsbx_fact_file_bool(path));
+	agsbx_fact_put(fam, "line", agsbx_fact_file_line(path));
+	expect_fact(file_cases[_i].content, fam, "int", file_cases[_i].as_int);
+	expect_fact(file_cases[_i].content, fam, "bool", file_cases[_i].as_bool);
+	expect_fact(file_cases[_i].content, fam, "line", file_cases[_i].as_line);
+	if (file_cases[_i].as_int[0] == '!' && file_cases[_i].content[0] != '\0' &&
+	    strspn(file_cases[_i].content, " \n") != strlen(file_cases[_i].content))
+		ck_assert_ptr_nonnull(json_object_get(fact_of(fam, "int"), "detail"));
+	json_decref(fam);
+	free(path);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(fact_errno_names)
+{
+	ck_assert_str_eq(agsbx_errno_name(ENOENT), "ENOENT");
+	ck_assert_str_eq(agsbx_errno_name(-EACCES), "EACCES");
+	ck_assert_str_eq(agsbx_errno_name(4242), "errno_4242");
+	/* a missing value (OOM upstream) is an absent fact, never a silent gap */
+	json_t *fam = json_object();
+	agsbx_fact_put(fam, "v", agsbx_fact_value(NULL, "test"));
+	expect_fact("null value", fam, "v", "!ENOMEM");
+	json_decref(fam);
+}
+END_TEST
+
+/* runsc not on PATH: every runsc fact says so, nothing is run. */
+START_TEST(runsc_not_in_path)
+{
+	char *dir = agsbx_test_tmpdir("agsbx-t-probe-norunsc");
+	setenv("PATH", dir, 1);
+	json_t *r = agsbx_probe_runsc();
+	expect_fact("no runsc", r, "path", "!not_found_in_path");
+	expect_fact("no runsc", r, "version", "!not_found_in_path");
+	expect_fact("no runsc", r, "version_line", "!not_found_in_path");
+	json_decref(r);
+	agsbx_test_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* ----------------------------------------------------------------- docker */
 
 static const struct {
@@ -965,6 +1267,17 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, find_in_path_rules);
 	tcase_add_test(tc, macos_absent_on_linux);
 	suite_add_tcase(s, tc);
+
+	TCase *fx = tcase_create("fixtures");
+	tcase_add_loop_test(fx, kernel_uname_fixtures, 0, sizeof uname_cases / sizeof uname_cases[0]);
+	tcase_add_test(fx, kernel_uname_fails);
+	tcase_add_loop_test(fx, privilege_status_fixtures, 0, sizeof status_cases / sizeof status_cases[0]);
+	tcase_add_loop_test(fx, container_cgroup_fixtures, 0, sizeof cgroup_cases / sizeof cgroup_cases[0]);
+	tcase_add_loop_test(fx, apparmor_fixtures, 0, sizeof apparmor_cases / sizeof apparmor_cases[0]);
+	tcase_add_test(fx, runsc_not_in_path);
+	tcase_add_loop_test(fx, fact_file_readers, 0, sizeof file_cases / sizeof file_cases[0]);
+	tcase_add_test(fx, fact_errno_names);
+	suite_add_tcase(s, fx);
 
 	TCase *dk = tcase_create("docker");
 	tcase_set_timeout(dk, 60);

@@ -35,6 +35,9 @@ static const char *const reasons[] = {
 	"bwrap_user_namespace_blocked", "not_linux", "ready", NULL,
 };
 static const char *const config_keys[] = { "network:bool", NULL };
+static const struct agsbx_reason_cond reason_conds[] = {
+	{ "bwrap_user_namespace_blocked", AGSBX_HOSTCOND_USERNS_BLOCKED }, { NULL, NULL },
+};
 
 /* bwrap's own environment; the sandbox gets its own via --clearenv and
  * --setenv, so nothing of the harness's environment reaches either. */
@@ -469,6 +472,7 @@ const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.summary = "bwrap --unshare-all with grant-only binds, cleared environment, new session",
 	.reasons = reasons,
 	.config_keys = config_keys,
+	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_BLOCKED_USERNS,
 	.applies = bw_applies,
 	.probe = bw_probe,

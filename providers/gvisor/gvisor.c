@@ -33,6 +33,10 @@ static const char *const reasons[] = {
 	GV_R_IMAGE_MISSING, GV_R_EXEC_FAILED, GV_R_NOT_OBSERVED, NULL,
 };
 static const char *const config_keys[] = { "runtime:string", NULL };
+static const struct agsbx_reason_cond reason_conds[] = {
+	{ GV_R_UNAVAILABLE, AGSBX_HOSTCOND_DOCKER_UNREACHABLE },
+	{ GV_R_UNREGISTERED, AGSBX_HOSTCOND_RUNTIME_UNREGISTERED }, { NULL, NULL },
+};
 
 #define MECHANISM "gvisor_container"
 #define DEFAULT_PROBE_TIMEOUT_MS 5000
@@ -882,6 +886,7 @@ const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.summary = "Docker containers on a runsc (gVisor) runtime, observed from the inside",
 	.reasons = reasons,
 	.config_keys = config_keys,
+	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_DOCKER_UNREACHABLE,
 	.probe = gv_probe,
 	.ensure = gv_ensure,

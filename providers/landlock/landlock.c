@@ -36,6 +36,10 @@ static const char *const reasons[] = {
 	"ready", NULL,
 };
 static const char *const config_keys[] = { NULL };
+static const struct agsbx_reason_cond reason_conds[] = {
+	{ "kernel_does_not_support_landlock", AGSBX_HOSTCOND_LANDLOCK_UNSUPPORTED },
+	{ "landlock_disabled", AGSBX_HOSTCOND_LANDLOCK_UNSUPPORTED }, { NULL, NULL },
+};
 
 #ifdef __linux__
 #include "base/landlock.h"
@@ -811,6 +815,7 @@ const struct agsbx_provider_ops agsbx_provider_landlock = {
 		   "applied by a helper that then execs the step",
 	.reasons = reasons,
 	.config_keys = config_keys,
+	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_NO_LANDLOCK,
 	.applies = ll_applies,
 	.probe = ll_probe,

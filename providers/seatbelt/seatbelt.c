@@ -96,6 +96,21 @@ char *agsbx_seatbelt_profile(const struct agsbx_grant *g, bool network)
 	return b;
 }
 
+const char **agsbx_seatbelt_argv(const char *profile_path, const char *const *step_argv)
+{
+	size_t n = 0;
+	while (step_argv[n])
+		n++;
+	const char **argv = calloc(n + 4, sizeof *argv);
+	if (!argv)
+		return NULL;
+	argv[0] = SANDBOX_EXEC;
+	argv[1] = "-f";
+	argv[2] = profile_path;
+	memcpy(argv + 3, step_argv, n * sizeof *argv);
+	return argv;
+}
+
 static int sb_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
@@ -183,16 +198,9 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	r = path ? agsbx_write_file_atomic(path, profile, strlen(profile), 0644) : -ENOMEM;
 	if (r < 0)
 		return r;
-	size_t n = 0;
-	while (step->argv[n])
-		n++;
-	_cleanup_free_ const char **argv = calloc(n + 4, sizeof *argv);
+	_cleanup_free_ const char **argv = agsbx_seatbelt_argv(path, step->argv);
 	char **env = agsbx_provider_min_env(h, step);
 	if (argv && env) {
-		argv[0] = SANDBOX_EXEC;
-		argv[1] = "-f";
-		argv[2] = path;
-		memcpy(argv + 3, step->argv, n * sizeof *argv);
 		struct agsbx_run_opts o;
 		agsbx_provider_run_opts(h, limits, &o);
 		o.argv = argv;

@@ -12,4 +12,10 @@
  * `network`. Paths are escaped for SBPL strings. malloc'd. */
 char *agsbx_seatbelt_profile(const struct agsbx_grant *g, bool network);
 
+/* The command line that runs step_argv (NULL-terminated) under the profile
+ * file at profile_path: sandbox-exec -f PROFILE ARGV... The array is
+ * malloc'd and NULL-terminated; its strings are borrowed from the
+ * arguments. */
+const char **agsbx_seatbelt_argv(const char *profile_path, const char *const *step_argv);
+
 #endif

@@ -128,3 +128,17 @@ raw.decode('utf-8')           # strict: raises on invalid UTF-8
 json.loads(raw)
 PY
 pass "hostile sandbox output sanitised; bundle valid and verifiable"
+
+# A provider that claims every axis and then refuses every execution has
+# shown nothing: every check that needs a run fails, the refusal is
+# recorded, and none of them passes by default.
+collect_neg neg_refuses
+refused=$(jq '[.providers[0].checks[] | select(.reason == "provider refused to execute")] | length' "$F")
+[[ $refused -ge 12 ]] || fail "neg_refuses: only $refused checks report the refusal"
+jq -e '[.providers[0].checks[] | select(.reason == "provider refused to execute") | .verdict] | all(. == "fail")' "$F" \
+  >/dev/null || fail "neg_refuses: a refused check did not fail"
+jq -e '[.providers[0].checks[] | select(.reason == "provider refused to execute") | .observations[]
+       | select(.role == "sandbox") | .refused] | all(. == "run_failed") and length > 0' "$F" >/dev/null ||
+  fail "neg_refuses: the refusal is not recorded in the observations"
+expect_fail "$F" fs.grant_write output.bounded lifecycle.timeout_cleanup
+pass "neg_refuses: $refused checks fail on a refused execution, each recorded"

@@ -60,7 +60,8 @@ for wf in glob.glob(f"{W}/github/*.yml"):
                 w = s["with"]
                 if w.get("overwrite") is not True: errs.append(f"{os.path.basename(wf)}:{jn}: upload without overwrite: true")
                 if w.get("if-no-files-found") != "error": errs.append(f"{os.path.basename(wf)}:{jn}: upload without if-no-files-found: error")
-                if "matrix" not in str(w.get("name")): errs.append(f"{os.path.basename(wf)}:{jn}: artifact name not per leg")
+                # legs of a matrix upload side by side: each needs its own name
+                if "matrix" in j.get("strategy", {}) and "matrix" not in str(w.get("name")): errs.append(f"{os.path.basename(wf)}:{jn}: artifact name not per leg")
             text = str(s.get("with", {})) + str(s.get("run", ""))
             if "output-dir" in text and "runner.temp" not in text: errs.append(f"{wf}: bundle inside the workspace")
         # whoever records a subject checks it out first

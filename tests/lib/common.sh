@@ -79,11 +79,19 @@ t_stage_for_user() {
 }
 
 # as_user CMD...: runs CMD as the unprivileged test user (setpriv, no sudo).
+# In a coverage build its counters go to a dir of that user's (created here,
+# used only if it is a real dir the user owns), merged by the coverage target.
 as_user() {
-  local uid gid
+  local uid gid gcov=()
   uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
+  if [[ -n ${AGSBX_GCOV_USER_DIR:-} ]]; then
+    [[ -e $AGSBX_GCOV_USER_DIR ]] || install -d -m 0755 -o "$uid" -g "$gid" "$AGSBX_GCOV_USER_DIR" || true
+    if [[ -d $AGSBX_GCOV_USER_DIR && ! -L $AGSBX_GCOV_USER_DIR && $(stat -c %u "$AGSBX_GCOV_USER_DIR") == "$uid" ]]; then
+      gcov=(GCOV_PREFIX="$AGSBX_GCOV_USER_DIR" GCOV_PREFIX_STRIP="$AGSBX_GCOV_PREFIX_STRIP")
+    fi
+  fi
   setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
-    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "$@"
+    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${gcov[@]}" "$@"
 }
 
 # Processes of a user (for the no-leftover checks); prints "pid cmdline".

@@ -1,5 +1,7 @@
 #include "tests/lib/testlib.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -7,6 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#endif
 
 bool agsbx_test_require_mechanisms(void)
 {
@@ -121,3 +129,77 @@ char *agsbx_test_stage_tools(void)
 	}
 	return dir;
 }
+
+#ifdef __linux__
+static void write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_msg(write(fd, text, strlen(text)) == (ssize_t)strlen(text), "%s: %s", path, strerror(errno));
+	close(fd);
+}
+
+bool agsbx_test_own_namespaces(void)
+{
+	const char *fork_mode = getenv("CK_FORK");
+	ck_assert_msg(!fork_mode || strcmp(fork_mode, "no") != 0, "namespace tests need CK_FORK (one process per test)");
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
+		ck_assert_msg(!agsbx_test_require_mechanisms(), "unshare(user+mount): %s", strerror(errno));
+		fprintf(stderr, "note: user+mount namespace unavailable (%s): this test did not run\n", strerror(errno));
+		return false;
+	}
+	char map[64];
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	write_proc("/proc/self/uid_map", map);
+	write_proc("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	write_proc("/proc/self/gid_map", map);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	return true;
+}
+
+char *agsbx_test_tmpfs(const char *parent, const char *name, const char *opts)
+{
+	char *mp = NULL;
+	if (asprintf(&mp, "%s/%s", parent, name) < 0)
+		return NULL;
+	if (mkdir(mp, 0755) < 0 || mount("agsbx-test", mp, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		fprintf(stderr, "tmpfs at %s: %s\n", mp, strerror(errno));
+		free(mp);
+		return NULL;
+	}
+	return mp;
+}
+
+int agsbx_test_drop_effective_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	data[0].effective = data[1].effective = 0;
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+#else
+/* Namespaces and capabilities are Linux's: these tests do not apply. */
+bool agsbx_test_own_namespaces(void)
+{
+	fprintf(stderr, "note: no user+mount namespaces on this platform: this test did not run\n");
+	return false;
+}
+
+char *agsbx_test_tmpfs(const char *parent, const char *name, const char *opts)
+{
+	(void)parent;
+	(void)name;
+	(void)opts;
+	return NULL;
+}
+
+int agsbx_test_drop_effective_caps(void)
+{
+	return -ENOSYS;
+}
+#endif

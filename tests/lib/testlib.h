@@ -35,6 +35,20 @@ char *agsbx_test_build_path(const char *name);
 /* Path of a source file: $AGSBX_SOURCE_DIR/rel (default "."). */
 char *agsbx_test_source_path(const char *rel);
 
+/* Moves the calling process (Check forks one per test) into a new user and
+ * mount namespace of its own, uid and gid mapped to themselves, all mounts
+ * private: whatever the test mounts there is invisible to the host and
+ * gone when the process exits. False when the kernel refuses (after a
+ * note; under AGSBX_REQUIRE_MECHANISMS=1 it aborts the test instead). Call
+ * from a test body only. */
+bool agsbx_test_own_namespaces(void);
+/* parent/name as a new mount point with a tmpfs mounted there with opts
+ * (inside agsbx_test_own_namespaces only); malloc'd path or NULL. */
+char *agsbx_test_tmpfs(const char *parent, const char *name, const char *opts);
+/* Clears every effective capability: file modes then apply to the caller
+ * as to any unprivileged owner. 0 or -errno. */
+int agsbx_test_drop_effective_caps(void);
+
 /* Runs a Suite, returns EXIT_SUCCESS/EXIT_FAILURE for main(). */
 int agsbx_test_run_suite(Suite *s);
 

@@ -239,6 +239,18 @@ static int x_leaky(struct agsbx_handle *h, const struct agsbx_step *s, const str
 }
 NEG(neg_leaky, p_nothing, x_leaky)
 
+/* Claims every axis, then refuses every execution: each check that needs
+ * the sandbox to run something fails (it cannot observe the claim), with
+ * the refusal recorded; nothing counts as a pass by default. */
+static int x_refuse(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		    struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	memset(o, 0, sizeof *o);
+	agsbx_fail(f, "run_failed", "negative control: refuses every execution");
+	return -EIO;
+}
+NEG(neg_refuses, p_everything, x_refuse)
+
 /* Prints hostile output instead of running anything: non-integer and
  * out-of-range numbers, deep nesting, invalid UTF-8, control bytes, NUL.
  * The bundle must still be written, valid and signable. */

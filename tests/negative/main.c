@@ -16,6 +16,7 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_noop);
 	agsbx_provider_register_extra(&neg_overclaim);
 	agsbx_provider_register_extra(&neg_probe_liar);
+	agsbx_provider_register_extra(&neg_refuses);
 	agsbx_provider_register_extra(&neg_residue);
 	agsbx_provider_register_extra(&neg_runs_after_release);
 	agsbx_provider_register_extra(&neg_status_liar);

@@ -1,0 +1,265 @@
+/* The --wrap provider: a command-prefix sandbox (firejail, a bwrap line,
+ * unshare...) run through the harness's own bounded runner for each
+ * execution. It isolates whatever the wrapped tool isolates; it claims
+ * only what --config ID.claims says (default nothing), so a bare wrapper
+ * yields the record of what was observed. */
+#include "providers/external/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+static const char *const reasons[] = { "ready", "wrap_command_missing", NULL };
+static const char *const config_keys[] = { "claims", NULL };
+
+/* ---- claims ---- */
+
+static int claim(struct agsbx_caps *c, const char *axis)
+{
+	if (!strcmp(axis, "process_contained"))
+		c->process_contained = true;
+	else if (!strcmp(axis, "host_filesystem_restricted"))
+		c->host_filesystem_restricted = true;
+	else if (!strcmp(axis, "privilege_escalation_blocked"))
+		c->privilege_escalation_blocked = true;
+	else if (!strcmp(axis, "syscalls_restricted"))
+		c->syscalls_restricted = true;
+	else if (!strcmp(axis, "environment_scrubbed"))
+		c->environment_scrubbed = true;
+	else if (!strcmp(axis, "network_isolated"))
+		c->network = AGSBX_NET_ISOLATED;
+	else if (!strcmp(axis, "network_tcp_restricted"))
+		c->network = AGSBX_NET_TCP_RESTRICTED;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err, size_t err_size)
+{
+	in->wrap_claims = (struct agsbx_caps){ .network = AGSBX_NET_INHERITED, .mechanism = "wrap",
+					       .safety_class = "declared_wrapper" };
+	in->wrap_claims_json = json_array();
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)config, key, v) {
+		if (strcmp(key, "claims") != 0) {
+			snprintf(err, err_size, "%s: unknown config key '%s' (a wrapper takes only 'claims')", in->id, key);
+			return -EINVAL;
+		}
+	}
+	const char *s = json_string_value(json_object_get(config, "claims"));
+	if (json_object_get(config, "claims") && !s) {
+		snprintf(err, err_size, "%s.claims: expected AXIS[,AXIS...]", in->id);
+		return -EINVAL;
+	}
+	_cleanup_free_ char *copy = s ? strdup(s) : NULL;
+	char *save = NULL;
+	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "none") == 0)
+			continue;
+		if (claim(&in->wrap_claims, t) < 0) {
+			snprintf(err, err_size,
+				 "%s.claims: unknown axis '%s' (process_contained, host_filesystem_restricted, "
+				 "privilege_escalation_blocked, syscalls_restricted, environment_scrubbed, network_isolated, "
+				 "network_tcp_restricted)", in->id, t);
+			return -EINVAL;
+		}
+		json_array_append_new(in->wrap_claims_json, json_string(t));
+	}
+	return 0;
+}
+
+/* ---- probe and ensure ---- */
+
+/* The first word: executable as given, or found in the sandbox PATH. */
+static bool command_found(const char *w, char *path, size_t size)
+{
+	if (strchr(w, '/')) {
+		snprintf(path, size, "%s", w);
+		return access(w, X_OK) == 0;
+	}
+	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(dirs); i++) {
+		snprintf(path, size, "%s/%s", dirs[i], w);
+		if (access(path, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void claims_default(struct ext_instance *in)
+{
+	if (!in->wrap_claims.mechanism) {
+		char err[256];
+		ext_wrap_configure(in, NULL, err, sizeof err);
+	}
+}
+
+int ext_wrap_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	(void)ctx;
+	memset(out, 0, sizeof *out);
+	claims_default(in);
+	char path[4096];
+	bool found = command_found(in->argv[0], path, sizeof path);
+	out->available = found;
+	out->reason = found ? "ready" : "wrap_command_missing";
+	out->caps = in->wrap_claims;
+	out->facts = json_pack("{s:s, s:b, s:O}", "command", path, "executable", found, "claims_from_config",
+			       in->wrap_claims_json);
+	if (!found && asprintf(&out->detail, "%s is not an executable file", in->argv[0]) < 0)
+		out->detail = NULL;
+	return 0;
+}
+
+int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		    struct agsbx_handle **out, struct agsbx_failure *fail)
+{
+	*out = NULL;
+	claims_default(in);
+	if (agsbx_provider_check_config(&in->ops, ctx->config, fail) < 0)
+		return -EINVAL;
+	char path[4096];
+	if (!command_found(in->argv[0], path, sizeof path)) {
+		agsbx_fail(fail, "wrap_command_missing", "%s is not an executable file", in->argv[0]);
+		return -ENOENT;
+	}
+	*out = agsbx_handle_new(&in->ops, ctx, g, &in->wrap_claims);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* ---- execute ---- */
+
+/* One template word with {source} {build} {output} {logs} {cwd} replaced. */
+static char *expand_word(const struct agsbx_handle *h, const char *w, enum agsbx_root_role cwd)
+{
+	static const char *const names[] = { "{source}", "{build}", "{output}", "{logs}", "{cwd}" };
+	size_t cap = strlen(w) + 1, len = 0;
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		cap += 5 * strlen(h->paths[i]);
+	char *o = malloc(cap * 4);
+	if (!o)
+		return NULL;
+	while (*w) {
+		bool hit = false;
+		for (size_t i = 0; i < AGSBX_ARRAY_SIZE(names) && !hit; i++) {
+			size_t n = strlen(names[i]);
+			if (strncmp(w, names[i], n) != 0)
+				continue;
+			const char *p = h->paths[i < AGSBX_ROOT_COUNT ? i : cwd];
+			if (len + strlen(p) + 1 > cap * 4)
+				break;
+			memcpy(o + len, p, strlen(p));
+			len += strlen(p);
+			w += n;
+			hit = true;
+		}
+		if (!hit && len + 2 <= cap * 4)
+			o[len++] = *w++;
+		else if (!hit)
+			break;
+	}
+	o[len] = '\0';
+	return o;
+}
+
+static char **expand(const struct agsbx_handle *h, const struct ext_instance *in, const struct agsbx_step *step)
+{
+	size_t n = 0;
+	while (step->argv[n])
+		n++;
+	char **v = calloc(in->argc + n + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; v && i < in->argc; i++) {
+		if (strcmp(in->argv[i], "{argv}") == 0) {
+			for (size_t j = 0; j < n; j++)
+				v[k++] = strdup(step->argv[j]);
+			continue;
+		}
+		v[k++] = expand_word(h, in->argv[i], step->cwd);
+	}
+	for (size_t i = 0; v && i < k; i++)
+		if (!v[i]) {
+			agsbx_strv_free(v);
+			return NULL;
+		}
+	return v;
+}
+
+static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+			struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	memset(out, 0, sizeof *out);
+	if (__atomic_load_n(&h->released, __ATOMIC_ACQUIRE)) {
+		agsbx_fail(fail, "released", "%s: execute after release", h->ops->id);
+		return -ESTALE;
+	}
+	int r = agsbx_provider_check_step(h, step, fail);
+	if (r < 0)
+		return r;
+	struct ext_instance *in = ext_instance_of(h->ops);
+	char **line = expand(h, in, step);
+	char **argv = line ? agsbx_provider_wrap_simulation(h->ctx, (const char *const *)line) : NULL;
+	agsbx_strv_free(line);
+	char **env = agsbx_provider_min_env(h, step);
+	if (!argv || !env) {
+		agsbx_strv_free(argv);
+		agsbx_strv_free(env);
+		return -ENOMEM;
+	}
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = (const char *const *)argv;
+	o.envp = (const char *const *)env;
+	o.cwd = h->paths[step->cwd];
+	r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
+	json_t *words = json_array();
+	for (char **w = argv; *w; w++)
+		json_array_append_new(words, agsbx_json_string_sanitized(*w, strlen(*w)));
+	json_object_set_new(out->meta, "wrapped_argv", words);
+	agsbx_strv_free(argv);
+	agsbx_strv_free(env);
+	if (r < 0 && out->run.spawn_errno)
+		agsbx_fail(fail, "run_failed", "%s: cannot run %s: %s", h->ops->id, in->argv[0], strerror(-r));
+	return r;
+}
+
+static int wrap_health(struct agsbx_handle *h)
+{
+	return __atomic_load_n(&h->released, __ATOMIC_ACQUIRE) ? -ESTALE : 0;
+}
+
+static void wrap_release(struct agsbx_handle *h)
+{
+	__atomic_store_n(&h->released, true, __ATOMIC_RELEASE);
+}
+
+static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_failure *defect)
+{
+	(void)defect;
+	struct ext_instance *in = ext_instance_of(self);
+	claims_default(in);
+	json_t *argv = json_array();
+	for (size_t i = 0; i < in->argc; i++)
+		json_array_append_new(argv, agsbx_json_string_sanitized(in->argv[i], strlen(in->argv[i])));
+	return json_pack("{s:s, s:{s:o, s:o, s:O}}", "kind", "wrap", "declared", "template", argv, "command",
+			 agsbx_json_string_sanitized(in->decl, strlen(in->decl)), "claims",
+			 in->wrap_claims_json);
+}
+
+const struct agsbx_provider_ops ext_wrap_ops_template = {
+	.summary = "declared: a command-prefix sandbox (--wrap)",
+	.reasons = reasons,
+	.config_keys = config_keys,
+	.health = wrap_health,
+	.execute = wrap_execute,
+	.release = wrap_release,
+	.finish = wrap_finish,
+};

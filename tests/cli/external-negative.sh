@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The NEGATIVE-CONTROL adapters (tests/negative/adapters/) through
+# `collect --adapter`, as the unprivileged test user: each one breaks
+# agsbx-external/1 in exactly one way and must come out `defective` with its
+# specific reason, within its deadline (collect never hangs), in a valid
+# bundle, with nothing of it left running. The adapters run each payload
+# directly on the host, so the liar's lies are caught by the real checks;
+# neg-argv0 isolates only argv[0] == payload (the argv[0] variants catch it).
+source "$(dirname "$0")/../lib/common.sh"
+
+command -v jq >/dev/null || skip jq 1 "jq is not installed"
+have_test_user || skip "test user" 1 "needs root and the user $AGSBX_TEST_USER"
+[[ -x $AGSBX_BIN ]] || fail "$AGSBX_BIN not built"
+$PY -c 'import jsonschema' 2>/dev/null || skip jsonschema 1 "python3-jsonschema is not installed"
+
+stage=$(t_stage_for_user)
+adapters=$(t_tmpdir adapters)
+install -m 0644 "$AGSBX_SOURCE_DIR"/tests/negative/adapters/*.py "$adapters/"
+w=$(t_tmpdir extneg)
+chown "$AGSBX_TEST_USER:" "$w"
+
+# p FILTER: of the provider of the last neg run.
+p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
+
+# neg NAME: collects neg-NAME.py as the test user; sets $F, $MARK.
+neg() {
+  local n=$1
+  N=$n
+  MARK="agsbx-negadapter-$n-$$-$RANDOM"
+  F="$w/$n.json"
+  set +e
+  # A generous hang guard, not a timing assertion: collect must end by itself.
+  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
+    --timeout-ms 1000 --jobs 2 --provider "$n" --adapter "$n=python3 $adapters/neg-$n.py $MARK" 2>"$w/$n.err"
+  local rc=$?
+  set -e
+  [[ $rc == 1 ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $rc, want 1 (defect)"; }
+  [[ -s $F ]] || fail "$n: no bundle"
+  [[ $(p .verdict) == defective ]] || fail "$n: verdict $(p .verdict)"
+  [[ $(p .kind) == external ]] || fail "$n: kind $(p .kind)"
+  [[ $(p '.declared.argv[0]') == python3 && $(p '.declared.argv[2]') == "$MARK" ]] || fail "$n: argv not recorded"
+  $PY - "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "$F" <<'EOF' || fail "$n: bundle not schema-valid"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+EOF
+  local left
+  left=$(marker_processes "$MARK")
+  [[ -z $left ]] || fail "$n: processes left running: $left"
+}
+
+# reason_is NAME REASON: the provider's reason and the failing adapter.protocol check.
+reason_is() {
+  [[ $(p .reason) == "$2" ]] || fail "$1: reason $(p .reason), want $2"
+  [[ $(p '.declared.adapter.violation.reason') == "$2" ]] || fail "$1: violation $(p '.declared.adapter.violation.reason')"
+  p '.failing_checks | index("adapter.protocol")' | grep -qv null || fail "$1: adapter.protocol not failing"
+  [[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == fail ]] || fail "$1: adapter.protocol check"
+}
+
+# The liar: well-formed protocol, every axis claimed, nothing enforced.
+neg liar
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "liar: protocol should be clean"
+for c in capabilities.truthful fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied proc.contained \
+         net.namespace_distinct; do
+  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "liar: $c did not fail"
+done
+[[ $(p '.checks[] | select(.id=="fs.host_read_denied") | .facts.secret_in_output') == true ]] || fail "liar: leak not recorded"
+# What the adapter said is labelled as the adapter's.
+[[ $(p '.probe.facts.adapter_supplied') == true ]] || fail "liar: probe facts not labelled"
+[[ $(p '[.checks[].observations[] | select(.meta) | .meta.adapter.supplied_by_adapter] | length > 5 and all') == true ]] \
+  || fail "liar: result meta not labelled"
+# The transport: started as the test user, in a fresh empty dir, minimal env.
+[[ $(p .probe.facts.uid) == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "liar: adapter uid $(p .probe.facts.uid)"
+[[ $(p .probe.facts.cwd_entries) == 0 ]] || fail "liar: adapter dir not empty"
+[[ $(p '.probe.facts.cwd') == /tmp/agsbx-adapter-* ]] || fail "liar: adapter cwd $(p .probe.facts.cwd)"
+[[ $(p '.probe.facts.env | join(",")') == AGSBX_EXTERNAL_PROTOCOL,HOME,LANG,PATH ]] || fail "liar: env $(p '.probe.facts.env|join(",")')"
+[[ ! -e $(p .probe.facts.cwd) ]] || fail "liar: adapter dir not removed"
+pass "liar: defective through the real checks (capabilities.truthful + attacks); transport as specified"
+
+# As root with --run-as: the adapter is started as the sandbox user, not root.
+set +e
+"$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/runas.json" --run-as "$AGSBX_TEST_USER" \
+  --timeout-ms 1000 --provider liar --adapter "liar=python3 $adapters/neg-liar.py" 2>"$w/runas.err"
+rc=$?
+set -e
+[[ $rc == 1 ]] || { cat "$w/runas.err" >&2; fail "run-as: collect exited $rc"; }
+[[ $(jq -r '.providers[0].probe.facts.uid' "$w/runas.json") == "$(id -u "$AGSBX_TEST_USER")" ]] \
+  || fail "run-as: adapter ran as uid $(jq -r '.providers[0].probe.facts.uid' "$w/runas.json")"
+pass "root --run-as: the adapter runs as $AGSBX_TEST_USER"
+
+neg hang
+reason_is hang adapter_timeout
+p '.declared.adapter.violation.message' | grep -q 'execute (id [0-9]*) not answered within 6000 ms' \
+  || fail "hang: message $(p .declared.adapter.violation.message)"
+[[ $(p '.declared.adapter.exit.killed') == true ]] || fail "hang: adapter not killed"
+pass "hang: adapter_timeout at timeout_ms + 5 s, killed"
+
+neg slow
+reason_is slow adapter_timeout
+pass "slow: a late answer is adapter_timeout"
+
+neg garbage
+reason_is garbage adapter_protocol_error
+[[ $(p '.declared.adapter.violation.offending') == *"not json"* ]] || fail "garbage: offending line not kept"
+[[ $(p .verdict) == defective && $(p .probe.available) == false ]] || fail "garbage: probe not failed"
+pass "garbage: adapter_protocol_error with the offending line (escaped)"
+
+neg exit
+reason_is exit adapter_exited
+p '.declared.adapter.violation.message' | grep -q 'exited with status 3' || fail "exit: status not reported"
+p '.declared.adapter.stderr_tail' | grep -q 'dying mid-execute' || fail "exit: stderr tail not kept"
+pass "exit: adapter_exited with its status and stderr tail"
+
+neg leak
+reason_is leak adapter_leftover
+[[ $(p '.declared.adapter.killed_processes') -ge 1 ]] || fail "leak: nothing counted"
+[[ $(p '.declared.adapter.exit.exit_status') == 0 ]] || fail "leak: adapter did not exit cleanly"
+pass "leak: the detached process is a leftover, killed and counted"
+
+# Policy keyed on argv[0]: the payload is isolated, an interpreter is not.
+# The direct attacks pass; the /bin/sh and /usr/bin/env variants fail them.
+neg argv0
+for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
+  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "argv0: $c did not fail"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv_variants[0].outcome") == denied ]] || fail "argv0: $c direct not denied"
+  [[ $(p ".checks[] | select(.id==\"$c\") | [.facts.argv_variants[1:][].outcome] | join(\",\")") == ALLOWED,ALLOWED ]] \
+    || fail "argv0: $c variants not ALLOWED"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv0_tried[1:] | join(\",\")") == /bin/sh,/usr/bin/env ]] \
+    || fail "argv0: $c argv0_tried"
+done
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean"
+pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
+
+# A blocked reason the host contradicts: "user namespaces are blocked" on a
+# host where the test user can create one (the harness's own probe, as that
+# user) fails probe.truthful, with both facts in the bundle.
+if as_user unshare --user --map-root-user --mount true 2>/dev/null; then
+  neg blocked
+  [[ $(p '.checks[] | select(.id=="probe.truthful") | .verdict') == fail ]] || fail "blocked: probe.truthful did not fail"
+  hc='.checks[] | select(.id=="probe.truthful") | .facts.host_condition'
+  [[ $(p "$hc.condition") == userns_blocked && $(p "$hc.provider_says") == true && $(p "$hc.harness_observed") == false ]] \
+    || fail "blocked: host_condition facts $(p "$hc")"
+  [[ $(p "$hc.how.as_uid") == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "blocked: not decided as the test user"
+  pass "blocked: a userns_blocked reason on a host that allows user namespaces fails probe.truthful"
+else
+  skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
+fi
+
+# Every other protocol violation (neg-violations.py MODE): adapter_protocol_error
+# with the specific message and the offending line, bounded and escaped.
+declare -A want=(
+  [dup-id]="duplicate id" [unknown-id]="unknown id" [not-object]="not a JSON object"
+  [mistyped-ok]="ok missing or not a boolean" [bad-caps]="probe: network, mechanism or safety_class"
+  [long-line]="a line over the 16777216-byte limit" [bad-hello]="hello: protocol is not 1"
+  [bad-reason]="reason 'made_up' is outside the declared set" [missing-field]="execute: meta or inferred missing"
+  [bad-b64]="is not base64" [over-limit]="more output than max_output_bytes" [after-shutdown]="output after shutdown"
+)
+for m in "${!want[@]}"; do
+  MARK="agsbx-negadapter-v-$m-$$-$RANDOM"
+  N=v F="$w/v-$m.json"
+  set +e
+  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
+    --timeout-ms 2000 --jobs 2 --provider v --adapter "v=python3 $adapters/neg-violations.py $m $MARK" 2>"$w/v.err"
+  rc=$?
+  set -e
+  [[ $rc == 1 ]] || { cat "$w/v.err" >&2; fail "violation $m: collect exited $rc"; }
+  reason_is "$m" adapter_protocol_error
+  p '.declared.adapter.violation.message' | grep -qF -- "${want[$m]}" \
+    || fail "violation $m: message '$(p .declared.adapter.violation.message)', want '${want[$m]}'"
+  [[ $(p '.declared.adapter.violation.offending | type') == string && \
+     $(p '.declared.adapter.violation.offending | length') -le 512 ]] || fail "violation $m: offending not a bounded string"
+  [[ -z $(marker_processes "$MARK") ]] || fail "violation $m: processes left"
+done
+pass "protocol violations (${!want[*]}): adapter_protocol_error with their own messages"
+
+# Answers shutdown but never exits: adapter_timeout after the 10 s grace, killed.
+N=v F="$w/v-linger.json" MARK="agsbx-negadapter-v-linger-$$-$RANDOM"
+set +e
+as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
+  --timeout-ms 2000 --jobs 2 --provider v --adapter "v=python3 $adapters/neg-violations.py linger $MARK" 2>"$w/v.err"
+rc=$?
+set -e
+[[ $rc == 1 ]] || { cat "$w/v.err" >&2; fail "linger: collect exited $rc"; }
+reason_is linger adapter_timeout
+p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message"
+[[ $(p '.declared.adapter.exit.killed') == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
+pass "linger: not exiting after shutdown is adapter_timeout; the adapter is killed"

@@ -1,0 +1,76 @@
+# Helpers for the tests that drive Agently's own providers (sourced after
+# common.sh). Agently is a test subject, never part of the repo: CI has
+# ../shared beside the clone, a developer may point AGENTLY_SRC elsewhere.
+AGENTLY_SRC=${AGENTLY_SRC:-$AGSBX_SOURCE_DIR/../shared/thirdparty/agently}
+
+# Skips (a failure under AGSBX_REQUIRE_MECHANISMS=1) without the checkout,
+# the test user or Debian's python3 with typing_extensions.
+agently_require_src() {
+  [[ -f $AGENTLY_SRC/agently/types/data/code_execution.py ]] \
+    || skip "agently" 1 "no Agently checkout at $AGENTLY_SRC (CI has ../shared/thirdparty/agently)"
+  have_test_user || skip "agently" 1 "needs root and the test user $AGSBX_TEST_USER"
+  /usr/bin/python3 -c 'import typing_extensions' 2>/dev/null \
+    || skip "agently" 1 "python3-typing-extensions missing (workflows/install-deps.sh --test)"
+}
+
+# Stages, world-readable, the layout the acceptance command expects:
+# <stage>/src/{agsbx-evidence and helpers, providers/external/agently/,
+# tests/cli/lib-agently-drive.py} and <stage>/shared/thirdparty/agently, so
+# `cd <stage>/src && python3 providers/... --agently-src ../shared/...` works
+# for the unprivileged user wherever the clone lives. Prints <stage>.
+agently_stage() {
+  local s
+  s=$(t_tmpdir agently)
+  local bin
+  bin=$(t_stage_for_user)
+  mkdir -p "$s/src/providers/external/agently" "$s/src/tests/cli" "$s/shared/thirdparty"
+  cp -a "$bin"/. "$s/src/"
+  cp "$bin/agsbx-payload" "$s/agsbx-payload"
+  install -m 0755 "$AGSBX_SOURCE_DIR/providers/external/agently/agently-adapter.py" "$s/src/providers/external/agently/"
+  install -m 0755 "$AGSBX_SOURCE_DIR/tests/cli/lib-agently-drive.py" "$s/src/tests/cli/"
+  cp -r "$AGENTLY_SRC" "$s/shared/thirdparty/agently"
+  chmod -R a+rX "$s"
+  echo "$s"
+}
+
+# agently_collect STAGE PROVIDER OUT [collect args...]: the acceptance
+# command, as the unprivileged user, from STAGE/src, the adapter declared as
+# "agently-PROVIDER"; the status goes to AG_RC, stderr to OUT.log.
+agently_collect() {
+  local stage=$1 p=$2 out=$3
+  shift 3
+  local wd
+  wd=$(t_tmpdir work)
+  chown "$AGSBX_TEST_USER" "$wd" "$(dirname "$out")"
+  set +e
+  (cd "$stage/src" && as_user ./agsbx-evidence collect \
+    --adapter "agently-$p=python3 providers/external/agently/agently-adapter.py --agently-src ../shared/thirdparty/agently --provider $p" \
+    --unsigned --work-dir "$wd" --output "$out" "$@") 2>"$out.log"
+  AG_RC=$?
+  set -e
+  [[ -f $out ]] || { tail -n 30 "$out.log" >&2; fail "$p: no bundle (exit $AG_RC)"; }
+}
+
+# ag_jq OUT PROVIDER FILTER: FILTER applied to the provider object.
+ag_jq() { jq -r --arg p "agently-$2" ".providers[] | select(.id==\$p) | $3" "$1"; }
+
+# ag_expect OUT PROVIDER CHECK VERDICT [REASON-ERE]: the check has VERDICT
+# and, when given, a reason matching REASON-ERE.
+ag_expect() {
+  local got reason
+  got=$(ag_jq "$1" "$2" ".checks[] | select(.id==\"$3\") | .verdict")
+  reason=$(ag_jq "$1" "$2" ".checks[] | select(.id==\"$3\") | .reason")
+  [[ $got == "$4" ]] || fail "$2 $3 is '$got', want $4 ($reason)"
+  if [[ -n ${5:-} ]]; then
+    [[ $reason =~ $5 ]] || fail "$2 $3 reason '$reason' does not match /$5/"
+  fi
+}
+
+# No process of the test user from this test (everything of ours runs from
+# or under $T_ROOT) once the run is over; other tests may run as that user.
+ag_no_leftovers() {
+  sleep 0.2
+  local left
+  left=$(user_processes "$AGSBX_TEST_USER" | grep -F -- "$T_ROOT" || true)
+  [[ -z $left ]] || fail "$1: processes of $AGSBX_TEST_USER remain: $left"
+}
