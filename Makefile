@@ -13,13 +13,17 @@ OUTPUT ?=
 PREFIX ?= /usr/local
 SIGN_KEY ?=
 
-.PHONY: deps test-deps configure build collect test coverage clean install deb
+.PHONY: deps test-deps test-user configure build collect test coverage clean install deb
 
 deps:
 	./workflows/install-deps.sh
 
 test-deps:
 	./workflows/install-deps.sh --test
+
+# The unprivileged user the tests switch to (created when root and missing).
+test-user:
+	./workflows/test-user.sh
 
 configure:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -36,7 +40,7 @@ install: build
 deb: build
 	cd $(BUILD) && cpack -G DEB
 
-test: test-deps build
+test: test-deps test-user build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Counters from an earlier run would inflate this one: start from zero, run

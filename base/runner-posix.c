@@ -40,6 +40,37 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The process-wide abort (runner.h): polled by agsbx_run before it
+ * spawns; a run in progress here ends by its own timeout or cancel_fd. */
+static volatile int abort_fd = -1;
+
+void agsbx_runner_set_abort_fd(int fd)
+{
+	abort_fd = fd;
+}
+
+int agsbx_runner_abort_fd(void)
+{
+	return abort_fd;
+}
+
+bool agsbx_runner_aborted(void)
+{
+	int fd = abort_fd;
+	if (fd < 0)
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+int agsbx_runner_cleanup_stale_cgroups(bool dry_run, void (*fn)(void *ud, const char *path, bool removed), void *ud)
+{
+	(void)dry_run;
+	(void)fn;
+	(void)ud;
+	return 0;   /* no cgroup leaves without Linux */
+}
+
 int agsbx_runner_init(void)
 {
 	return 0; /* no child subreaper here: the process group is the boundary */
@@ -261,6 +292,8 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	memset(res, 0, sizeof *res);
 	if (!opts || !opts->argv || !opts->argv[0])
 		return -EINVAL;
+	if (agsbx_runner_aborted())
+		return -ECANCELED;
 	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	struct stream s[2] = { { .fd = -1, .cap = cap }, { .fd = -1, .cap = cap } };
 	s[0].buf = malloc(cap + 1);

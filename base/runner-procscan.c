@@ -876,11 +876,12 @@ static void find_cgroup2_mount(void)
 /* Leaves of harnesses that died mid-run (SIGKILL, a CI timeout) would
  * stay forever: kill what is left in them and remove them. Only leaves
  * whose creator pid is gone; rmdir fails harmlessly on anything else. */
-static void remove_stale_leaves(void)
+static int remove_stale_leaves(bool dry_run, void (*fn)(void *ud, const char *path, bool removed), void *ud)
 {
 	DIR *d = cg_mount ? opendir(cg_mount) : NULL;
 	if (!d)
-		return;
+		return 0;
+	int count = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		char *end;
@@ -890,18 +891,34 @@ static void remove_stale_leaves(void)
 		if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
 		char path[4200];
-		snprintf(path, sizeof path, "%s/%s/cgroup.kill", cg_mount, de->d_name);
-		write_str(path, "1");
+		bool removed = false;
+		if (!dry_run) {
+			snprintf(path, sizeof path, "%s/%s/cgroup.kill", cg_mount, de->d_name);
+			write_str(path, "1");
+		}
 		snprintf(path, sizeof path, "%s/%s", cg_mount, de->d_name);
-		rmdir(path);
+		for (int i = 0; !dry_run && i < 50 && !(removed = rmdir(path) == 0); i++)
+			usleep(10000);   /* killed members leave the leaf asynchronously */
+		if (fn)
+			fn(ud, path, removed);
+		count++;
 	}
 	closedir(d);
+	return count;
+}
+
+static void cgroup_setup_once(void);
+
+int agsbx_runner_cleanup_stale_cgroups(bool dry_run, void (*fn)(void *ud, const char *path, bool removed), void *ud)
+{
+	pthread_once(&cg_once, cgroup_setup_once);
+	return remove_stale_leaves(dry_run, fn, ud);
 }
 
 static void cgroup_setup_once(void)
 {
 	find_cgroup2_mount();
-	remove_stale_leaves();
+	remove_stale_leaves(false, NULL, NULL);
 }
 
 void agsbx_runner_cgroup_prepare(struct agsbx_run_tree *t, bool want)

@@ -57,6 +57,29 @@ uint64_t agsbx_runner_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* ---- process-wide abort ---- */
+
+static _Atomic int abort_fd = -1;
+
+void agsbx_runner_set_abort_fd(int fd)
+{
+	atomic_store(&abort_fd, fd);
+}
+
+int agsbx_runner_abort_fd(void)
+{
+	return atomic_load(&abort_fd);
+}
+
+bool agsbx_runner_aborted(void)
+{
+	int fd = atomic_load(&abort_fd);
+	if (fd < 0)
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
 /* ---- init ---- */
 
 static _Atomic pid_t initialised_pid;
@@ -565,8 +588,9 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 		if (run->pidfd < 0 && ms > NO_PIDFD_TICK_MS)
 			ms = NO_PIDFD_TICK_MS;
 
-		struct pollfd pf[4];
-		int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_cancel = -1;
+		struct pollfd pf[5];
+		int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_cancel = -1, i_abort = -1;
+		int afd = agsbx_runner_abort_fd();
 		if (run->out.fd >= 0 && !quiet)
 			pf[i_out = n++] = (struct pollfd){ .fd = run->out.fd, .events = POLLIN };
 		if (run->err.fd >= 0 && !quiet)
@@ -575,6 +599,8 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 			pf[i_pid = n++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };
 		if (run->cancel_fd >= 0)
 			pf[i_cancel = n++] = (struct pollfd){ .fd = run->cancel_fd, .events = POLLIN };
+		if (afd > 2)
+			pf[i_abort = n++] = (struct pollfd){ .fd = afd, .events = POLLIN };
 		int pr = poll(pf, (nfds_t)n, ms);
 		if (pr < 0) {
 			if (errno == EINTR)
@@ -596,6 +622,8 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 			else
 				return child_exited(run) ? END_EXITED : END_CANCEL;
 		}
+		if (i_abort >= 0 && (pf[i_abort].revents & (POLLIN | POLLHUP | POLLERR)))
+			return child_exited(run) ? END_EXITED : END_CANCEL;
 		if (run->pidfd < 0 && child_exited(run))
 			return END_EXITED;
 	}
@@ -665,6 +693,8 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 		return -EINVAL;
 	/* Lazily, for callers (and forked test children) that did not. */
 	agsbx_runner_init();
+	if (agsbx_runner_aborted())
+		return -ECANCELED;
 
 	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	if (cap > SIZE_MAX / 2)

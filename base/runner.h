@@ -86,6 +86,23 @@ void agsbx_run_result_free(struct agsbx_run_result *result);
 void agsbx_runner_register_child(pid_t pid);
 void agsbx_runner_unregister_child(pid_t pid);
 
+/* Process-wide abort, for an interrupted harness (SIGINT/SIGTERM/SIGHUP):
+ * once fd is readable, every run in progress ends as if cancelled and
+ * every later agsbx_run refuses with -ECANCELED before spawning. The fd is
+ * polled, never read, so it stays readable (a pipe a signal handler wrote
+ * to). -1 clears it. Set it before threads start. */
+void agsbx_runner_set_abort_fd(int fd);
+/* The fd given above, or -1. */
+int agsbx_runner_abort_fd(void);
+/* True once the abort fd is readable. */
+bool agsbx_runner_aborted(void);
+
+/* cgroup v2 leaves of harnesses that are gone: kills what is still in
+ * them and removes them (unless dry_run); fn (may be NULL) sees each.
+ * Returns how many were found. */
+int agsbx_runner_cleanup_stale_cgroups(bool dry_run, void (*fn)(void *ud, const char *path, bool removed),
+				       void *ud);
+
 /* PIDs of live processes whose /proc/PID/cmdline contains marker
  * (excluding the caller); used by leftover-process checks. Returns count
  * (>= 0) or -errno; *pids (may be NULL) is malloc'd. */

@@ -32,6 +32,9 @@ static const struct agsbx_command commands[] = {
 #ifndef AGSBX_PORTABLE /* needs the conformance core */
 	{ "bench", "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_cmd_bench },
 #endif
+#ifndef AGSBX_PORTABLE /* needs the providers' clean-up and the Linux runner */
+	{ "cleanup", "cleanup [--dry-run]                 remove what runs killed with SIGKILL left", agsbx_cmd_cleanup },
+#endif
 	{ "schema", "schema NAME                         print a shipped JSON Schema", agsbx_cmd_schema },
 };
 

@@ -2,6 +2,7 @@
  * written as one evidence bundle (temp name, then rename). */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "base/cleanup.h"
 #include "base/escape.h"
 #include "base/log.h"
+#include "base/rundir.h"
 #include "base/util.h"
 #include "cli/collect-workers.h"
 #include "cli/commands.h"
@@ -127,7 +129,10 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		case O_SIGN: o->sign_key = optarg; break;
 		case O_RUNAS: o->run_as = optarg; break;
 		case O_TIMEOUT: r = parse_num("collect", "--timeout-ms", optarg, 100, 3600000, &o->timeout_ms); break;
-		case O_MAXOUT: r = parse_num("collect", "--max-output-bytes", optarg, 1, 64 << 20, &o->max_output); break;
+		case O_MAXOUT:
+			/* below the payload's result line nothing could be judged */
+			r = parse_num("collect", "--max-output-bytes", optarg, AGSBX_PAYLOAD_RESULT_MAX, 64 << 20, &o->max_output);
+			break;
 		case O_JOBS: r = parse_num("collect", "--jobs", optarg, 1, 64, &o->jobs); break;
 		case O_CONFIG: r = push(o->configs, &o->nconfigs, optarg, "--config"); break;
 		case O_SIM: o->simulate = optarg; break;
@@ -170,6 +175,35 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 	if (o->challenge && (!*o->challenge || strlen(o->challenge) > 256))
 		return agsbx_usage_error("collect", "--challenge: expected 1 to 256 characters");
 	return 0;
+}
+
+/* A simulation tests one provider's fail-closed path; every other
+ * provider runs on the real host (a seccomp filter around landlock would
+ * otherwise show up as its "syscall restriction"). */
+static const char *simulation_for(const struct collect_opts *o, const struct agsbx_provider_ops *p)
+{
+	const char *s = p->fail_closed_simulation;
+	/* A declared provider (--adapter, --wrap) wraps a mechanism the
+	 * harness cannot name in advance: the labelled simulation is its
+	 * fail-closed test too. */
+	if (o->simulate && p->finish)
+		return o->simulate;
+	return o->simulate && s && strcmp(o->simulate, s) == 0 ? o->simulate : NULL;
+}
+
+/* A simulation none of the selected providers tests simulates nothing:
+ * said once; the bundle records the request with no provider, and the
+ * run is not marked simulated. */
+static void check_simulation_scope(const struct collect_opts *o, const struct agsbx_provider_ops **sel, int n)
+{
+	if (!o->simulate)
+		return;
+	for (int i = 0; i < n; i++)
+		if (simulation_for(o, sel[i]))
+			return;
+	if (!o->quiet)
+		agsbx_warn("--simulate %s applies to none of the selected providers (it tests bubblewrap's fail-closed "
+			   "path): nothing is simulated", o->simulate);
 }
 
 /* ---- validation before anything runs (bad input → 2, nothing written) --- */
@@ -329,6 +363,15 @@ static int make_work_dir(const char *parent, char **out)
 	}
 	/* Traversable by a --run-as user; the areas inside carry their own modes. */
 	chmod(d, 0755);
+	/* Owned by this process: after a SIGKILL the next run or `cleanup`
+	 * can tell it is a dead run's. */
+	int r = agsbx_rundir_claim(d);
+	if (r < 0) {
+		rmdir(d);
+		free(d);
+		agsbx_error_errno(r, "cannot record the owner of the work dir");
+		return AGSBX_EXIT_INTERNAL;
+	}
 	*out = d;
 	return 0;
 }
@@ -475,32 +518,49 @@ static json_t *context_json(const struct agsbx_harness *hs, const struct collect
 	json_t *reasons = json_array();
 	if (geteuid() == 0)
 		json_array_append_new(reasons, json_string("root"));
+	/* Not only root: any capability the harness holds (a file capability,
+	 * an ambient set, a container's default set) makes results unlike a
+	 * normal user's. */
+	char eff[17] = "", prm[17] = "", amb[17] = "";
+	bool have_caps = agsbx_self_caps(eff, prm, amb);
+#ifdef __linux__
+	/* unreadable sets cannot be shown empty */
+	if (!have_caps || strspn(eff, "0") != strlen(eff) || strspn(prm, "0") != strlen(prm) ||
+	    strspn(amb, "0") != strlen(amb))
+		json_array_append_new(reasons, json_string("capabilities"));
+#endif
 	if (sudo)
 		json_array_append_new(reasons, json_string("sudo"));
 	if (container)
 		json_array_append_new(reasons, json_string("container"));
 	json_t *sims = json_array();
 	if (o->simulate) {
-		char r[128];
-		snprintf(r, sizeof r, "simulated:%s", o->simulate);
-		json_array_append_new(reasons, json_string(r));
 		json_t *ids = json_array();
 		for (int i = 0; i < n; i++)
-			json_array_append_new(ids, json_string(sel[i]->id));
+			if (simulation_for(o, sel[i]))
+				json_array_append_new(ids, json_string(sel[i]->id));
+		if (json_array_size(ids)) {
+			char r[128];
+			snprintf(r, sizeof r, "simulated:%s", o->simulate);
+			json_array_append_new(reasons, json_string(r));
+		}
 		json_array_append_new(sims, json_pack("{s:s, s:o, s:s, s:s}", "name", o->simulate, "providers", ids,
 						      "mechanism", "seccomp",
 						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
 	}
 	const json_t *markers = agsbx_probe_value(host, "container", "markers");
 	json_t *policy = host_policy_json(o, reasons);
-	json_t *ctx = json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
+	json_t *ctxj = json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
 			 "euid", (int)geteuid(), "gid", (int)getgid(), "sudo", sudo, "run_as",
 			 hs->run_as_name ? json_string(hs->run_as_name) : json_null(), "container", "detected", container,
 			 "markers", markers ? (json_t *)markers : json_null(), "representative", json_array_size(reasons) == 0,
 			 "representative_reasons", reasons, "simulations", sims);
-	if (policy)
-		json_object_set_new(ctx, "host_policy", policy);
-	return ctx;
+	if (ctxj && have_caps)
+		json_object_set_new(json_object_get(ctxj, "privilege"), "capabilities",
+				    json_pack("{s:s, s:s, s:s}", "effective", eff, "permitted", prm, "ambient", amb));
+	if (ctxj && policy)
+		json_object_set_new(ctxj, "host_policy", policy);
+	return ctxj;
 }
 
 static json_t *summary_json(const json_t *providers)
@@ -603,7 +663,7 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 {
 	const struct run_shared *sh = ud;
 	struct agsbx_ctx ctx = sh->hs->ctx;
-	ctx.simulate = sh->o->simulate;
+	ctx.simulate = simulation_for(sh->o, sh->sel[i]);
 	ctx.config = json_object_get(sh->configs, sh->sel[i]->id);
 	/* Its own directory in the run's: providers run at once, and one's
 	 * files must not look like another's residue. */
@@ -661,28 +721,6 @@ static json_t *run_timings(const struct agsbx_collect_pool *pool, int check_jobs
 			 "one worker process per provider, each its own child subreaper", "providers", per);
 }
 
-/* An interrupted collect must not leave the canary in the user's $HOME
- * behind; then the signal takes its default course. The canaries live in
- * the provider workers: each removes its own on the signal (and cancels
- * its executions); we wait for them, boundedly, before dying. */
-static void on_fatal_signal(int sig)
-{
-	agsbx_matrix_remove_canaries();
-	agsbx_collect_pool_stop_live(sig, 3000);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void guard_canaries(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		struct sigaction sa = { .sa_handler = on_fatal_signal };
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
-
 static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o, const struct agsbx_provider_ops **sel,
 			 int n, const json_t *configs, const char *work_dir, json_t *bundle)
 {
@@ -694,7 +732,6 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	/* In our own environment, before any worker: a provider that passes
 	 * the host environment through shows it to the payload. */
 	setenv(name, value, 1);
-	guard_canaries();
 	struct progress pr = { .quiet = o->quiet, .color = agsbx_use_color(STDERR_FILENO),
 			       .tty = agsbx_term_capable(STDERR_FILENO) };
 	struct run_shared sh = { .hs = hs, .o = o, .sel = sel, .configs = configs, .work_dir = work_dir,
@@ -709,6 +746,12 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	int rc = 0;
 	int r = agsbx_collect_pool_run(&pool);
 	end_progress(&pr);
+	if (agsbx_interrupt_signal()) {
+		/* the workers cancelled and cleaned up; the caller exits 128+sig */
+		unsetenv(name);
+		agsbx_collect_pool_free(&pool);
+		return 0;
+	}
 	unsetenv(name);
 	json_t *providers = json_array();
 	json_object_set_new(bundle, "providers", providers);
@@ -730,6 +773,57 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	return rc;
 }
 
+/* Leftovers of collects that were killed (SIGKILL cannot be caught):
+ * removed before this run adds its own; a live run's are never touched. */
+static void sweep_dead_runs(const struct collect_opts *o, const struct agsbx_harness *hs)
+{
+	_cleanup_json_ json_t *found = json_array();
+	int failed = agsbx_cleanup_dead_runs(o->work_dir, &hs->ctx, false, found);
+	if (json_array_size(found) && !o->quiet)
+		agsbx_note("removed %zu leftover(s) of killed runs%s (see 'agsbx-evidence cleanup')",
+			   json_array_size(found) - (size_t)failed, failed ? "; some could not be removed" : "");
+}
+
+static void print_json_summary(const char *output, const json_t *summary, const json_t *providers)
+{
+	json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());
+	size_t i;
+	json_t *p;
+	json_array_foreach(providers, i, p)
+		json_object_set(json_object_get(s, "verdicts"), json_string_value(json_object_get(p, "id")),
+				json_object_get(p, "verdict"));
+	json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	fputc('\n', stdout);
+	json_decref(s);
+}
+
+/* Interrupts are handled from here on (before anything is created that
+ * must not outlive the run); then the harness, then the leftovers of
+ * killed runs go. */
+static int start_harness(const struct collect_opts *o, struct agsbx_harness *hs)
+{
+	if (agsbx_interrupt_install() < 0)
+		agsbx_warn("cannot install the interrupt handlers; an interrupted run may leave processes behind");
+	int rc = agsbx_harness_init(hs, "collect", o->run_as, false);
+	if (rc) {
+		agsbx_interrupt_restore();
+		return rc;
+	}
+	sweep_dead_runs(o, hs);
+	return 0;
+}
+
+/* The exit status for an interrupted run: 128 + the signal, as a shell
+ * reports a process killed by it (130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
+static int interrupted(const struct collect_opts *o)
+{
+	int sig = agsbx_interrupt_signal();
+	if (!o->quiet)
+		agsbx_note("interrupted by SIG%s: every execution cancelled and cleaned up; no bundle written",
+			   sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	return 128 + sig;
+}
+
 int agsbx_cmd_collect(int argc, char **argv)
 {
 	if (agsbx_wants_help(argc, argv, help))
@@ -742,6 +836,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	int n = 0;
 	if ((rc = declare_providers(&o)) || (rc = select_providers(&o, sel, &n)))
 		return rc;
+	check_simulation_scope(&o, sel, n);
 	_cleanup_json_ json_t *configs = parse_configs(&o, sel, n, &rc);
 	if (!configs)
 		return rc;
@@ -753,16 +848,18 @@ int agsbx_cmd_collect(int argc, char **argv)
 	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
 	struct agsbx_harness hs;
-	if ((rc = agsbx_harness_init(&hs, "collect", o.run_as, false)))
+	if ((rc = start_harness(&o, &hs)))
 		return rc;
 	if (geteuid() == 0 && !o.run_as && !o.quiet)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
 	if ((rc = make_work_dir(o.work_dir, &work))) {
 		agsbx_harness_free(&hs);
+		agsbx_interrupt_restore();
 		return rc;
 	}
 	_cleanup_json_ json_t *bundle = json_object();
+	bool bundle_written = false;
 	char created[32];
 	agsbx_utc_now(created, sizeof created);
 	json_object_set_new(bundle, "schema", json_string(AGSBX_BUNDLE_SCHEMA));
@@ -776,6 +873,10 @@ int agsbx_cmd_collect(int argc, char **argv)
 	json_object_set_new(bundle, "context", context_json(&hs, &o, hs.host, sel, n));
 	if ((rc = run_providers(&hs, &o, sel, n, configs, work, bundle)))
 		goto out;
+	if (agsbx_interrupt_signal()) {
+		rc = interrupted(&o);
+		goto out;
+	}
 	json_t *providers = json_object_get(bundle, "providers");
 	json_t *summary = summary_json(providers);
 	json_object_set_new(bundle, "summary", summary);
@@ -787,12 +888,17 @@ int agsbx_cmd_collect(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (agsbx_interrupt_signal()) {
+		rc = interrupted(&o);
+		goto out;
+	}
 	int w = agsbx_cli_write_json(output, bundle);
 	if (w < 0) {
 		agsbx_error_errno(w, "cannot write %s", output);
 		rc = AGSBX_EXIT_INTERNAL;
 		goto out;
 	}
+	bundle_written = true;
 	append_step_summary(bundle);
 	if (!o.quiet) {
 		print_summary(providers, agsbx_use_color(STDERR_FILENO));
@@ -800,21 +906,17 @@ int agsbx_cmd_collect(int argc, char **argv)
 			   o.sign_key ? "signed" : "unsigned");
 		print_next_steps(bundle, agsbx_is_stdout(output) ? "BUNDLE.json" : output);
 	}
-	if (o.json) {
-		json_t *s = json_pack("{s:s, s:O, s:o}", "output", output, "summary", summary, "verdicts", json_object());
-		size_t i;
-		json_t *p;
-		json_array_foreach(providers, i, p)
-			json_object_set(json_object_get(s, "verdicts"), json_string_value(json_object_get(p, "id")),
-					json_object_get(p, "verdict"));
-		json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-		json_decref(s);
-	}
+	if (o.json)
+		print_json_summary(output, summary, providers);
 	rc = (int)json_integer_value(json_object_get(summary, "exit_status"));
 out:
 	if (work)
-		rmdir(work); /* areas are removed per provider; the dir itself last */
+		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
 	agsbx_harness_free(&hs);
+	/* Interrupted before the bundle was complete (an early return above
+	 * never reached the write): the signal decides the status. */
+	if (agsbx_interrupt_signal() && !bundle_written && rc != 128 + agsbx_interrupt_signal())
+		rc = interrupted(&o);
+	agsbx_interrupt_restore();
 	return rc;
 }

@@ -255,15 +255,23 @@ int agsbx_collect_pool_run(struct agsbx_collect_pool *p)
 
 static int pool_loop(struct agsbx_collect_pool *p)
 {
-	struct pollfd pfd[64];
+	struct pollfd pfd[65];
 	size_t map[64], next = 0;
 	int max_live = p->max_live < 1 ? 1 : p->max_live > 64 ? 64 : p->max_live;
 	for (size_t i = 0; i < p->n; i++)
 		p->w[i].fd = -1;
 	p->start_us = agsbx_now_us();
+	bool stopping = false;
 	for (;;) {
 		size_t live = live_count(p, pfd, map);
-		while (next < p->n && live < (size_t)max_live) {
+		/* An interrupt (the runner's abort fd, cli/interrupt.c): no new
+		 * worker starts, and the live ones are told once to cancel their
+		 * executions and wind down; their reports are still read. */
+		if (!stopping && agsbx_runner_aborted()) {
+			stopping = true;
+			agsbx_collect_pool_cancel(p);
+		}
+		while (!stopping && next < p->n && live < (size_t)max_live) {
 			int r = start_worker(p, next);
 			if (r < 0) {
 				if (next == 0 && live == 0)
@@ -276,7 +284,11 @@ static int pool_loop(struct agsbx_collect_pool *p)
 		}
 		if (live == 0)
 			return 0;
-		if (poll(pfd, live, -1) < 0 && errno != EINTR)
+		int afd = stopping ? -1 : agsbx_runner_abort_fd();
+		nfds_t nfd = live;
+		if (afd > 2)
+			pfd[nfd++] = (struct pollfd){ .fd = afd, .events = POLLIN };
+		if (poll(pfd, nfd, -1) < 0 && errno != EINTR)
 			return -errno;
 		for (size_t k = 0; k < live; k++)
 			if (pfd[k].revents && !read_reports(p, &p->w[map[k]]))

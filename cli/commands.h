@@ -29,6 +29,7 @@ int agsbx_cmd_matrix(int argc, char **argv);
 int agsbx_cmd_keygen(int argc, char **argv);
 int agsbx_cmd_bench(int argc, char **argv);
 int agsbx_cmd_schema(int argc, char **argv);
+int agsbx_cmd_cleanup(int argc, char **argv);
 int agsbx_cmd_attest(int argc, char **argv);
 
 /* Prints "agsbx-evidence: error: <msg>" and the command's usage hint to

@@ -10,6 +10,7 @@
 
 #include "base/cleanup.h"
 #include "base/log.h"
+#include "base/rundir.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "probes/probes.h"
@@ -106,6 +107,9 @@ static int stage_helpers(struct agsbx_harness *hs)
 	hs->staged_dir = dir;
 	if (chmod(dir, 0755) < 0)
 		return -errno;
+	int rc = agsbx_rundir_claim(dir);   /* a killed run's copies are found by `cleanup` */
+	if (rc < 0)
+		return rc;
 	int r = each_helper(stage_one, hs);
 	if (r < 0)
 		return r;
@@ -121,7 +125,7 @@ static void unstage_helpers(struct agsbx_harness *hs)
 	if (!hs->staged_dir)
 		return;
 	each_helper(unstage_one, hs->staged_dir);
-	rmdir(hs->staged_dir);
+	agsbx_rm_tree(hs->staged_dir);   /* the owner record too */
 	free(hs->staged_dir);
 	hs->staged_dir = NULL;
 }

@@ -30,4 +30,20 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 int agsbx_helper_dir(char **dir);
 void agsbx_harness_free(struct agsbx_harness *hs);
 
+/* Interrupt handling for long commands (interrupt.c): SIGINT, SIGTERM and
+ * SIGHUP cancel every execution through the runner's abort fd instead of
+ * killing the process. agsbx_interrupt_signal is the first signal caught
+ * (0: none); restore puts the previous dispositions back. */
+int agsbx_interrupt_install(void);
+int agsbx_interrupt_signal(void);
+void agsbx_interrupt_restore(void);
+
+/* Leftovers of harnesses that died (cmd-cleanup.c): in parent (NULL:
+ * $TMPDIR or /tmp), agsbx-run-*, agsbx-tools-* and agsbx-landlock-* dirs whose owner
+ * process is gone, and the processes still running from them; cgroup
+ * leaves of dead runs; and what each provider's cleanup_dead finds. Never
+ * a live run's. Removes them unless dry_run; appends one object per item
+ * to found. Returns the count of items that could not be removed. */
+int agsbx_cleanup_dead_runs(const char *parent, const struct agsbx_ctx *ctx, bool dry_run, json_t *found);
+
 #endif

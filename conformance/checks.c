@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,22 @@ static bool claims_egress(const struct agsbx_caps *c)
 {
 	return c->network && (strcmp(c->network, AGSBX_NET_ISOLATED) == 0 ||
 			      strcmp(c->network, AGSBX_NET_TCP_RESTRICTED) == 0);
+}
+
+/* A failing control (or a host that cannot run the check) shows nothing
+ * about the mechanism: the check is skipped with the reason, never
+ * failed; a leak seen despite it still fails (a secret in the output is
+ * a leak whatever the control did). */
+static void inconclusive(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void inconclusive(struct check_out *out, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	out->forced_verdict = "skip";
+	check_reason(out, "inconclusive on this host: %s", buf);
 }
 
 static char *host_path(const struct check_env *env, enum agsbx_root_role r, const char *rel)
@@ -187,9 +204,12 @@ static void fs_host_read_denied(const struct check_env *env, struct check_out *o
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_read_ok", json_boolean(control));
 	out->observed_pass = variants_pass(&v) && control;
-	if (!control)
-		check_reason(out, "control failed: the canary is not readable outside the sandbox either (%s)",
+	if (!control && variants_pass(&v))
+		inconclusive(out, "control failed: the canary is not readable outside the sandbox either (%s)",
 			     result_errno(ctl));
+	else if (!control)
+		check_reason(out, "read of a 0644 canary outside the grant: ALLOWED inside [%s]; control read failed",
+			     v.summary);
 	else
 		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s) [%s]; control read ok outside",
 			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
@@ -227,8 +247,12 @@ static void fs_host_write_denied(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent_all));
 	json_object_set_new(out->facts, "control_write_ok", json_boolean(control));
 	out->observed_pass = variants_pass(&v) && absent_all && control;
-	if (!control)
-		check_reason(out, "control failed: cannot create in the canary dir outside the sandbox either");
+	if (!control && variants_pass(&v) && absent_all)
+		inconclusive(out, "control failed: cannot create in the canary dir outside the sandbox either (%s)",
+			     result_errno(ctl));
+	else if (!control)
+		check_reason(out, "create outside the grant: ALLOWED [%s], file(s) %s on the host; control create failed",
+			     v.summary, absent_all ? "absent" : "PRESENT");
 	else
 		check_reason(out, "create outside the grant: %s (%s) [%s], file(s) %s on the host; control create ok",
 			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary,
@@ -335,11 +359,11 @@ static void net_egress_denied(const struct check_env *env, struct check_out *out
 	json_object_set_new(out->facts, "listener", json_pack("{s:s, s:i}", "address", "127.0.0.1", "port", port));
 	json_object_set_new(out->facts, "control_connect_ok", json_boolean(control));
 	out->observed_pass = res && json_object_get(res, "ok") && !result_ok(res) && control;
-	if (!control)
-		check_reason(out, "control failed: the host could not connect to its own listener (%s)", result_errno(ctl));
+	if (!control && res && json_object_get(res, "ok") && !result_ok(res))
+		inconclusive(out, "control failed: the host could not connect to its own listener (%s)", result_errno(ctl));
 	else
-		check_reason(out, "connect to a host loopback listener: %s (%s); control connect ok",
-			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+		check_reason(out, "connect to a host loopback listener: %s (%s); control connect %s",
+			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res), control ? "ok" : "failed");
 }
 
 /* ---- process, privilege, environment, syscalls -------------------------- */
@@ -365,6 +389,10 @@ static void proc_contained(const struct check_env *env, struct check_out *out)
 		     visible ? "VISIBLE" : "not visible", distinct ? "distinct" : "SHARED with the host");
 }
 
+/* Both halves: no_new_privs keeps a program from gaining privileges on
+ * exec, and no effective capability means it has none to begin with;
+ * "NoNewPrivs=1 with every capability" (bwrap or landlock as root) is
+ * not blocked escalation. */
 static void priv_no_escalation(const struct check_env *env, struct check_out *out)
 {
 	json_t *res;
@@ -372,11 +400,15 @@ static void priv_no_escalation(const struct check_env *env, struct check_out *ou
 		check_reason(out, "provider refused to execute");
 		return;
 	}
-	json_int_t nnp = json_integer_value(json_object_get(res, "no_new_privs"));
+	json_t *nnp_j = json_object_get(res, "no_new_privs");
+	json_int_t nnp = json_is_integer(nnp_j) ? json_integer_value(nnp_j) : -1;
 	bool capzero = json_is_true(json_object_get(res, "cap_eff_zero"));
-	out->observed_pass = res && (nnp == 1 || capzero);
-	check_reason(out, "NoNewPrivs=%lld, effective capabilities %s", (long long)nnp,
-		     capzero ? "none" : json_string_value(json_object_get(res, "cap_eff")) ?: "unknown");
+	const char *capeff = json_string_value(json_object_get(res, "cap_eff"));
+	json_object_set_new(out->facts, "no_new_privs", nnp >= 0 ? json_integer(nnp) : json_null());
+	json_object_set_new(out->facts, "cap_eff", capeff ? json_string(capeff) : json_null());
+	out->observed_pass = res && nnp == 1 && capzero;
+	check_reason(out, "NoNewPrivs=%lld%s, effective capabilities %s%s", (long long)nnp, nnp == 1 ? "" : " (NOT set)",
+		     capzero ? "none" : capeff ? capeff : "unknown", capzero ? "" : " (NOT empty)");
 }
 
 static void env_scrubbed(const struct check_env *env, struct check_out *out)
@@ -770,7 +802,7 @@ const struct check_def agsbx_checks[] = {
 	{ "net.namespace_distinct", "network", "the net namespace differs from the host's", claims_netns, net_namespace_distinct, true, false },
 	{ "output.bounded", "contract", "64 MiB floods on stdout and stderr are capped and flagged", NULL, output_bounded, true, false },
 	{ "priv.capabilities_dropped", "privilege_escalation_blocked", "no capability inside; a setuid-root program gains nothing (control: it does outside)", claims_priv, check_priv_capabilities_dropped, true, false },
-	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set or no effective capabilities", claims_priv, priv_no_escalation, true, false },
+	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set and no effective capability is held", claims_priv, priv_no_escalation, true, false },
 	{ "probe.truthful", "contract", "reason in the closed set; available <=> ready; facts match the host", NULL, probe_truthful, false, false },
 	{ "proc.contained", "process_contained", "own pid namespace; the harness pid is not visible", claims_proc, proc_contained, true, false },
 	{ "proc.ptrace_denied", "process_contained", "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside are denied", claims_proc, check_proc_ptrace_denied, true, false },

@@ -11,6 +11,10 @@
 
 #include "providers/provider.h"
 
+/* The longest result line the payload prints (docs/payload.md): a
+ * --max-output-bytes below it cannot yield a verdict and is bad usage. */
+#define AGSBX_PAYLOAD_RESULT_MAX 1024
+
 struct agsbx_matrix_opts {
 	const struct agsbx_ctx *ctx;  /* tool_dir, payload, run_as, simulate, host */
 	const char *work_dir;         /* parent of execution areas and canaries; no symlink */

@@ -31,6 +31,7 @@ struct check_out {
 	json_t *facts;                      /* object */
 	bool observed_pass;                 /* what the observation showed, claimed or not */
 	const char *forced_verdict;         /* "skip" / "blocked": overrides pass/fail */
+	bool result_cut;                    /* a payload result line was cut by the output limit */
 	char reason[512];
 };
 

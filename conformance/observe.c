@@ -112,6 +112,16 @@ json_t *agsbx_payload_result_parse(const char *out, size_t len)
 	return j;
 }
 
+/* The output limit ended stdout inside the first line: the result is
+ * missing because of the harness's limit, not the sandbox. Only a limit
+ * below the payload's longest result line counts (the CLI refuses one;
+ * a library caller may not): a provider claiming truncation under a
+ * sufficient limit turns no failure into a skip. */
+static bool result_line_cut(const struct agsbx_run_result *r)
+{
+	return r->out_truncated && (!r->out || !memchr(r->out, '\n', r->out_len));
+}
+
 static json_t *parse_result(const struct agsbx_run_result *r)
 {
 	return agsbx_payload_result_parse(r->out, r->out_len);
@@ -216,6 +226,8 @@ int sandbox_op_via(const struct check_env *env, struct check_out *out, struct ag
 		return r < 0 ? r : -EIO;
 	}
 	json_t *res = parse_result(&xr.run);
+	size_t cap = limits ? limits->max_output_bytes : env->o->max_output_bytes;
+	out->result_cut |= !res && cap < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&xr.run);
 	json_t *obs = agsbx_observation_json("sandbox", argv, &xr.run, res);
 	if (xr.meta)
 		json_object_set(obs, "meta", xr.meta);
@@ -248,6 +260,7 @@ int control_op(const struct check_env *env, struct check_out *out, const char *c
 	struct agsbx_run_result rr = { 0 };
 	int r = agsbx_run(&o, &rr);
 	json_t *res = r == 0 ? parse_result(&rr) : NULL;
+	out->result_cut |= r == 0 && !res && env->o->max_output_bytes < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&rr);
 	json_array_append_new(out->observations, agsbx_observation_json("control", argv, &rr, res));
 	*result = res;
 	json_decref(res);

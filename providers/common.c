@@ -108,6 +108,25 @@ json_t *agsbx_handle_meta(const struct agsbx_handle *h)
 			 "capabilities", agsbx_caps_to_json(&h->caps), "versions", h->versions);
 }
 
+/* The spec "name:type" of key, or NULL. */
+static const char *key_spec(const struct agsbx_provider_ops *ops, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *const *k = ops->config_keys; k && *k; k++)
+		if (strncmp(*k, key, n) == 0 && ((*k)[n] == ':' || (*k)[n] == '\0'))
+			return *k;
+	return NULL;
+}
+
+static bool value_has_type(const json_t *v, const char *type)
+{
+	if (strcmp(type, "bool") == 0)
+		return json_is_boolean(v);
+	if (strcmp(type, "string") == 0)
+		return json_is_string(v);
+	return false;
+}
+
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_failure *fail)
 {
@@ -120,15 +139,34 @@ int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json
 	const char *key;
 	json_t *v;
 	json_object_foreach((json_t *)config, key, v) {
-		bool known = false;
-		for (const char *const *k = ops->config_keys; k && *k; k++)
-			if (strcmp(*k, key) == 0)
-				known = true;
-		if (!known) {
+		const char *spec = key_spec(ops, key);
+		if (!spec) {
 			agsbx_fail(fail, "config_invalid", "%s: unknown config key '%s'", ops->id, key);
 			return -EINVAL;
 		}
+		const char *type = strchr(spec, ':');
+		if (type && !value_has_type(v, type + 1)) {
+			_cleanup_free_ char *shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			agsbx_fail(fail, "config_invalid", "%s: config key '%s' must be a %s%s, got %.64s", ops->id, key,
+				   type + 1, strcmp(type + 1, "bool") == 0 ? " (true or false)" : "", shown ? shown : "?");
+			return -EINVAL;
+		}
 	}
+	return 0;
+}
+
+int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
+		      bool *out, struct agsbx_failure *fail)
+{
+	*out = def;
+	const json_t *v = json_is_object(config) ? json_object_get(config, key) : NULL;
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v)) {
+		agsbx_fail(fail, "config_invalid", "%s: config key '%s' must be a bool (true or false)", ops->id, key);
+		return -EINVAL;
+	}
+	*out = json_is_true(v);
 	return 0;
 }
 
@@ -262,4 +300,37 @@ char **agsbx_strv_dup(const char *const *v)
 		}
 	}
 	return c;
+}
+
+static bool status_hex(const char *text, const char *key, char out[17])
+{
+	const char *p = strstr(text, key);
+	if (!p || sscanf(p + strlen(key), " %16[0-9a-fA-F]", out) != 1)
+		return false;
+	return true;
+}
+
+bool agsbx_self_caps(char eff[17], char prm[17], char amb[17])
+{
+	_cleanup_free_ char *st = NULL;
+	size_t len = 0;
+	if (agsbx_read_file("/proc/self/status", 1 << 16, &st, &len) < 0)
+		return false;
+	return status_hex(st, "\nCapEff:", eff) && status_hex(st, "\nCapPrm:", prm) && status_hex(st, "\nCapAmb:", amb);
+}
+
+static bool hex_zero(const char *h)
+{
+	for (; *h; h++)
+		if (*h != '0')
+			return false;
+	return true;
+}
+
+bool agsbx_provider_runs_without_caps(const struct agsbx_ctx *ctx)
+{
+	if (ctx->run_as)
+		return ctx->run_uid != 0;
+	char eff[17], prm[17], amb[17];
+	return agsbx_self_caps(eff, prm, amb) && hex_zero(eff) && hex_zero(prm) && hex_zero(amb);
 }

@@ -6,8 +6,10 @@
  *     sorted table in providers/registry.c. Nothing else in the tree changes.
  *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
  *     containing "ready". probe.truthful fails on any reason outside it.
- *  3. `config_keys`: every accepted config key; any other key is an error
- *     (agsbx_provider_check_config does it for you).
+ *  3. `config_keys`: every accepted config key as "name:type" (type bool
+ *     or string); any other key, or a value of another type, is an error
+ *     (agsbx_provider_check_config does it for you; read a bool with
+ *     agsbx_config_bool, the one boolean parser).
  *  4. probe(): observed facts only. `available` <=> reason == "ready".
  *     Capabilities claim an axis only when the mechanism enforces it;
  *     capabilities.truthful marks an overclaim as a defect.
@@ -212,7 +214,7 @@ struct agsbx_provider_ops {
 	const char *id;
 	const char *summary;
 	const char *const *reasons;       /* closed set, NULL-terminated, includes "ready" */
-	const char *const *config_keys;   /* accepted config keys, NULL-terminated */
+	const char *const *config_keys;   /* accepted "name:type" keys, NULL-terminated */
 	/* A simulation the harness may request to make this provider
 	 * unavailable for fail.closed (AGSBX_SIM_*), or NULL. */
 	const char *fail_closed_simulation;
@@ -240,6 +242,12 @@ struct agsbx_provider_ops {
 	 * daemon, never of ours): the detached-tree lifecycle checks then run
 	 * alongside the other checks instead of alone afterwards. */
 	bool outside_harness_tree;
+	/* Optional: resources of this provider that a harness left when it
+	 * died (SIGKILL, a CI timeout): those whose owning process
+	 * (base/rundir.h) is gone, never a live run's. Removes them unless
+	 * dry_run; appends one {kind, id, owner, removed} per resource to
+	 * found. Returns the count or -errno (nothing to reach is 0). */
+	int (*cleanup_dead)(const struct agsbx_ctx *ctx, bool dry_run, json_t *found);
 	/* Optional (declared providers: --adapter, --wrap): called once when
 	 * the provider's run is over and every handle was released. Returns
 	 * members for the provider object (kind, argv, the adapter record) as
@@ -288,9 +296,15 @@ bool agsbx_reason_in_set(const struct agsbx_provider_ops *ops, const char *reaso
  * config_invalid, grant_invalid, step_invalid, bundle_changed, released,
  * run_failed (NULL-terminated). probe() never uses them. */
 extern const char *const agsbx_generic_reasons[];
-/* -EINVAL with a message naming the first unknown key. */
+/* -EINVAL with a message naming the first unknown key or the first value
+ * outside its key's type. */
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_failure *fail);
+
+/* The one boolean parser for config values: JSON true/false only; absent
+ * is def. -EINVAL (message in fail, may be NULL) for anything else. */
+int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
+		      bool *out, struct agsbx_failure *fail);
 
 /* Every execute's last gate before anything runs: a well-formed step
  * (argv[0] present, a known cwd root) and the TOCTOU guard on the
@@ -300,6 +314,15 @@ int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_s
 			      struct agsbx_failure *fail);
 
 /* Common helpers for host-process providers. */
+/* True when a program started for this context holds no capability: it
+ * runs as an unprivileged --run-as user (the drop clears every set), or
+ * the harness itself has empty effective, permitted and ambient sets. A
+ * process that keeps capabilities can escalate whatever no_new_privs
+ * says, so privilege_escalation_blocked is claimed only on this. */
+bool agsbx_provider_runs_without_caps(const struct agsbx_ctx *ctx);
+/* The harness's own capability sets (/proc/self/status, hex); false when
+ * unreadable. */
+bool agsbx_self_caps(char eff[17], char prm[17], char amb[17]);
 /* Minimal environment for the sandboxed program: PATH, LANG=C.UTF-8,
  * TMPDIR=TMP=TEMP=<build root as seen inside>, HOME=<build root>, then
  * step->env. NULL-terminated, malloc'd (free with agsbx_strv_free). */

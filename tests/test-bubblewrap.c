@@ -464,7 +464,7 @@ START_TEST(test_ops_shape)
 	ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
 	for (size_t i = 0; i < n; i++)
 		ck_assert(agsbx_reason_in_set(o, want[i]));
-	ck_assert_str_eq(o->config_keys[0], "network");
+	ck_assert_str_eq(o->config_keys[0], "network:bool");
 	ck_assert_ptr_null(o->config_keys[1]);
 	ck_assert(o->applies && o->applies());
 	ck_assert_ptr_eq(agsbx_provider_find("bubblewrap"), o);

@@ -244,9 +244,13 @@ START_TEST(test_probe_ready)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(p.facts, "helper"), "sha256")), sha);
 	/* Claims: exactly what Landlock enforces. */
 	ck_assert(p.caps.host_filesystem_restricted);
-	/* As root without a run-as user the step holds every capability:
-	 * nothing to claim about escalation. */
-	ck_assert(p.caps.privilege_escalation_blocked == !(f.ctx.run_as ? f.ctx.run_uid == 0 : geteuid() == 0));
+	/* no_new_privs blocks escalation only for a sandbox without
+	 * capabilities: claimed with --run-as, not as root. */
+	ck_assert(p.caps.privilege_escalation_blocked == agsbx_provider_runs_without_caps(&f.ctx));
+	if (_i == 1)
+		ck_assert(p.caps.privilege_escalation_blocked);
+	if (geteuid() == 0 && _i == 0)
+		ck_assert(!p.caps.privilege_escalation_blocked);
 	ck_assert(p.caps.environment_scrubbed);
 	ck_assert(!p.caps.process_contained);
 	ck_assert(!p.caps.syscalls_restricted);

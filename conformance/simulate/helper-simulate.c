@@ -16,7 +16,11 @@
  *  --no-landlock: landlock_create_ruleset/add_rule/restrict_self fail with
  *      ENOSYS, as on a kernel built without Landlock.
  * Architectures filtered: x86_64 (and its x32 and i386 ABIs), aarch64.
- * Any other architecture is allowed through unchanged.
+ * A system call of any other architecture kills the process (a filter
+ * that let it through would silently simulate nothing), and on a machine
+ * whose own architecture is not in the table the helper refuses to run.
+ * AGSBX_SIMULATE_ARCH=0xNNNNNNNN (tests) names the native architecture
+ * instead; it can only make the helper refuse, never filter less.
  * Own failures: "agsbx-simulate: <detail>" on stderr, exit 125. */
 #include <errno.h>
 #include <linux/audit.h>
@@ -99,6 +103,34 @@ static void deny_newuser(struct prog *p, uint32_t nr, int e)
 	emit(p, RET_ALLOW); /* same syscall without CLONE_NEWUSER */
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define NATIVE_ARCH AUDIT_ARCH_I386
+#else
+#define NATIVE_ARCH 0u
+#endif
+
+/* The native architecture is in the table (and the test override, when
+ * set, names exactly it). */
+static bool native_arch_known(void)
+{
+	uint32_t native = NATIVE_ARCH;
+	const char *o = getenv("AGSBX_SIMULATE_ARCH");
+	if (o && *o) {
+		char *end;
+		unsigned long v = strtoul(o, &end, 0);
+		if (*end || v != native)
+			return false;
+	}
+	for (size_t i = 0; i < sizeof arches / sizeof arches[0]; i++)
+		if (arches[i].arch == native)
+			return true;
+	return false;
+}
+
 /* One block per architecture: "arch != A: skip the block". */
 static void emit_arch(struct prog *p, const struct arch_nrs *a, const struct opts *o)
 {
@@ -128,7 +160,8 @@ static int install(const struct opts *o)
 	struct prog p = { .n = 0 };
 	for (size_t i = 0; i < sizeof arches / sizeof arches[0]; i++)
 		emit_arch(&p, &arches[i], o);
-	emit(&p, RET_ALLOW);
+	/* An architecture without a block: never allow-all. */
+	emit(&p, STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
 	if (p.n > MAX_INSNS)
 		return -E2BIG;
 	struct sock_fprog fp = { .len = (unsigned short)p.n, .filter = p.f };
@@ -188,6 +221,11 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	if (parse_args(argc, argv, &o) < 0)
 		return SIM_EXIT;
+	if (!native_arch_known()) {
+		fprintf(stderr, "agsbx-simulate: unsupported architecture: refusing the simulation "
+				"(its system call numbers are unknown)\n");
+		return SIM_EXIT;
+	}
 	int r = install(&o);
 	if (r < 0) {
 		fprintf(stderr, "agsbx-simulate: installing the seccomp filter: %s\n", strerror(-r));

@@ -34,7 +34,7 @@ static const char *const reasons[] = {
 	"bwrap_binary_missing", "bwrap_mechanism_failed", "bwrap_unsafe_as_root",
 	"bwrap_user_namespace_blocked", "not_linux", "ready", NULL,
 };
-static const char *const config_keys[] = { "network", NULL };
+static const char *const config_keys[] = { "network:bool", NULL };
 static const struct agsbx_reason_cond reason_conds[] = {
 	{ "bwrap_user_namespace_blocked", AGSBX_HOSTCOND_USERNS_BLOCKED }, { NULL, NULL },
 };
@@ -61,15 +61,7 @@ static int network_config(const json_t *config, bool *share_net, struct agsbx_fa
 	*share_net = false;
 	if (agsbx_provider_check_config(&agsbx_provider_bubblewrap, config, fail) < 0)
 		return -EINVAL;
-	const json_t *v = config ? json_object_get(config, "network") : NULL;
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v)) {
-		agsbx_fail(fail, "config_invalid", "bubblewrap: config key 'network' must be a boolean");
-		return -EINVAL;
-	}
-	*share_net = json_is_true(v);
-	return 0;
+	return agsbx_config_bool(&agsbx_provider_bubblewrap, config, "network", false, share_net, fail);
 }
 
 static struct agsbx_caps claimed_caps(bool ready, bool share_net)
@@ -318,8 +310,9 @@ static int bw_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	/* The probe reports; it does not judge the config (ensure does), but
 	 * it claims the network axis the config would give. */
-	const json_t *net = ctx->config ? json_object_get(ctx->config, "network") : NULL;
-	return probe_with(ctx, json_is_true(net), out, NULL, NULL);
+	bool net = false;
+	agsbx_config_bool(&agsbx_provider_bubblewrap, ctx->config, "network", false, &net, NULL);
+	return probe_with(ctx, net, out, NULL, NULL);
 }
 
 static json_t *versions_json(const char *path, const char *version)

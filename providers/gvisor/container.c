@@ -20,6 +20,7 @@
 
 #include "base/cleanup.h"
 #include "base/http-curl.h"
+#include "base/rundir.h"
 #include "base/http.h"
 #include "base/util.h"
 
@@ -33,6 +34,7 @@
  * before we stop them ourselves. */
 #define PROC_GRACE_MS 3000
 #define PROC_GRACE_SHORT_MS 500
+#define PROC_SETTLE_MS 1000
 /* Create, start, kill and remove go through dockerd, containerd, the shim
  * and runsc; under load that is slower than a query, but never unbounded. */
 #define LIFECYCLE_TIMEOUT_MS 30000L
@@ -166,15 +168,17 @@ static json_t *strv_json(const char *const *v)
 
 static json_t *create_body(const struct gv_run_spec *s, const char *exec_id)
 {
+	char owner[64] = "";
+	agsbx_owner_token(owner, sizeof owner);
 	json_t *hc = json_pack("{s:s, s:s, s:b, s:[s], s:[s], s:I, s:I, s:I, s:o, s:{s:s, s:{}}, s:b}",
 			       "Runtime", s->runtime, "NetworkMode", "none", "ReadonlyRootfs", 1,
 			       "CapDrop", "ALL", "SecurityOpt", "no-new-privileges",
 			       "PidsLimit", (json_int_t)PIDS_LIMIT, "Memory", (json_int_t)MEMORY_LIMIT,
 			       "MemorySwap", (json_int_t)MEMORY_LIMIT, "Binds", strv_json(s->binds),
 			       "LogConfig", "Type", "none", "Config", "AutoRemove", 0);
-	json_t *b = json_pack("{s:s, s:o, s:o, s:{s:s, s:s}, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
+	json_t *b = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s}, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
 			      "Image", s->image, "Cmd", strv_json(s->argv), "Env", strv_json(s->env),
-			      "Labels", GV_LABEL_RUN, s->run_label, GV_LABEL_EXEC, exec_id,
+			      "Labels", GV_LABEL_RUN, s->run_label, GV_LABEL_EXEC, exec_id, GV_LABEL_OWNER, owner,
 			      "AttachStdin", 0, "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "OpenStdin", 0,
 			      "NetworkDisabled", 1, "HostConfig", hc);
 	if (b && s->workdir)
@@ -239,7 +243,7 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
 	if (found)
 		*found = NULL;
 	_cleanup_free_ char *label = NULL, *filters = NULL, *esc = NULL, *path = NULL;
-	if (asprintf(&label, "%s=%s", key, value) < 0)
+	if ((value ? asprintf(&label, "%s=%s", key, value) : asprintf(&label, "%s", key)) < 0)
 		return -ENOMEM;
 	_cleanup_json_ json_t *f = json_pack("{s:[s]}", "label", label);
 	filters = f ? json_dumps(f, JSON_COMPACT) : NULL;
@@ -260,8 +264,10 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
 	json_t *c;
 	json_array_foreach(list, i, c) {
 		const char *id = json_string_value(json_object_get(c, "Id"));
-		const char *ex = json_string_value(json_object_get(json_object_get(c, "Labels"), GV_LABEL_EXEC));
-		json_array_append_new(out, json_pack("{s:s, s:s?}", "id", id ? id : "?", "exec", ex));
+		json_t *labels = json_object_get(c, "Labels");
+		const char *ex = json_string_value(json_object_get(labels, GV_LABEL_EXEC));
+		const char *ow = json_string_value(json_object_get(labels, GV_LABEL_OWNER));
+		json_array_append_new(out, json_pack("{s:s, s:s?, s:s?}", "id", id ? id : "?", "exec", ex, "owner", ow));
 	}
 	int n = (int)json_array_size(out);
 	if (found)
@@ -307,8 +313,12 @@ static void container_cleanup(const struct gv_docker *d, const struct gv_run_spe
 {
 	container_remove(d, o);
 	/* A container that never started leaves nothing that will exit on
-	 * its own: a short grace is enough there. */
-	int k = gv_procs_reap(o->id, o->started ? PROC_GRACE_MS : PROC_GRACE_SHORT_MS, s->runsc_path);
+	 * its own: a short grace is enough there; but what its failed start
+	 * leaks (a containerd shim, runsc) may still be appearing when the
+	 * start call has returned, slower the busier the host: reap until
+	 * nothing of it has been seen for a while. */
+	int k = o->started ? gv_procs_reap(o->id, PROC_GRACE_MS, s->runsc_path)
+			   : gv_procs_reap_settled(o->id, PROC_GRACE_SHORT_MS, PROC_SETTLE_MS, s->runsc_path);
 	if (k > 0)
 		o->leaked_killed = (unsigned)k;
 	int left = gv_procs_matching(o->id, NULL);
@@ -329,6 +339,9 @@ struct loop {
 
 static bool cancel_requested(int fd)
 {
+	/* An interrupted harness cancels every execution, ours included. */
+	if (agsbx_runner_aborted())
+		return true;
 	if (fd < 0)
 		return false;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -425,9 +438,13 @@ static void loop_run(struct loop *l, const struct gv_docker *d, const struct gv_
 			if (left_ms < (uint64_t)wait_ms)
 				wait_ms = (int)left_ms;
 		}
-		struct curl_waitfd extra = { .fd = s->cancel_fd, .events = CURL_WAIT_POLLIN };
-		curl_multi_poll(l->m, !killed && s->cancel_fd >= 0 ? &extra : NULL,
-				!killed && s->cancel_fd >= 0 ? 1 : 0, wait_ms, NULL);
+		struct curl_waitfd extra[2];
+		unsigned nextra = 0;
+		if (!killed && s->cancel_fd >= 0)
+			extra[nextra++] = (struct curl_waitfd){ .fd = s->cancel_fd, .events = CURL_WAIT_POLLIN };
+		if (!killed && agsbx_runner_abort_fd() > 2)
+			extra[nextra++] = (struct curl_waitfd){ .fd = agsbx_runner_abort_fd(), .events = CURL_WAIT_POLLIN };
+		curl_multi_poll(l->m, nextra ? extra : NULL, nextra, wait_ms, NULL);
 	}
 }
 

@@ -25,13 +25,14 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 static const char *const reasons[] = {
 	GV_R_READY, GV_R_UNAVAILABLE, GV_R_UNREGISTERED, GV_R_REGISTRY_INVALID,
 	GV_R_IMAGE_MISSING, GV_R_EXEC_FAILED, GV_R_NOT_OBSERVED, NULL,
 };
-static const char *const config_keys[] = { "runtime", NULL };
+static const char *const config_keys[] = { "runtime:string", NULL };
 static const struct agsbx_reason_cond reason_conds[] = {
 	{ GV_R_UNAVAILABLE, AGSBX_HOSTCOND_DOCKER_UNREACHABLE },
 	{ GV_R_UNREGISTERED, AGSBX_HOSTCOND_RUNTIME_UNREGISTERED }, { NULL, NULL },
@@ -300,11 +301,22 @@ static int64_t verify_timeout(const struct agsbx_ctx *ctx)
 	return t < MIN_VERIFY_TIMEOUT_MS ? MIN_VERIFY_TIMEOUT_MS : t;
 }
 
+/* The container runs as whoever the sandbox runs as on the host: the
+ * --run-as user, or the calling user when that is not root (a normal
+ * user with access to the Docker socket). As the image's root instead,
+ * the grant roots (owned by the caller, 0755) are not writable, and files
+ * it did write would be root's on the host. Root without --run-as keeps
+ * the image default. */
 static char *run_as_user(const struct agsbx_ctx *ctx)
 {
 	char *u = NULL;
-	if (ctx->run_as && asprintf(&u, "%u:%u", (unsigned)ctx->run_uid, (unsigned)ctx->run_gid) < 0)
-		return NULL;
+	if (ctx->run_as) {
+		if (asprintf(&u, "%u:%u", (unsigned)ctx->run_uid, (unsigned)ctx->run_gid) < 0)
+			return NULL;
+	} else if (geteuid() != 0) {
+		if (asprintf(&u, "%u:%u", (unsigned)geteuid(), (unsigned)getegid()) < 0)
+			return NULL;
+	}
 	return u;
 }
 
@@ -918,6 +930,50 @@ static void gv_release(struct agsbx_handle *h)
 	leave(h, p);
 }
 
+/* Containers (with their host processes) whose owning harness is gone.
+ * No reachable daemon means nothing of ours can be running there. */
+static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
+{
+	_cleanup_json_ json_t *facts = json_object();
+	_cleanup_free_ char *sock = NULL;
+	struct verdict v = { 0 };
+	struct agsbx_ctx c = *ctx;
+	c.simulate = NULL;
+	if (endpoint_socket(&c, facts, &sock, &v) < 0)
+		return 0;
+	struct gv_docker d = { 0 };
+	char err[256] = "";
+	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, err, sizeof err) < 0) {
+		gv_docker_close(&d);
+		return 0;
+	}
+	_cleanup_json_ json_t *ctrs = NULL;
+	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, err, sizeof err);
+	int count = 0;
+	size_t i;
+	json_t *ct;
+	json_array_foreach(n > 0 ? ctrs : NULL, i, ct) {
+		const char *id = json_string_value(json_object_get(ct, "id"));
+		const char *owner = json_string_value(json_object_get(ct, "owner"));
+		if (!id || agsbx_owner_token_alive(owner))
+			continue;
+		bool removed = false;
+		_cleanup_free_ char *path = NULL;
+		long st = 0;
+		if (!dry_run && asprintf(&path, "/containers/%s?force=1&v=1", id) >= 0 &&
+		    gv_docker_call(&d, "DELETE", path, NULL, 0, &st, NULL, err, sizeof err) == 0 &&
+		    (st == 204 || st == 404)) {
+			gv_procs_reap(id, 1000, NULL);
+			removed = true;
+		}
+		json_array_append_new(found, json_pack("{s:s, s:s, s:s, s:b}", "kind", "container", "id", id,
+						       "owner", owner, "removed", removed));
+		count++;
+	}
+	gv_docker_close(&d);
+	return n < 0 ? n : count;
+}
+
 const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.id = "gvisor",
 	.summary = "Docker containers on a runsc (gVisor) runtime, observed from the inside",
@@ -936,4 +992,5 @@ const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	 * speaks HTTP to dockerd (its own children are runsc-delete clean-ups
 	 * through the runner, never sandboxed work). */
 	.outside_harness_tree = true,
+	.cleanup_dead = gv_cleanup_dead,
 };

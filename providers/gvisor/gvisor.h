@@ -24,6 +24,9 @@
 /* Labels on every container: the handle's run, and the one execution. */
 #define GV_LABEL_RUN "agsbx-evidence.run"
 #define GV_LABEL_EXEC "agsbx-evidence.exec"
+/* The harness process that created it ("<pid> <start>", base/rundir.h):
+ * a container whose owner is gone is a dead run's leftover. */
+#define GV_LABEL_OWNER "agsbx-evidence.owner"
 
 /* The image: repo, tag = first GV_IMAGE_TAG_HEX hex digits of the
  * payload's sha256, and where the payload sits inside it. */
@@ -91,8 +94,9 @@ struct gv_run_out {
  * reason/message otherwise. o->run must be freed by the caller. */
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
 
-/* Containers (all states) with label KEY=VALUE: the count, and in *found
- * (may be NULL) a new array of {"id", "exec"} (exec: its GV_LABEL_EXEC). */
+/* Containers (all states) with label KEY=VALUE (value NULL: any value):
+ * the count, and in *found (may be NULL) a new array of {"id", "exec",
+ * "owner"} (their GV_LABEL_EXEC and GV_LABEL_OWNER, when set). */
 int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
 			     char *err, size_t err_size);
 
@@ -114,5 +118,9 @@ int gv_procs_matching_any(const char *const *needles, size_t nneedles, struct gv
  * and a runsc process showed its --root, runs `runsc --root=R delete
  * --force ID` afterwards. Returns the number killed, or -errno. */
 int gv_procs_reap(const char *needle, int grace_ms, const char *runsc_path);
+/* The same, but done only after no process has carried needle for
+ * settle_ms (processes that appear later are killed too), bounded by
+ * grace + settle + 5 s. */
+int gv_procs_reap_settled(const char *needle, int grace_ms, int settle_ms, const char *runsc_path);
 
 #endif

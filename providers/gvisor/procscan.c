@@ -163,39 +163,69 @@ static void runsc_delete(const char *runsc_path, const char *root, const char *i
 	agsbx_run_result_free(&r);
 }
 
-int gv_procs_reap(const char *needle, int grace_ms, const char *runsc_path)
+/* SIGKILLs exactly the processes that carry needle now; the number. */
+static int kill_matching(DIR *d, const char *needle, char **root)
 {
-	uint64_t deadline = agsbx_now_us() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
 	_cleanup_free_ pid_t *pids = NULL;
-	int n;
-	for (;;) {
-		free(pids);
-		pids = NULL;
-		n = gv_procs_matching(needle, &pids);
-		if (n <= 0)
-			return n;
-		if (agsbx_now_us() >= deadline)
-			break;
-		sleep_ms(50);
-	}
-	_cleanup_closedir_ DIR *d = opendir("/proc");
-	if (!d)
-		return -errno;
-	_cleanup_free_ char *root = NULL;
+	int n = gv_procs_matching(needle, &pids);
 	int killed = 0;
 	for (int i = 0; i < n; i++) {
 		char name[24];
 		snprintf(name, sizeof name, "%d", (int)pids[i]);
 		_cleanup_free_ char *cmd = NULL;
-		if (!root && pid_matches(dirfd(d), name, needle, &cmd))
-			root = runsc_root(cmd);
+		if (!*root && pid_matches(dirfd(d), name, needle, &cmd))
+			*root = runsc_root(cmd);
 		if (kill_exact(dirfd(d), pids[i], needle))
 			killed++;
 	}
-	/* SIGKILL is asynchronous: give the kernel a moment, then report. */
-	for (int i = 0; i < 40 && gv_procs_matching(needle, NULL) > 0; i++)
+	return killed;
+}
+
+int gv_procs_reap_settled(const char *needle, int grace_ms, int settle_ms, const char *runsc_path)
+{
+	uint64_t now = agsbx_now_us();
+	uint64_t deadline = now + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
+	/* However late something appears, the reap ends. */
+	uint64_t hard_stop = deadline + (uint64_t)(settle_ms > 0 ? settle_ms : 0) * 1000 + 5000000;
+	uint64_t quiet_since = 0;
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ char *root = NULL;
+	int killed = 0;
+	for (;;) {
+		now = agsbx_now_us();
+		int n = gv_procs_matching(needle, NULL);
+		if (n < 0)
+			return n;
+		if (n == 0) {
+			/* A failed start's runtime processes (shim, runsc) may
+			 * appear after the start call returned: only a quiet
+			 * window, not one empty scan, says nothing is coming. */
+			if (!quiet_since)
+				quiet_since = now;
+			if (now - quiet_since >= (uint64_t)(settle_ms > 0 ? settle_ms : 0) * 1000 || now >= hard_stop)
+				break;
+		} else {
+			quiet_since = 0;
+			if (now >= hard_stop)
+				break;
+			if (now >= deadline) {
+				if (!d && !(d = opendir("/proc")))
+					return -errno;
+				killed += kill_matching(d, needle, &root);
+				/* SIGKILL is asynchronous: give the kernel a moment. */
+				for (int i = 0; i < 40 && gv_procs_matching(needle, NULL) > 0; i++)
+					sleep_ms(50);
+				continue;
+			}
+		}
 		sleep_ms(50);
+	}
 	if (root && runsc_path)
 		runsc_delete(runsc_path, root, needle);
 	return killed;
+}
+
+int gv_procs_reap(const char *needle, int grace_ms, const char *runsc_path)
+{
+	return gv_procs_reap_settled(needle, grace_ms, 0, runsc_path);
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 /* Both builds: the non-Linux one reports not_linux from the same set. */
@@ -67,15 +68,7 @@ static bool ll_applies(void)
 	return true;
 }
 
-/* The step keeps the harness's uid: as root without a run-as user it holds
- * every capability, and "privilege escalation blocked" would be an empty
- * claim (priv.capabilities_dropped shows the full CapEff). */
-static bool step_is_root(const struct agsbx_ctx *ctx)
-{
-	return ctx->run_as ? ctx->run_uid == 0 : geteuid() == 0;
-}
-
-static struct agsbx_caps caps_for(bool ready, int effective_abi, bool root)
+static struct agsbx_caps caps_for(const struct agsbx_ctx *ctx, bool ready, int effective_abi)
 {
 	struct agsbx_caps c = {
 		.network = AGSBX_NET_INHERITED,
@@ -85,7 +78,11 @@ static struct agsbx_caps caps_for(bool ready, int effective_abi, bool root)
 	if (!ready)
 		return c; /* claims nothing it could not show */
 	c.host_filesystem_restricted = true;
-	c.privilege_escalation_blocked = !root; /* no_new_privs, set by the helper */
+	/* no_new_privs (set by the helper) blocks gaining privileges on exec,
+	 * but a sandbox that starts with capabilities (root without
+	 * --run-as, or a harness holding any) already has them: claimed only
+	 * without any (priv.capabilities_dropped shows the CapEff). */
+	c.privilege_escalation_blocked = agsbx_provider_runs_without_caps(ctx);
 	c.environment_scrubbed = true;
 	if (effective_abi >= 4)
 		c.network = AGSBX_NET_TCP_RESTRICTED;
@@ -405,19 +402,23 @@ static void take_run(struct ll_state *st, json_t *facts, int r, const struct hel
  * user the helper will run as (it creates the report). */
 static int probe_dir(const struct agsbx_ctx *ctx, char **dir)
 {
-	char *d = strdup("/tmp/agsbx-landlock-probe-XXXXXX");
-	if (!d)
+	const char *tmp = getenv("TMPDIR");
+	char *d = NULL;
+	if (asprintf(&d, "%s/agsbx-landlock-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
 		return -ENOMEM;
 	if (!mkdtemp(d)) {
 		int e = errno;
 		free(d);
 		return -e;
 	}
-	if (ctx->run_as && chown(d, ctx->run_uid, ctx->run_gid) < 0) {
-		int e = errno;
-		rmdir(d);
+	/* Owned by this process: `cleanup` removes a killed run's. */
+	int e = agsbx_rundir_claim(d);
+	if (e == 0 && ctx->run_as && chown(d, ctx->run_uid, ctx->run_gid) < 0)
+		e = -errno;
+	if (e < 0) {
+		agsbx_rm_tree(d);
 		free(d);
-		return -e;
+		return e;
 	}
 	*dir = d;
 	return 0;
@@ -436,7 +437,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 	if (r < 0) {
 		state_set(st, "landlock_enforcement_failed", NULL, "preparing the probe manifest: %s", strerror(-r));
 		if (dir)
-			rmdir(dir);
+			agsbx_rm_tree(dir);
 		return;
 	}
 	static const char *const program[] = { "/usr/bin/true", NULL };
@@ -452,7 +453,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 	agsbx_run_result_free(&res);
 	unlink(report);
 	unlink(manifest);
-	rmdir(dir);
+	agsbx_rm_tree(dir);
 }
 
 static void real_probe(const struct agsbx_ctx *ctx, struct ll_state *st)
@@ -479,7 +480,7 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	bool ready = strcmp(st.reason, "ready") == 0;
 	out->available = ready;
 	out->reason = st.reason;
-	out->caps = caps_for(ready, st.effective_abi, step_is_root(ctx));
+	out->caps = caps_for(ctx, ready, st.effective_abi);
 	out->facts = st.facts;
 	if (!ready) {
 		out->detail = strdup(st.detail);
@@ -509,7 +510,7 @@ static void priv_free(struct ll_priv *p)
 	if (p->manifest)
 		unlink(p->manifest);
 	if (p->dir)
-		rmdir(p->dir);
+		agsbx_rm_tree(p->dir);
 	free(p->dir);
 	free(p->manifest);
 	free(p);
@@ -535,6 +536,9 @@ static int priv_write_manifest(const struct agsbx_ctx *ctx, const struct agsbx_g
 	}
 	if (chmod(p->dir, 0755) < 0)
 		return -errno;
+	int r = agsbx_rundir_claim(p->dir);   /* `cleanup` removes a killed run's */
+	if (r < 0)
+		return r;
 	(void)ctx;
 	_cleanup_free_ char *unused_report = NULL;
 	return write_manifest(p->dir, "handle", m, &p->manifest, &unused_report, p->sha);
@@ -587,7 +591,7 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		json_decref(st.facts);
 		return strcmp(st.reason, "kernel_does_not_support_landlock") == 0 ? -ENOSYS : -EOPNOTSUPP;
 	}
-	struct agsbx_caps caps = caps_for(true, st.effective_abi, step_is_root(ctx));
+	struct agsbx_caps caps = caps_for(ctx, true, st.effective_abi);
 	struct ll_priv *p = calloc(1, sizeof *p);
 	struct agsbx_handle *h = p ? agsbx_handle_new(&agsbx_provider_landlock, ctx, g, &caps) : NULL;
 	r = h ? priv_write_manifest(ctx, g, p) : -ENOMEM;

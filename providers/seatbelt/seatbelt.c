@@ -16,7 +16,7 @@
 #define SANDBOX_EXEC "/usr/bin/sandbox-exec"
 
 static const char *const reasons[] = { "not_macos", "sandbox_exec_missing", "sandbox_exec_failed", "ready", NULL };
-static const char *const config_keys[] = { "network", NULL };
+static const char *const config_keys[] = { "network:bool", NULL };
 
 /* Conservative claims: only what the profile enforces by construction.
  * Reads stay broad; there is no pid or net namespace. */
@@ -141,7 +141,9 @@ static int sb_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 
 static bool network_on(const struct agsbx_ctx *ctx)
 {
-	return json_is_true(json_object_get(ctx->config, "network"));
+	bool on = false;
+	agsbx_config_bool(&agsbx_provider_seatbelt, ctx->config, "network", false, &on, NULL);
+	return on;
 }
 
 static int sb_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,

@@ -42,8 +42,16 @@ check_bundle() {
     || { jq '.providers[] | select(.id=="landlock") | .checks[] | select(.verdict=="fail") | {id,reason}' "$f" >&2; fail "$who: landlock not conformant"; }
   for c in "${want_pass[@]}"; do
     v=$(jq -r --arg c "$c" '.providers[] | select(.id=="landlock") | .checks[] | select(.id==$c) | .verdict' "$f")
-    # A step that runs as root holds every capability: no escalation claim.
-    [[ $who == root && $c == priv.no_escalation ]] && { [[ $v == not_claimed ]] || fail "$who: landlock $c is $v"; continue; }
+    # As root without --run-as the sandbox keeps every capability:
+    # no_new_privs alone does not block escalation, so it is not claimed
+    # (and the observation shows it).
+    if [[ $c == priv.no_escalation && $who == root ]]; then
+      [[ $v == not_claimed ]] || fail "root: landlock priv.no_escalation is $v, want not_claimed"
+      jq -e '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="priv.no_escalation") |
+             .observed_pass == false and .facts.no_new_privs == 1' "$f" >/dev/null \
+        || fail "root: landlock priv.no_escalation observation wrong"
+      continue
+    fi
     [[ $v == pass ]] || fail "$who: landlock $c is $v"
   done
   [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .verdict' "$f") == conformant ]] || fail "$who: trusted_local"
@@ -77,8 +85,10 @@ check_bundle() {
 # As root.
 collect_ok "$d/root.json" "$AGSBX_BIN" collect --provider landlock --provider trusted_local --unsigned
 check_bundle "$d/root.json" root
-jq -e '.context.representative == false and (.context.representative_reasons | index("root"))' "$d/root.json" >/dev/null \
-  || fail "root run must not be representative"
+jq -e '.context.representative == false and (.context.representative_reasons | index("root")) and
+       (.context.representative_reasons | index("capabilities")) and
+       (.context.privilege.capabilities.effective | test("^0+$") | not)' "$d/root.json" >/dev/null \
+  || fail "root run must not be representative (root, capabilities)"
 
 # As root dropping to the test user with --run-as.
 if have_test_user; then

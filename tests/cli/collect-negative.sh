@@ -121,6 +121,11 @@ collect_neg neg_noop
 expect_fail "$F" fs.grant_write
 collect_neg neg_mountns
 expect_fail "$F" fs.remount_denied
+# no_new_privs alone is not blocked escalation: every capability kept.
+collect_neg neg_nnp_caps
+expect_fail "$F" priv.no_escalation capabilities.truthful
+jq -e '.providers[0].checks[] | select(.id=="priv.no_escalation") | .facts.no_new_privs == 1 and
+       (.facts.cap_eff | test("^0+$") | not)' "$F" >/dev/null || fail "neg_nnp_caps: NoNewPrivs and CapEff not both recorded"
 
 # The negative controls never leak into the shipped binary.
 if "$AGSBX_BIN" collect --provider neg_overclaim --unsigned --output "$d/x.json" 2>/dev/null; then

@@ -285,6 +285,36 @@ static int r_false(struct agsbx_handle *h, const struct agsbx_step *s, struct ag
 	return out->argv ? 0 : -ENOMEM;
 }
 NEG(neg_raw_fails, p_nothing, x_plain, .raw_command = r_false)
+
+/* Sets no_new_privs but keeps every capability (what bwrap or landlock
+ * started by root without --run-as would give) while claiming the
+ * privilege axis: priv.no_escalation must fail (needs root to have
+ * capabilities to keep). */
+static int x_nnp_caps(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		      struct agsbx_exec_result *o, struct agsbx_failure *f)
+{
+	static const char *const pre[] = { "setpriv", "--no-new-privs", "--", NULL };
+	size_t np = sizeof pre / sizeof pre[0] - 1, na = 0;
+	while (s->argv[na])
+		na++;
+	const char **argv = calloc(np + na + 1, sizeof *argv);
+	if (!argv)
+		return -ENOMEM;
+	memcpy(argv, pre, np * sizeof *argv);
+	memcpy(argv + np, s->argv, na * sizeof *argv);
+	struct agsbx_step s2 = *s;
+	s2.argv = argv;
+	int r = run_plain(h, &s2, l, o, f, 0);
+	free(argv);
+	return r;
+}
+static const struct agsbx_caps claims_priv = {
+	.privilege_escalation_blocked = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
+	.safety_class = "trusted_local",
+};
+static int p_priv(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_priv, out); }
+NEG(neg_nnp_caps, p_priv, x_nnp_caps)
+
 /* Answers every "write" with a result line whose errno is hostile text —
  * an @mention, links, bidi overrides, terminal escapes (CSI, OSC, C1 CSI) —
  * and runs everything else plainly. fs.grant_write fails with that errno in
@@ -371,8 +401,8 @@ static int x_hang_canary(struct agsbx_handle *h, const struct agsbx_step *s, con
 	for (const char *const *a = s->argv; *a; a++)
 		if (strstr(*a, "/.agsbx-canary-")) {
 			hang_announce(*a);
-			for (int i = 0; i < 600; i++)
-				usleep(100 * 1000);
+			for (int i = 0; i < 600 && !agsbx_runner_aborted(); i++)
+				usleep(100 * 1000);   /* until an interrupt cancels every execution */
 		}
 	return run_plain(h, s, l, o, f, 0);
 }

@@ -11,6 +11,7 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_leaky);
 	agsbx_provider_register_extra(&neg_meta_liar);
 	agsbx_provider_register_extra(&neg_mountns);
+	agsbx_provider_register_extra(&neg_nnp_caps);
 	agsbx_provider_register_extra(&neg_nocap);
 	agsbx_provider_register_extra(&neg_noop);
 	agsbx_provider_register_extra(&neg_overclaim);

@@ -18,6 +18,7 @@ extern const struct agsbx_provider_ops neg_runs_after_release;
 extern const struct agsbx_provider_ops neg_hang_on_canary;
 extern const struct agsbx_provider_ops neg_hostile;
 extern const struct agsbx_provider_ops neg_raw_fails;
+extern const struct agsbx_provider_ops neg_nnp_caps;
 extern const struct agsbx_provider_ops neg_refuses;
 extern const struct agsbx_provider_ops neg_hostile_text;
 extern const struct agsbx_provider_ops neg_residue;

@@ -1,0 +1,155 @@
+#include "base/rundir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+/* Field 22 of /proc/PID/stat; 0 when the process does not exist. The
+ * command name (field 2) may contain spaces and ')', hence the last ')'. */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	if (agsbx_read_file(path, 4096, &buf, &len) < 0)
+		return 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	unsigned long long start = 0;
+	/* after ')': state(3) ... starttime(22) = the 20th field from here */
+	char *save = NULL, *f = strtok_r(p + 1, " ", &save);
+	for (int i = 3; f && i < 22; i++)
+		f = strtok_r(NULL, " ", &save);
+	if (f)
+		start = strtoull(f, NULL, 10);
+	return start;
+}
+
+/* The pid namespace a pid is meaningful in: a token written in another
+ * one (a container sharing /tmp) cannot be judged from here. */
+static unsigned long long pidns_ino(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+int agsbx_owner_token(char *buf, size_t size)
+{
+	pid_t self = getpid();
+	unsigned long long st = start_time(self);
+	if (!st)
+		return -ESRCH;
+	int n = snprintf(buf, size, "%d %llu %llu", (int)self, st, pidns_ino());
+	return n > 0 && (size_t)n < size ? 0 : -ENOSPC;
+}
+
+bool agsbx_owner_token_alive(const char *token)
+{
+	int pid = 0;
+	unsigned long long st = 0, ns = 0;
+	char tail;
+	if (!token || sscanf(token, "%d %llu %llu%c", &pid, &st, &ns, &tail) != 3 || pid <= 0 || st == 0)
+		return true;
+	if (ns != pidns_ino())
+		return true;
+	return start_time((pid_t)pid) == st;
+}
+
+int agsbx_rundir_claim(const char *dir)
+{
+	char tok[64];
+	int r = agsbx_owner_token(tok, sizeof tok - 1);
+	if (r < 0)
+		return r;
+	strcat(tok, "\n");
+	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
+	return path ? agsbx_write_file_atomic(path, tok, strlen(tok), 0644) : -ENOMEM;
+}
+
+/* The owner file, read without trusting the directory: it may belong to
+ * another user (root sweeps every user's dirs), so no symlink is
+ * followed, nothing but a small regular file is read, and a FIFO cannot
+ * block the sweep. */
+static char *read_owner(const char *dir)
+{
+	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
+	_cleanup_close_ int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) : -1;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 128)
+		return NULL;
+	char buf[129];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return strdup(buf);
+}
+
+int agsbx_rundir_owner_alive(const char *dir)
+{
+	_cleanup_free_ char *tok = read_owner(dir);
+	int pid = 0;
+	unsigned long long st = 0, ns = 0;
+	char tail;
+	if (!tok || sscanf(tok, "%d %llu %llu%c", &pid, &st, &ns, &tail) != 3)
+		return -ENOENT;
+	return agsbx_owner_token_alive(tok) ? 1 : 0;
+}
+
+static int rm_at(int dfd, int depth)
+{
+	if (depth > 256)
+		return -ELOOP;
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	int first = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM) {
+			first = first ? first : -errno;
+			continue;
+		}
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			first = first ? first : -errno;
+			continue;
+		}
+		/* A read-only directory a sandbox left behind is still ours. */
+		fchmod(sub, 0700);
+		int r = rm_at(sub, depth + 1);
+		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0 && !first)
+			first = r ? r : -errno;
+	}
+	return first;
+}
+
+int agsbx_rm_tree(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOTDIR || errno == ELOOP ? (unlink(dir) < 0 ? -errno : 0) : -errno;
+	fchmod(fd, 0700);
+	int r = rm_at(fd, 0);
+	if (rmdir(dir) < 0 && !r)
+		r = -errno;
+	return r;
+}

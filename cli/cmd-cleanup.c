@@ -1,0 +1,202 @@
+/* cleanup: removes what harnesses that died (SIGKILL, a CI timeout) left:
+ * their work dirs and staged helpers, processes still running from those,
+ * cgroup leaves, and provider resources such as labelled containers. Only
+ * resources whose owning process is gone (base/rundir.h); never a live
+ * run's. collect runs the same sweep before it starts. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/log.h"
+#include "base/rundir.h"
+#include "base/runner.h"
+#include "base/util.h"
+#include "cli/commands.h"
+#include "cli/harness.h"
+
+static const char help[] =
+	"usage: agsbx-evidence cleanup [--dry-run] [--work-dir DIR] [--json]\n"
+	"\n"
+	"Removes the leftovers of agsbx-evidence runs whose process is gone (killed with SIGKILL, a CI\n"
+	"timeout): agsbx-run-* work dirs, agsbx-tools-* helper copies and agsbx-landlock-* policy dirs in DIR, processes still running\n"
+	"from them, stale cgroup leaves, and gVisor containers labelled with a dead run. Resources of a\n"
+	"run that is still alive are never touched.\n"
+	"\n"
+	"  --dry-run        list what would be removed; remove nothing\n"
+	"  --work-dir DIR   also where collect created its work dirs (always: $TMPDIR or /tmp)\n"
+	"  --json           print the items as a JSON array on stdout\n"
+	"\n"
+	"exit status: 0 nothing left (or --dry-run), 2 bad usage, 3 something could not be removed\n";
+
+static const char *const prefixes[] = { "agsbx-run-", "agsbx-tools-", "agsbx-landlock-" };
+
+static bool run_dir_name(const char *name)
+{
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(prefixes); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Processes still running from a dead run's directory (their argv names
+ * it: the payload, the helpers, bwrap's binds). */
+static int kill_dir_processes(const char *dir, bool dry_run, json_t *found)
+{
+	_cleanup_free_ char *needle = NULL;
+	if (asprintf(&needle, "%s/", dir) < 0)
+		return 1;
+	_cleanup_free_ pid_t *pids = NULL;
+	int n = agsbx_find_processes_with_marker(needle, &pids);
+	int failed = 0;
+	for (int i = 0; i < n; i++) {
+		bool removed = !dry_run && (kill(pids[i], SIGKILL) == 0 || errno == ESRCH);
+		failed += !dry_run && !removed;
+		json_array_append_new(found, json_pack("{s:s, s:i, s:s, s:b}", "kind", "process", "pid", (int)pids[i],
+						       "run_dir", dir, "removed", removed));
+	}
+	if (n > 0 && !dry_run)
+		usleep(50 * 1000);   /* SIGKILL is asynchronous; the dir goes next */
+	return failed;
+}
+
+static int sweep_dir(const char *path, bool dry_run, json_t *found)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	/* Another user's leftovers are theirs (or root's) to remove. */
+	if (geteuid() != 0 && st.st_uid != geteuid())
+		return 0;
+	if (agsbx_rundir_owner_alive(path) != 0)
+		return 0;   /* alive, or no owner record: never guess */
+	int failed = kill_dir_processes(path, dry_run, found);
+	bool removed = !dry_run && agsbx_rm_tree(path) == 0;
+	failed += !dry_run && !removed;
+	json_array_append_new(found, json_pack("{s:s, s:s, s:b}", "kind", "directory", "path", path, "removed", removed));
+	return failed;
+}
+
+struct cg_acc {
+	json_t *found;
+	int failed;
+	bool dry_run;
+};
+
+static void on_cgroup(void *ud, const char *path, bool removed)
+{
+	struct cg_acc *a = ud;
+	a->failed += !a->dry_run && !removed;
+	json_array_append_new(a->found, json_pack("{s:s, s:s, s:b}", "kind", "cgroup", "path", path, "removed", removed));
+}
+
+static int sweep_parent(const char *base, bool dry_run, json_t *found)
+{
+	int failed = 0;
+	_cleanup_closedir_ DIR *d = opendir(base);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!run_dir_name(e->d_name))
+			continue;
+		_cleanup_free_ char *path = agsbx_path_join(base, e->d_name);
+		if (path)
+			failed += sweep_dir(path, dry_run, found);
+	}
+	return failed;
+}
+
+int agsbx_cleanup_dead_runs(const char *parent, const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
+{
+	/* The work dirs live in parent; staged helpers and policy dirs in
+	 * $TMPDIR whatever --work-dir said. */
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	int failed = sweep_parent(tmp, dry_run, found);
+	char a[PATH_MAX], b[PATH_MAX];
+	if (parent && !(realpath(parent, a) && realpath(tmp, b) && strcmp(a, b) == 0))
+		failed += sweep_parent(parent, dry_run, found);
+	struct cg_acc acc = { .found = found, .dry_run = dry_run };
+	agsbx_runner_cleanup_stale_cgroups(dry_run, on_cgroup, &acc);
+	failed += acc.failed;
+	for (size_t i = 0; i < agsbx_provider_builtin_count(); i++) {
+		const struct agsbx_provider_ops *p = agsbx_provider_at(i);
+		if (!p->cleanup_dead || (p->applies && !p->applies()))
+			continue;
+		size_t before = json_array_size(found);
+		p->cleanup_dead(ctx, dry_run, found);
+		for (size_t k = before; k < json_array_size(found); k++) {
+			json_t *it = json_array_get(found, k);
+			json_object_set_new(it, "provider", json_string(p->id));
+			failed += !dry_run && !json_is_true(json_object_get(it, "removed"));
+		}
+	}
+	return failed;
+}
+
+static void print_item(const json_t *it, bool dry_run)
+{
+	const char *kind = json_string_value(json_object_get(it, "kind"));
+	const char *what = json_string_value(json_object_get(it, "path"));
+	if (!what)
+		what = json_string_value(json_object_get(it, "id"));
+	char pid[32] = "";
+	if (!what) {
+		snprintf(pid, sizeof pid, "pid %lld", (long long)json_integer_value(json_object_get(it, "pid")));
+		what = pid;
+	}
+	printf("%s %s %s\n", dry_run ? "would remove" : json_is_true(json_object_get(it, "removed")) ? "removed" : "COULD NOT REMOVE",
+	       kind, what);
+}
+
+int agsbx_cmd_cleanup(int argc, char **argv)
+{
+	if (agsbx_wants_help(argc, argv, help))
+		return AGSBX_EXIT_OK;
+	static const struct option lo[] = {
+		{ "dry-run", no_argument, 0, 'n' }, { "work-dir", required_argument, 0, 'w' },
+		{ "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 },
+	};
+	bool dry_run = false, json = false;
+	const char *work_dir = NULL;
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry_run = true; break;
+		case 'w': work_dir = optarg; break;
+		case 'j': json = true; break;
+		case ':': return agsbx_usage_error("cleanup", "option '%s' needs a value", argv[optind - 1]);
+		default: return agsbx_usage_error("cleanup", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return agsbx_usage_error("cleanup", "unexpected argument '%s'", argv[optind]);
+	struct stat st;
+	if (work_dir && (stat(work_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return agsbx_usage_error("cleanup", "--work-dir %s is not a directory", work_dir);
+	struct agsbx_ctx ctx = { .probe_timeout_ms = 5000 };
+	_cleanup_json_ json_t *found = json_array();
+	int failed = agsbx_cleanup_dead_runs(work_dir, &ctx, dry_run, found);
+	if (json) {
+		json_dumpf(found, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		size_t i;
+		json_t *it;
+		json_array_foreach(found, i, it)
+			print_item(it, dry_run);
+		if (json_array_size(found) == 0)
+			printf("nothing left by dead runs\n");
+	}
+	if (fflush(stdout) != 0)
+		return AGSBX_EXIT_INTERNAL;
+	return failed ? AGSBX_EXIT_INTERNAL : AGSBX_EXIT_OK;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# gvisor as a normal user with access to the Docker socket (the
+# contributor's case), against a real self-contained dockerd with runsc:
+# the container runs as the caller's uid:gid, so fs.grant_write reaches the
+# caller-owned output root and the detached tree of the lifecycle checks
+# starts; the provider is conformant. The daemon socket is made reachable
+# to the test user by ownership of the socket inside this test's own temp
+# dir; nothing on the host is loosened. Then: SIGTERM mid-run leaves no
+# container, and a SIGKILLed run's labelled containers are removed by
+# `cleanup` (never a live run's).
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/dockerd.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gvisor.sh"
+
+gv_prereqs
+have_test_user || skip "gvisor as a user" 1 "needs root to start dockerd and the user $AGSBX_TEST_USER"
+dockerd_start gvu with-runsc
+# Our own temp dir and socket: traversable and owned by the test user.
+chmod 0711 "$DOCKERD_DIR"
+chown "$AGSBX_TEST_USER" "$DOCKERD_DIR/docker.sock"
+
+stage=$(t_stage_for_user)
+w=$(t_tmpdir gvu); chown "$AGSBX_TEST_USER" "$w"
+uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
+U() {
+  exec setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
+    env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" DOCKER_HOST="$DOCKER_HOST" \
+    ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "$stage/agsbx-evidence" "$@"
+}
+Uf() { ( U "$@" ); }
+
+set +e
+Uf collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/u.json" 2>"$w/u.log"
+rc=$?
+set -e
+F=$w/u.json
+[[ -f $F ]] || { cat "$w/u.log" >&2; fail "no bundle (exit $rc)"; }
+gv() { jq -r ".providers[] | select(.id==\"gvisor\") | $1" "$F"; }
+if [[ $rc != 0 || $(gv .verdict) != conformant ]]; then
+  gv '.probe.detail' >&2
+  jq -r '.providers[] | .checks[] | select(.verdict=="fail") | "\(.id): \(.reason)"' "$F" >&2
+  fail "gvisor as $AGSBX_TEST_USER: exit $rc, verdict $(gv .verdict) (want 0, conformant)"
+fi
+for c in fs.grant_write lifecycle.timeout_cleanup lifecycle.cancel_cleanup; do
+  [[ $(gv ".checks[] | select(.id==\"$c\") | .verdict") == pass ]] || fail "$c: $(gv ".checks[] | select(.id==\"$c\") | .reason")"
+done
+gv_no_containers
+pass "gvisor as a normal user with Docker access: conformant, grant write and detached trees work"
+
+# SIGTERM while containers run: none left.
+U collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/t.json" 2>"$w/t.log" &
+pid=$!
+for i in $(seq 300); do
+  [[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] && break
+  sleep 0.05
+done
+kill -TERM "$pid"
+set +e; wait "$pid"; rc=$?; set -e
+[[ $rc == 143 ]] || { cat "$w/t.log" >&2; fail "SIGTERM: exit $rc, want 143"; }
+gv_no_containers
+[[ -z $(find "$w" -maxdepth 1 -name 'agsbx-*') ]] || fail "SIGTERM: dirs left: $(find "$w" -maxdepth 1 -name 'agsbx-*')"
+pass "SIGTERM during a gvisor run: exit 143, no container, no dir"
+
+# SIGKILL while a container runs: cleanup removes the dead run's containers.
+left=0
+for attempt in 1 2 3 4 5; do
+  U collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/k.json" 2>/dev/null &
+  pid=$!
+  for i in $(seq 400); do
+    [[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  set +e; wait "$pid"; set -e
+  left=$(dockerd_api '/containers/json?all=1' | jq '[.[] | select(.Labels["agsbx-evidence.owner"])] | length')
+  [[ $left -gt 0 ]] && break
+done
+[[ $left -gt 0 ]] || fail "SIGKILL never caught a container alive in 5 attempts"
+Uf cleanup --dry-run --work-dir "$w" --json >"$w/dry.json"
+jq -e 'map(select(.kind=="container" and .removed==false)) | length >= 1' "$w/dry.json" >/dev/null \
+  || fail "cleanup --dry-run lists no container: $(cat "$w/dry.json")"
+[[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] || fail "--dry-run removed a container"
+Uf cleanup --work-dir "$w" >"$w/clean.out" || fail "cleanup exited $?: $(cat "$w/clean.out")"
+grep -q '^removed container' "$w/clean.out" || fail "cleanup removed no container: $(cat "$w/clean.out")"
+gv_no_containers
+gv_no_shims
+[[ -z $(find "$w" -maxdepth 1 -name 'agsbx-*') ]] || fail "SIGKILL: dirs left after cleanup"
+pass "SIGKILL during a gvisor run: cleanup removed $left labelled container(s) and the dirs"
