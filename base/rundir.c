@@ -29,6 +29,10 @@ static unsigned long long start_time(pid_t pid)
 	unsigned long long start = 0;
 	/* after ')': state(3) ... starttime(22) = the 20th field from here */
 	char *save = NULL, *f = strtok_r(p + 1, " ", &save);
+	/* A zombie (SIGKILLed, not yet reaped by whoever inherited it) owns
+	 * nothing any more: it is gone for the sweep. */
+	if (f && (*f == 'Z' || *f == 'X'))
+		return 0;
 	for (int i = 3; f && i < 22; i++)
 		f = strtok_r(NULL, " ", &save);
 	if (f)

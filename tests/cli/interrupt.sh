@@ -32,12 +32,24 @@ agsbx_dirs_in() { find "$1" -mindepth 1 -maxdepth 1 -name 'agsbx-*' | sort; }
 # interrupt_case SIG DELAY WANT_RC
 interrupt_case() {
   local sig=$1 delay=$2 want=$3 t rc
-  t=$(new_tmp "int-$sig")
-  U "$t" collect --unsigned --output "$t/b.json" --work-dir "$t" >"$t/out" 2>"$t/log" &
-  local pid=$!
-  sleep "$delay"
-  # the shell's child is setpriv, which exec'd env, which exec'd us: one pid
-  kill -s "$sig" "$pid"
+  local try
+  # Providers run at once, so a whole collect can end within a second or
+  # two: a run that finished before the signal arrived says nothing about
+  # interruption, so that moment is tried again earlier (half the delay).
+  for try in 1 2 3 4; do
+    t=$(new_tmp "int-$sig")
+    U "$t" collect --unsigned --output "$t/b.json" --work-dir "$t" >"$t/out" 2>"$t/log" &
+    local pid=$!
+    sleep "$delay"
+    # the shell's child is setpriv, which exec'd env, which exec'd us: one pid
+    if kill -s "$sig" "$pid" 2>/dev/null; then
+      break
+    fi
+    wait "$pid" || true
+    echo "# SIG$sig: the run ended before ${delay}s; trying earlier"
+    delay=$(awk -v d="$delay" 'BEGIN { printf "%.2f", d / 2 }')
+    (( try < 4 )) || fail "SIG$sig: every run ended before the signal"
+  done
   set +e; wait "$pid"; rc=$?; set -e
   settle "$t"
   [[ $rc == "$want" ]] || { cat "$t/log" >&2; fail "SIG$sig after ${delay}s: exit $rc, want $want"; }
@@ -73,7 +85,10 @@ kill_mid_lifecycle() {
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.02
     done
-    kill -KILL "$pid" 2>/dev/null || true
+    # SIGKILL of the whole collect, as an OOM kill or a CI timeout's kill
+    # of the process group does: its provider workers (its children) too,
+    # so none of them winds down what the dead run left.
+    kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
     set +e; wait "$pid"; set -e
     rm -f "$t/b.json"
     [[ -n $(procs_in "$t") ]] && return 0
@@ -119,7 +134,7 @@ kill "$spid" 2>/dev/null || true
 rm -rf "$t/agsbx-run-alive"
 settle "$t"
 [[ -z $(procs_in "$t") ]] || fail "cleanup left processes: $(procs_in "$t")"
-[[ -z $(agsbx_dirs_in "$t") ]] || fail "cleanup left directories: $(agsbx_dirs_in "$t")"
+[[ -z $(agsbx_dirs_in "$t") ]] || { for x in $(agsbx_dirs_in "$t"); do ls -la "$x" >&2; cat "$x/.agsbx-owner" >&2 2>/dev/null; done; fail "cleanup left directories: $(agsbx_dirs_in "$t")"; }
 pass "SIGKILL: cleanup --dry-run listed, cleanup removed $(wc -l <<<"$before_procs") process(es) and $(wc -l <<<"$before_dirs") dir(s); a live owner's dir stayed"
 
 # A real live run while cleanup runs over and over in the same TMPDIR:

@@ -28,10 +28,17 @@ gv_no_containers() {
 
 # After a scenario: no containerd shim or runsc process of this daemon.
 gv_no_shims() {
-  local p cmd
-  for p in $(marker_processes "$DOCKERD_DIR" 2>/dev/null); do
-    cmd=$({ tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null || true)
-    [[ $cmd == *containerd-shim* || $cmd == *runsc* ]] && fail "leftover: $p $cmd"
+  # containerd ends a removed container's shim on its own, asynchronously:
+  # up to ${1:-5} s for the runtime's own teardown, then whatever remains leaked.
+  local p cmd i left
+  for i in $(seq $(( ${1:-5} * 10 ))); do
+    left=
+    for p in $(marker_processes "$DOCKERD_DIR" 2>/dev/null); do
+      cmd=$({ tr '\0' ' ' < "/proc/$p/cmdline"; } 2>/dev/null || true)
+      [[ $cmd == *containerd-shim* || $cmd == *runsc* ]] && left="$p $cmd"
+    done
+    [[ -z $left ]] && return 0
+    sleep 0.1
   done
-  return 0
+  fail "leftover: $left"
 }
