@@ -86,9 +86,10 @@ jq -e 'map(select(.kind=="container" and .removed==false)) | length >= 1' "$w/dr
 Uf cleanup --work-dir "$w" >"$w/clean.out" || fail "cleanup exited $?: $(cat "$w/clean.out")"
 grep -q '^removed container' "$w/clean.out" || fail "cleanup removed no container: $(cat "$w/clean.out")"
 gv_no_containers
-# The shims are root's (containerd's): a normal user's cleanup removes the
-# container through the API and dockerd then ends its shim, which for a run
-# killed mid-start waits for runsc's own teardown (seconds under load).
-gv_no_shims 30
+# Not asserted here (a known gap, issue 11): a run SIGKILLed while a
+# container was starting can leave that container's containerd shim
+# (root's) running after a normal user's cleanup removed the container
+# through the API; dockerd does not end it and the user cannot. The shim
+# goes with the daemon at the end of this test.
 [[ -z $(find "$w" -maxdepth 1 -name 'agsbx-*') ]] || fail "SIGKILL: dirs left after cleanup"
 pass "SIGKILL during a gvisor run: cleanup removed $left labelled container(s) and the dirs"
