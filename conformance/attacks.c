@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -239,6 +240,7 @@ static pid_t start_target(const struct check_env *env, const char *marker, const
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return -errno;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(ready[0]);
@@ -251,6 +253,11 @@ static pid_t start_target(const struct check_env *env, const char *marker, const
 		(void)setsid();
 		if (env->ctx->run_as && (setgroups(0, NULL) < 0 || setgid(env->ctx->run_gid) < 0 || setuid(env->ctx->run_uid) < 0))
 			_exit(126);
+		/* The target dies with the harness even when the harness is
+		 * SIGKILLed (it is setsid'd, outside every sandbox's tree). Set
+		 * after the credential change, which would clear it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(0);
 		char *argv[] = { (char *)env->ctx->payload_path, (char *)"linger", (char *)marker, NULL };
 		char *envp[] = { envvar, NULL };
 		execve(env->ctx->payload_path, argv, envp);
