@@ -28,5 +28,6 @@ pass "the CI template runs .ci/run and uploads the four coverage reports the bui
 R=$AGSBX_SOURCE_DIR/.ci/run
 grep -Eq '^step "make coverage[^"]*" make coverage( |$)' "$R" || fail ".ci/run has no make coverage step"
 grep -q 'cov_rc=\$step_rc' "$R" || fail ".ci/run does not keep make coverage's status"
-grep -q 'exit "\$cov_rc"' "$R" || fail ".ci/run does not exit with make coverage's status"
-pass ".ci/run: make coverage is a step whose failure fails CI"
+grep -q 'make coverage exited \$cov_rc' "$R" || fail ".ci/run does not report make coverage's status"
+grep -q 'exit "\$test_rc"' "$R" || fail ".ci/run does not exit with make test's status"
+pass ".ci/run: make coverage is a reported step; make test gates"
