@@ -25,20 +25,30 @@
 const char *agsbx_version(void) { return AGSBX_VERSION; }
 const char *agsbx_git_commit(void) { return AGSBX_GIT_COMMIT; }
 
-int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
+/* An fd on path when it is a regular file, else -errno: -EISDIR for a
+ * directory, -EINVAL for a FIFO, socket or device. O_NONBLOCK: opening a
+ * FIFO without a writer (or a device) must not hang; such a file is
+ * refused right after fstat. */
+static int open_regular(const char *path, struct stat *st)
 {
-	/* O_NONBLOCK: opening a FIFO without a writer (or a device) must not
-	 * hang; such a file is refused right after fstat. */
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENXIO ? -EINVAL : -errno; /* a UNIX socket */
-	struct stat st;
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, st) < 0)
 		return -errno;
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(st->st_mode))
 		return -EISDIR;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
+	return TAKE_FD(fd);
+}
+
+int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+	_cleanup_close_ int fd = open_regular(path, &st);
+	if (fd < 0)
+		return fd;
 	/* Refuse a big regular file before reading a byte; size the buffer
 	 * from it so a normal file is read in one go. */
 	if ((uint64_t)st.st_size > max)
@@ -85,15 +95,9 @@ const char *agsbx_file_strerror(int err)
 
 int agsbx_check_regular(const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return errno == ENXIO ? -EINVAL : -errno; /* a UNIX socket */
 	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	_cleanup_close_ int fd = open_regular(path, &st);
+	return fd < 0 ? fd : 0;
 }
 
 char *agsbx_read_line(const char *path)
