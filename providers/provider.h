@@ -32,6 +32,7 @@
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -188,14 +189,50 @@ struct agsbx_handle {
 	struct agsbx_caps caps;       /* as claimed by the probe ensure verified */
 	char *paths[AGSBX_ROOT_COUNT];/* grant roots as seen inside the sandbox */
 	json_t *versions;             /* mechanism versions for result meta (owned) */
-	bool released;
+	/* Provider state. Between agsbx_handle_enter and _leave it stays
+	 * valid whatever another thread's release does. */
 	void *priv;
+	/* Frees priv once the handle is released and no call is in flight
+	 * (or at agsbx_handle_free); NULL: priv is not the handle's to free. */
+	void (*priv_free)(void *priv);
+	/* The lifecycle below: lock guards released, inflight and priv's
+	 * lifetime. Read them only through the agsbx_handle_* calls. */
+	pthread_mutex_t lock;
+	unsigned inflight;
+	bool released;
 };
 /* Allocates a handle with paths = the host paths (providers that mount the
  * roots elsewhere overwrite them). */
 struct agsbx_handle *agsbx_handle_new(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
 				      const struct agsbx_grant *g, const struct agsbx_caps *caps);
+/* NULL-safe. Frees priv too when it is still there (never released, or a
+ * release whose last call has not left: a caller bug, not a race). */
 void agsbx_handle_free(struct agsbx_handle *h);
+
+/* The handle lifecycle of the contract (refuse after release, release
+ * idempotent and safe while executions run on other threads), written
+ * once; each provider calls it from its own ops, so the lifecycle checks
+ * still judge the provider.
+ * enter: a reference for one call: 0, or -ESTALE once released (with
+ * reason "released" in fail, which may be NULL). Pair every 0 with leave. */
+int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_failure *fail);
+/* Drops the reference; the last one out after release frees priv. */
+void agsbx_handle_leave(struct agsbx_handle *h);
+/* Marks h released. The first call only runs teardown(h) (may be NULL),
+ * holding a reference so that priv is valid during it; later calls do
+ * nothing. Returns true for the first call. */
+bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_handle *h));
+/* -ESTALE once released, else 0 (providers add their own re-probe). */
+int agsbx_handle_health(struct agsbx_handle *h);
+/* The shape of ops->execute. */
+typedef int agsbx_execute_fn(struct agsbx_handle *h, const struct agsbx_step *step,
+			     const struct agsbx_limits *limits, struct agsbx_exec_result *out,
+			     struct agsbx_failure *fail);
+/* An execute() inside the lifecycle: out cleared, then refused once
+ * released (-ESTALE, reason "released"), else run() between enter and
+ * leave, its result returned. */
+int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+			 struct agsbx_exec_result *out, struct agsbx_failure *fail, agsbx_execute_fn *run);
 /* Sandbox-side path of root r joined with rel (rel may be NULL); malloc'd. */
 char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, const char *rel);
 /* meta for a result: {provider, mechanism, capabilities, versions} (new ref). */

@@ -168,7 +168,7 @@ static int sb_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 
 static int sb_health(struct agsbx_handle *h)
 {
-	if (h->released)
+	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
 	struct agsbx_probe p = { 0 };
 	sb_probe(h->ctx, &p);
@@ -177,14 +177,9 @@ static int sb_health(struct agsbx_handle *h)
 	return r;
 }
 
-static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	if (h->released) {
-		agsbx_fail(fail, "released", "seatbelt: execute after release");
-		return -ESTALE;
-	}
 	int r = agsbx_provider_check_step(h, step, fail);
 	if (r < 0)
 		return r;
@@ -216,9 +211,16 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return r;
 }
 
+static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
+}
+
 static void sb_release(struct agsbx_handle *h)
 {
-	h->released = true;
+	/* Each execution removes its own profile file; nothing else exists. */
+	agsbx_handle_release(h, NULL);
 }
 
 const struct agsbx_provider_ops agsbx_provider_seatbelt = {
