@@ -1,9 +1,14 @@
-/* The provider contract (mirrors upstream's ExecutionResourceProvider).
+/* The provider contract: what every sandbox provider does for the harness
+ * (probe, ensure, execute, release, ...) as one struct of function
+ * pointers, modelled on Agently's ExecutionResourceProvider.
  *
  * Checklist for adding a provider
  *  1. One file (or folder) under providers/ defining one
- *     `const struct agsbx_provider_ops agsbx_provider_<id>`; add it to the
- *     sorted table in providers/registry.c. Nothing else in the tree changes.
+ *     `const struct agsbx_provider_ops agsbx_provider_<id>` (CMake picks
+ *     every providers/ source up; a helper program is a helper-*.c built
+ *     with agsbx_add_helper()). Declare it with an `extern` line below,
+ *     next to the others, and add it to the sorted table in
+ *     providers/registry.c.
  *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
  *     containing "ready". probe.truthful fails on any reason outside it.
  *  3. `config_keys`: every accepted config key as "name:type" (type bool
@@ -16,19 +21,29 @@
  *  5. ensure(): validate config, run the real mechanism probe again,
  *     refuse (fail closed, documented reason) rather than fall back.
  *     Mounts and policies come from the grant only; never from the caller.
- *  6. execute(): re-verify the materialised bundle (agsbx_grant_verify) just
- *     before running (the TOCTOU guard); run through base/runner (bounded
- *     output, timeout, cancel, whole-tree cleanup); refuse after release;
- *     fill meta with the same id/mechanism/capabilities/versions as probe.
- *     Must be safe to call from several threads on one handle.
- *  7. release(): idempotent; removes every temporary resource it created.
- *  8. A doc in docs/providers/<id>.md: what it isolates, what it does not,
- *     every reason.
- *  9. Tests: the real mechanism in tests/, plus the provider in the matrix.
+ *     Provider state goes into h->priv with h->priv_free to end it.
+ *  6. execute(): through agsbx_handle_execute (refused after release, safe
+ *     against a release on another thread); inside, agsbx_provider_check_step
+ *     (a well-formed step and the TOCTOU guard on the bundle) just before
+ *     running; run through base/runner (bounded output, timeout, cancel,
+ *     whole-tree cleanup); fill meta with agsbx_handle_meta. Must be safe
+ *     to call from several threads on one handle.
+ *  7. release(): agsbx_handle_release with the provider's teardown (it
+ *     runs once; later calls do nothing); removes every temporary
+ *     resource it created. health(), leftovers() and raw_command() use
+ *     agsbx_handle_health or agsbx_handle_enter/leave.
+ *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
+ *     does not, every reason; list the provider where the others are
+ *     listed (README.md, docs/agsbx-evidence.1, the `--provider` words in
+ *     completion/agsbx-evidence.bash).
+ *  9. Tests: the real mechanism in tests/test-<id>.c, plus the provider in
+ *     the matrix (tests/cli/).
  * 10. reason_conds: map each blocked reason that asserts a host condition
  *     (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
  * Providers declared at run time (--adapter, --wrap) live in
- * providers/external/ and are built from the same struct. */
+ * providers/external/ and are built from the same struct; an adapter's
+ * handle forwards health, execute and release to the adapter, whose own
+ * lifecycle the checks then judge. */
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
 
