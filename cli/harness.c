@@ -37,7 +37,7 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 /* The helper programs, one ':'-separated list from CMake's agsbx_add_helper()
  * (the same list the install step puts into libexec). */
 #ifndef AGSBX_HELPER_LIST
-#define AGSBX_HELPER_LIST "agsbx-payload:agsbx-landlock-exec:agsbx-simulate"
+#error "AGSBX_HELPER_LIST comes from CMake (agsbx_add_helper)"
 #endif
 /* bindir -> libexec/agsbx-evidence, relative (GNUInstallDirs at configure). */
 #ifndef AGSBX_LIBEXEC_RELDIR

@@ -110,23 +110,27 @@ int agsbx_test_run_suite(Suite *s)
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+static void stage_one(const char *dir, const char *name)
+{
+	char *src = agsbx_test_build_path(name);
+	char *cmd = NULL;
+	if (src && access(src, F_OK) == 0 && asprintf(&cmd, "install -m 0755 '%s' '%s/%s'", src, dir, name) >= 0) {
+		if (system(cmd) != 0)
+			fprintf(stderr, "warning: cannot stage %s\n", src);
+	}
+	free(cmd);
+	free(src);
+}
+
 char *agsbx_test_stage_tools(void)
 {
-	static const char *const progs[] = { "agsbx-payload", "agsbx-landlock-exec", "agsbx-simulate", "agsbx-evidence" };
 	char *dir = agsbx_test_tmpdir("agsbx-stage");
-	if (!dir)
-		return NULL;
-	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
-		char *src = agsbx_test_build_path(progs[i]);
-		char *cmd = NULL;
-		if (src && access(src, F_OK) == 0 &&
-		    asprintf(&cmd, "install -m 0755 '%s' '%s/%s'", src, dir, progs[i]) >= 0) {
-			if (system(cmd) != 0)
-				fprintf(stderr, "warning: cannot stage %s\n", src);
-		}
-		free(cmd);
-		free(src);
-	}
+	/* The helpers are CMake's one list (agsbx_add_helper), plus the CLI. */
+	char *list = strdup(AGSBX_HELPER_LIST ":agsbx-evidence");
+	char *save = NULL;
+	for (char *name = strtok_r(list, ":", &save); dir && name; name = strtok_r(NULL, ":", &save))
+		stage_one(dir, name);
+	free(list);
 	return dir;
 }
 
