@@ -151,7 +151,9 @@ int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, 
 	int r = agsbx_handle_enter(h, fail);
 	if (r < 0)
 		return r;
-	r = run(h, step, limits, out, fail);
+	r = agsbx_provider_check_step(h, step, fail);
+	if (r == 0)
+		r = run(h, step, limits, out, fail);
 	agsbx_handle_leave(h);
 	return r;
 }

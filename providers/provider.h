@@ -22,12 +22,13 @@
  *     refuse (fail closed, documented reason) rather than fall back.
  *     Mounts and policies come from the grant only; never from the caller.
  *     Provider state goes into h->priv with h->priv_free to end it.
- *  6. execute(): through agsbx_handle_execute (refused after release, safe
- *     against a release on another thread); inside, agsbx_provider_check_step
- *     (a well-formed step and the TOCTOU guard on the bundle) just before
- *     running; run through base/runner (bounded output, timeout, cancel,
- *     whole-tree cleanup); fill meta with agsbx_handle_meta. Must be safe
- *     to call from several threads on one handle.
+ *  6. execute(): through agsbx_handle_execute, which refuses after release,
+ *     holds the handle against a release on another thread and runs the
+ *     step gate (a well-formed step, the TOCTOU guard on the bundle) right
+ *     before the provider's own run; that runs through base/runner
+ *     (bounded output, timeout, cancel, whole-tree cleanup) and fills meta
+ *     with agsbx_handle_meta. Must be safe to call from several threads on
+ *     one handle.
  *  7. release(): agsbx_handle_release with the provider's teardown (it
  *     runs once; later calls do nothing); removes every temporary
  *     resource it created. health(), leftovers() and raw_command() use
@@ -243,9 +244,10 @@ int agsbx_handle_health(struct agsbx_handle *h);
 typedef int agsbx_execute_fn(struct agsbx_handle *h, const struct agsbx_step *step,
 			     const struct agsbx_limits *limits, struct agsbx_exec_result *out,
 			     struct agsbx_failure *fail);
-/* An execute() inside the lifecycle: out cleared, then refused once
- * released (-ESTALE, reason "released"), else run() between enter and
- * leave, its result returned. */
+/* An execute() inside the lifecycle: out cleared; refused once released
+ * (-ESTALE, reason "released"); then the step gate
+ * (agsbx_provider_check_step: a malformed step or a changed bundle is
+ * refused); then run() between enter and leave, its result returned. */
 int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 			 struct agsbx_exec_result *out, struct agsbx_failure *fail, agsbx_execute_fn *run);
 /* Sandbox-side path of root r joined with rel (rel may be NULL); malloc'd. */

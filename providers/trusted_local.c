@@ -44,9 +44,7 @@ static int tl_health(struct agsbx_handle *h)
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
+	(void)fail;
 	struct agsbx_run_opts o;
 	agsbx_provider_run_opts(h, limits, &o);
 	o.argv = step->argv;
@@ -54,7 +52,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 	/* The host environment on purpose: trusted_local hides nothing, and
 	 * env.scrubbed records that. */
 	o.envp = NULL;
-	r = agsbx_run(&o, &out->run);
+	int r = agsbx_run(&o, &out->run);
 	out->meta = agsbx_handle_meta(h);
 	return r;
 }

@@ -154,14 +154,24 @@ START_TEST(test_execute_framed)
 	struct agsbx_exec_result xr;
 	memset(&xr, 0xa5, sizeof xr); /* execute clears it, refused or not */
 	runs = 0;
-	ck_assert_int_eq(agsbx_handle_execute(h, NULL, NULL, &xr, NULL, count_run), 0);
+	/* The step gate runs before the provider's run. */
+	static const char *const none[] = { NULL };
+	struct agsbx_step bad = { .argv = none, .cwd = AGSBX_ROOT_BUILD };
+	struct agsbx_failure f = { 0 };
+	ck_assert_int_eq(agsbx_handle_execute(h, &bad, NULL, &xr, &f, count_run), -EINVAL);
+	ck_assert_str_eq(f.reason, "step_invalid");
+	ck_assert_int_eq(runs, 0);
+	static const char *const argv[] = { "/bin/true", NULL };
+	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
+	ck_assert_int_eq(agsbx_handle_execute(h, &step, NULL, &xr, NULL, count_run), 0);
 	ck_assert_int_eq(runs, 1);
 	ck_assert_int_eq(xr.run.status, 7);
 	ck_assert_ptr_null(xr.meta);
-	ck_assert_int_eq(p.freed, 1); /* the execute's leave was the last one */
+	/* Freed by the execute's own leave: the refused one left too. */
+	ck_assert_int_eq(p.freed, 1);
 	memset(&xr, 0xa5, sizeof xr);
-	struct agsbx_failure f = { 0 };
-	ck_assert_int_eq(agsbx_handle_execute(h, NULL, NULL, &xr, &f, count_run), -ESTALE);
+	memset(&f, 0, sizeof f);
+	ck_assert_int_eq(agsbx_handle_execute(h, &step, NULL, &xr, &f, count_run), -ESTALE);
 	ck_assert_int_eq(runs, 1);
 	ck_assert_str_eq(f.reason, "released");
 	ck_assert_ptr_null(xr.meta);

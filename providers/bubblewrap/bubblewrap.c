@@ -430,11 +430,8 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 			snprintf(fail->hint, sizeof fail->hint, "%s", unsafe_root_hint);
 		return -EPERM;
 	}
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
 	char **argv = NULL;
-	r = step_argv(h, step, &argv);
+	int r = step_argv(h, step, &argv);
 	if (r < 0) {
 		agsbx_fail(fail, "step_invalid", "bubblewrap: cannot build the bwrap command: %s", strerror(-r));
 		return r;

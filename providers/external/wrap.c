@@ -195,9 +195,6 @@ static char **expand(const struct agsbx_handle *h, const struct ext_instance *in
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
 	struct ext_instance *in = ext_instance_of(h->ops);
 	char **line = expand(h, in, step);
 	char **argv = line ? agsbx_provider_wrap_simulation(h->ctx, (const char *const *)line) : NULL;
@@ -213,7 +210,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 	o.argv = (const char *const *)argv;
 	o.envp = (const char *const *)env;
 	o.cwd = h->paths[step->cwd];
-	r = agsbx_run(&o, &out->run);
+	int r = agsbx_run(&o, &out->run);
 	out->meta = agsbx_handle_meta(h);
 	json_t *words = json_array();
 	for (char **w = argv; *w; w++)

@@ -617,11 +617,8 @@ static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUN
 static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
 		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
 	char *binds[AGSBX_ROOT_COUNT + 1];
-	r = grant_binds(h, binds, fail);
+	int r = grant_binds(h, binds, fail);
 	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
 	_cleanup_free_ char *user = run_as_user(h->ctx);
 	if (r == 0 && (!env || (h->ctx->run_as && !user)))

@@ -617,8 +617,8 @@ static int ll_health(struct agsbx_handle *h)
 	return strcmp(st.reason, "ready") == 0 ? 0 : -EOPNOTSUPP;
 }
 
-static int run_helper_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-			   struct agsbx_exec_result *out, struct agsbx_failure *fail)
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
 	const struct ll_priv *p = h->priv;
 	char **env = agsbx_provider_min_env(h, step);
@@ -626,6 +626,7 @@ static int run_helper_step(struct agsbx_handle *h, const struct agsbx_step *step
 				 .program = step->argv, .envp = (const char *const *)env, .cwd = h->paths[step->cwd] };
 	int r = env ? run_helper(h->ctx, &c, limits, &out->run) : -ENOMEM;
 	agsbx_strv_free(env);
+	out->meta = agsbx_handle_meta(h);
 	char line[512];
 	const char *refusal = r == 0 ? helper_refusal(&c, &out->run, false, line, sizeof line) : NULL;
 	if (r < 0) {
@@ -637,16 +638,6 @@ static int run_helper_step(struct agsbx_handle *h, const struct agsbx_step *step
 		return -EPERM;
 	}
 	return 0;
-}
-
-static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
-{
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r == 0)
-		r = run_helper_step(h, step, limits, out, fail);
-	out->meta = agsbx_handle_meta(h);
-	return r;
 }
 
 static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
