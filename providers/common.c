@@ -12,7 +12,7 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
-void agsbx_probe_clear(struct agsbx_probe *p)
+void agsbx_provider_probe_clear(struct agsbx_probe *p)
 {
 	json_decref(p->facts);
 	free(p->detail);
@@ -33,7 +33,7 @@ json_t *agsbx_caps_to_json(const struct agsbx_caps *c)
 			 "safety_class", c->safety_class ? c->safety_class : "none");
 }
 
-json_t *agsbx_probe_to_json(const struct agsbx_probe *p)
+json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p)
 {
 	json_t *j = json_pack("{s:b, s:s, s:o, s:o}", "available", p->available,
 			      "reason", p->reason ? p->reason : "unknown",

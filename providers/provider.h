@@ -103,9 +103,9 @@ struct agsbx_probe {
 	char *detail;                 /* malloc'd human message, may be NULL */
 	char *hint;                   /* malloc'd remedy, may be NULL */
 };
-void agsbx_probe_clear(struct agsbx_probe *p);
+void agsbx_provider_probe_clear(struct agsbx_probe *p);
 /* {available, reason, capabilities, facts, detail?, hint?} (new ref). */
-json_t *agsbx_probe_to_json(const struct agsbx_probe *p);
+json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p);
 json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
 
 /* Why ensure (or execute) refused; first error wins. */

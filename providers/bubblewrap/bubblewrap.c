@@ -349,7 +349,7 @@ static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	_cleanup_free_ char *path = NULL, *version = NULL;
 	r = probe_with(ctx, share_net, &p, &path, &version);
 	if (r < 0) {
-		agsbx_probe_clear(&p);
+		agsbx_provider_probe_clear(&p);
 		agsbx_fail(fail, "bwrap_mechanism_failed", "bubblewrap: probe failed: %s", strerror(-r));
 		return r;
 	}
@@ -359,11 +359,11 @@ static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		if (fail && p.hint)
 			snprintf(fail->hint, sizeof fail->hint, "%s", p.hint);
 		r = strcmp(p.reason, "bwrap_unsafe_as_root") == 0 ? -EPERM : -ENODEV;
-		agsbx_probe_clear(&p);
+		agsbx_provider_probe_clear(&p);
 		return r;
 	}
 	struct agsbx_caps caps = p.caps;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	r = check_grant(g, fail);
 	if (r < 0)
 		return r;
@@ -392,7 +392,7 @@ static int bw_health(struct agsbx_handle *h)
 	struct agsbx_probe p;
 	int r = probe_with(h->ctx, handle_share_net(h), &p, NULL, NULL);
 	bool ok = r == 0 && p.available;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	return ok ? 0 : -ENODEV;
 }
 

@@ -155,13 +155,13 @@ static int sb_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	sb_probe(ctx, &p);
 	if (!p.available) {
 		agsbx_fail(fail, p.reason, "seatbelt unavailable: %s", p.reason);
-		agsbx_probe_clear(&p);
+		agsbx_provider_probe_clear(&p);
 		return -ENODEV;
 	}
 	struct agsbx_caps c = p.caps;
 	if (network_on(ctx))
 		c.network = AGSBX_NET_INHERITED;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	*out = agsbx_handle_new(&agsbx_provider_seatbelt, ctx, g, &c);
 	return *out ? 0 : -ENOMEM;
 }
@@ -173,7 +173,7 @@ static int sb_health(struct agsbx_handle *h)
 	struct agsbx_probe p = { 0 };
 	sb_probe(h->ctx, &p);
 	int r = p.available ? 0 : -ENODEV;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	return r;
 }
 
