@@ -323,6 +323,19 @@ void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_li
 	o->use_cgroup = true;
 }
 
+int agsbx_provider_run(const struct agsbx_handle *h, const struct agsbx_limits *limits, const char *const *argv,
+		       const char *const *envp, const char *cwd, struct agsbx_exec_result *out)
+{
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = argv;
+	o.envp = envp;
+	o.cwd = cwd;
+	int r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
+	return r;
+}
+
 char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *const *argv)
 {
 	char **v = NULL;

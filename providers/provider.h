@@ -387,6 +387,11 @@ char **agsbx_strv_dup(const char *const *v);
 /* Fills runner options from ctx (run_as) and limits. */
 void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
 			     struct agsbx_run_opts *o);
+/* Runs argv in cwd through base/runner with the handle's run options
+ * (agsbx_provider_run_opts) and envp (NULL: the harness's environment);
+ * out->meta is agsbx_handle_meta(h). agsbx_run's result. */
+int agsbx_provider_run(const struct agsbx_handle *h, const struct agsbx_limits *limits, const char *const *argv,
+		       const char *const *envp, const char *cwd, struct agsbx_exec_result *out);
 /* When ctx->simulate names a seccomp simulation, returns a new argv with
  * "<tool_dir>/agsbx-simulate --<sim> --" prepended; otherwise a copy. */
 char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *const *argv);

@@ -45,16 +45,9 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
 	(void)fail;
-	struct agsbx_run_opts o;
-	agsbx_provider_run_opts(h, limits, &o);
-	o.argv = step->argv;
-	o.cwd = h->paths[step->cwd];
-	/* The host environment on purpose: trusted_local hides nothing, and
-	 * env.scrubbed records that. */
-	o.envp = NULL;
-	int r = agsbx_run(&o, &out->run);
-	out->meta = agsbx_handle_meta(h);
-	return r;
+	/* The host environment (NULL) on purpose: trusted_local hides
+	 * nothing, and env.scrubbed records that. */
+	return agsbx_provider_run(h, limits, step->argv, NULL, h->paths[step->cwd], out);
 }
 
 static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,

@@ -436,14 +436,9 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		agsbx_fail(fail, "step_invalid", "bubblewrap: cannot build the bwrap command: %s", strerror(-r));
 		return r;
 	}
-	struct agsbx_run_opts o;
-	agsbx_provider_run_opts(h, limits, &o);
-	o.argv = (const char *const *)argv;
-	o.envp = bwrap_env;
-	o.cwd = "/"; /* bwrap's --chdir sets the step's directory inside */
-	r = agsbx_run(&o, &out->run);
+	/* In "/": bwrap's --chdir sets the step's directory inside. */
+	r = agsbx_provider_run(h, limits, (const char *const *)argv, bwrap_env, "/", out);
 	agsbx_strv_free(argv);
-	out->meta = agsbx_handle_meta(h);
 	return r;
 }
 

@@ -205,13 +205,8 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		agsbx_strv_free(env);
 		return -ENOMEM;
 	}
-	struct agsbx_run_opts o;
-	agsbx_provider_run_opts(h, limits, &o);
-	o.argv = (const char *const *)argv;
-	o.envp = (const char *const *)env;
-	o.cwd = h->paths[step->cwd];
-	int r = agsbx_run(&o, &out->run);
-	out->meta = agsbx_handle_meta(h);
+	int r = agsbx_provider_run(h, limits, (const char *const *)argv, (const char *const *)env, h->paths[step->cwd],
+				   out);
 	json_t *words = json_array();
 	for (char **w = argv; *w; w++)
 		json_array_append_new(words, agsbx_json_string_sanitized(*w, strlen(*w)));

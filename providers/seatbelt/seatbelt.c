@@ -193,17 +193,8 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		return r;
 	_cleanup_free_ const char **argv = agsbx_seatbelt_argv(path, step->argv);
 	char **env = agsbx_provider_min_env(h, step);
-	if (argv && env) {
-		struct agsbx_run_opts o;
-		agsbx_provider_run_opts(h, limits, &o);
-		o.argv = argv;
-		o.envp = (const char *const *)env;
-		o.cwd = h->paths[step->cwd];
-		r = agsbx_run(&o, &out->run);
-		out->meta = agsbx_handle_meta(h);
-	} else {
-		r = -ENOMEM;
-	}
+	r = argv && env ? agsbx_provider_run(h, limits, argv, (const char *const *)env, h->paths[step->cwd], out)
+			: -ENOMEM;
 	agsbx_strv_free(env);
 	unlink(path);
 	return r;
