@@ -1046,27 +1046,6 @@ END_TEST
 
 /* ---- main --------------------------------------------------------------- */
 
-static char *stage_helpers(void)
-{
-	char *d = agsbx_test_tmpdir("agsbx-ll-stage");
-	static const char *const names[] = { "agsbx-landlock-exec", "agsbx-simulate" };
-	for (size_t i = 0; d && i < AGSBX_ARRAY_SIZE(names); i++) {
-		_cleanup_free_ char *src = agsbx_path_join(build_dir, names[i]);
-		_cleanup_free_ char *dst = agsbx_path_join(d, names[i]);
-		_cleanup_free_ char *data = NULL;
-		size_t len;
-		if (agsbx_read_file(src, 64 << 20, &data, &len) < 0)
-			continue;
-		int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-		if (fd < 0 || write(fd, data, len) != (ssize_t)len)
-			fprintf(stderr, "staging %s failed\n", names[i]);
-		if (fd >= 0)
-			close(fd);
-		chmod(dst, 0755);
-	}
-	return d;
-}
-
 int main(void)
 {
 	build_dir = getenv("AGSBX_BUILD_DIR");
@@ -1087,7 +1066,7 @@ int main(void)
 	}
 	if (!have_user)
 		fprintf(stderr, "note: no test user (or not root): run_as variants skipped\n");
-	stage_dir = stage_helpers();
+	stage_dir = agsbx_test_stage_tools(); /* the helper list, staged for a run-as user */
 	agsbx_runner_init();
 	int modes = have_user ? 2 : 1;
 
