@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "base/log.h"
 #include "probes/probes.h"
 
-static const char help[] =
+const char agsbx_help_probe[] =
 	"usage: agsbx-evidence probe [--json]\n"
 	"\n"
 	"Reads host facts without changing anything: kernel, OS, privilege context,\n"
@@ -128,19 +129,14 @@ static int print_json(const json_t *host)
 
 int agsbx_cmd_probe(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
-	bool json = false, options_done = false;
-	for (int i = 1; i < argc; i++) {
-		if (!options_done && strcmp(argv[i], "--") == 0)
-			options_done = true;
-		else if (!options_done && strcmp(argv[i], "--json") == 0)
-			json = true;
-		else if (!options_done && argv[i][0] == '-')
-			return agsbx_usage_error("probe", "unknown option '%s'", argv[i]);
-		else
-			return agsbx_usage_error("probe", "unexpected argument '%s'", argv[i]);
-	}
+	static const struct option lo[] = { AGSBX_OPTION_JSON, { 0 } };
+	bool json = false;
+	struct agsbx_args a = { .cmd = "probe", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0)
+		json = true;
+	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
 	_cleanup_json_ json_t *host = agsbx_probe_host(NULL);
 	if (!host) {
 		agsbx_error("probe: out of memory");

@@ -33,6 +33,10 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
  * no partial file on failure. */
 int agsbx_bundle_write(const char *path, const json_t *bundle);
 
+/* The formats agsbx_report_render, agsbx_diff_render and
+ * agsbx_matrix_render take (view "report", "diff", "matrix"), in the order
+ * the help lists them, NULL-terminated; NULL for another view. */
+const char *const *agsbx_render_formats(const char *view);
 /* Renders one bundle: format "text" | "markdown" | "junit" | "tap".
  * -EINVAL for an unknown format. */
 int agsbx_report_render(const json_t *bundle, const char *format, FILE *out);

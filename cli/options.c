@@ -1,0 +1,119 @@
+/* One option parser for every command: getopt_long with the short-option
+ * string derived from the table; options may follow operands (as they
+ * always could, whatever POSIXLY_CORRECT says: getopt's return-in-order
+ * mode, not its permutation); "--" ends the options; and one wording for
+ * every usage error, so no command words its own. */
+#include "cli/commands.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evidence/evidence.h"
+
+/* "--name" of a long option as typed (without "=VALUE"), else "-c". */
+static void bad_option(const struct agsbx_args *a, char *buf, size_t size)
+{
+	const char *arg = a->argv[optind - 1];
+	if (optopt && optopt < 256 && isalnum(optopt) && strncmp(arg, "--", 2) != 0)
+		snprintf(buf, size, "-%c", optopt);
+	else
+		snprintf(buf, size, "%.*s", (int)strcspn(arg, "="), arg);
+}
+
+static void short_options(const struct option *lo, const char *short_only, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "-:%s", short_only ? short_only : "");
+	/* '-': operands come back in order as 1; ':': a missing value is ':' */
+	for (; lo->name && n + 3 < size; lo++) {
+		if (lo->val <= 0 || lo->val >= 256 || !isalnum(lo->val))
+			continue;
+		buf[n++] = (char)lo->val;
+		if (lo->has_arg == required_argument)
+			buf[n++] = ':';
+	}
+	buf[n] = '\0';
+}
+
+int agsbx_args_next(struct agsbx_args *a, const struct option *lo)
+{
+	char shorts[64];
+	short_options(lo, a->short_only, shorts, sizeof shorts);
+	if (!a->started) {
+		optind = 0; /* a full re-initialisation: a command may parse twice */
+		opterr = 0;
+		a->started = true;
+		a->operands = a->argv + 1;
+	}
+	int c;
+	/* Operands are compacted to argv[1..]: every slot written was
+	 * consumed already, and return-in-order never looks back. */
+	while ((c = getopt_long(a->argc, a->argv, shorts, lo, NULL)) == 1)
+		a->operands[a->noperands++] = optarg;
+	a->value = optarg;
+	if (c == -1) {
+		while (optind < a->argc) /* after "--" */
+			a->operands[a->noperands++] = a->argv[optind++];
+		return 0;
+	}
+	if (c != ':' && c != '?')
+		return c;
+	char name[128];
+	bad_option(a, name, sizeof name);
+	bool takes_value = strchr(a->argv[optind - 1], '=') && strncmp(a->argv[optind - 1], "--", 2) == 0;
+	if (c == ':')
+		agsbx_usage_error(a->cmd, "option '%s' needs a value", name);
+	else if (takes_value && optopt)
+		agsbx_usage_error(a->cmd, "option '%s' takes no value", name);
+	else
+		agsbx_usage_error(a->cmd, "unknown option '%s'", name);
+	return -1;
+}
+
+int agsbx_args_operands(const struct agsbx_args *a, int min, int max, const char *too_few, const char *too_many)
+{
+	if (a->noperands < min)
+		return agsbx_usage_error(a->cmd, "%s", too_few);
+	if (a->noperands > max && too_many)
+		return agsbx_usage_error(a->cmd, "%s", too_many);
+	if (a->noperands > max)
+		return agsbx_usage_error(a->cmd, "unexpected argument '%s'", a->operands[max]);
+	return 0;
+}
+
+int agsbx_check_format(const char *cmd, const char *format, const char *const *known)
+{
+	char list[256] = "";
+	for (size_t i = 0; known[i]; i++) {
+		if (strcmp(format, known[i]) == 0)
+			return 0;
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", known[i]);
+	}
+	return agsbx_usage_error(cmd, "unknown format '%s' (known: %s)", format, list);
+}
+
+bool agsbx_trust_option(int key, const char *value, struct agsbx_verify_opts *o)
+{
+	switch (key) {
+	case AGSBX_OPT_KEY: o->key_path = value; return true;
+	case AGSBX_OPT_ALLOWED_SIGNERS: o->allowed_signers = value; return true;
+	case AGSBX_OPT_IDENTITY: o->identity = value; return true;
+	case AGSBX_OPT_KEYS_URL: o->keys_url = value; return true;
+	case AGSBX_OPT_INSECURE_URL: o->allow_insecure_url = true; return true;
+	default: return false;
+	}
+}
+
+int agsbx_parse_count(const char *cmd, const char *flag, const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || !*s || *end || v < min || v > max)
+		return agsbx_usage_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", flag, min, max, s);
+	*out = v;
+	return 0;
+}
