@@ -264,6 +264,18 @@ static void finish(const struct agsbx_provider_ops *ops)
 	}
 }
 
+/* The raw mechanism's command for step, or why there is none (in s). */
+static void raw_for(const struct agsbx_provider_ops *ops, struct agsbx_handle *h, const struct agsbx_step *step,
+		    struct agsbx_raw_command *rc, struct series *s)
+{
+	int r = ops->raw_command ? ops->raw_command(h, step, rc) : -EOPNOTSUPP;
+	if (r < 0) {
+		s->raw_ok = false;
+		snprintf(s->raw_why, sizeof s->raw_why, "%s",
+			 r == -EOPNOTSUPP ? "the provider names no raw mechanism command" : strerror(-r));
+	}
+}
+
 /* Probe, ensure, raw command, the interleaved series, release. */
 static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
 			      const struct bench_opts *o)
@@ -294,12 +306,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	const char *argv[] = { pl, "true", NULL };
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	if (r == 0) {
-		int rr = ops->raw_command ? ops->raw_command(h, &step, &rc) : -EOPNOTSUPP;
-		if (rr < 0) {
-			s.raw_ok = false;
-			snprintf(s.raw_why, sizeof s.raw_why, "%s", rr == -EOPNOTSUPP ? "the provider names no raw mechanism command"
-										  : strerror(-rr));
-		}
+		raw_for(ops, h, &step, &rc, &s);
 		r = measure(ops, h, ctx, &step, &rc, o, &s, why, sizeof why);
 	}
 	if (h) {
