@@ -308,11 +308,6 @@ json_t *agsbx_json_string_sanitized(const char *data, size_t len)
 	return json_stringn(out, o);
 }
 
-char *agsbx_json_dump_sorted(const json_t *j)
-{
-	return json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
-}
-
 /* ---- words ---- */
 
 static int words_push(char ***v, size_t *n, const char *w, size_t len)

@@ -107,9 +107,3 @@ json_t *agsbx_probe_bubblewrap(void)
 	agsbx_fact_put(f, "package", package_fact());
 	return f;
 }
-
-bool agsbx_probe_bwrap_has_option(const json_t *host, const char *option)
-{
-	const json_t *o = agsbx_probe_value(host, "bubblewrap", "options");
-	return json_is_true(json_object_get(o, option));
-}
