@@ -183,6 +183,8 @@ int agsbx_output_commit(struct agsbx_output *o)
 
 void agsbx_output_closep(struct agsbx_output *o)
 {
+	if (!o)
+		return;
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	if (o->tmp)

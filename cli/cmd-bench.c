@@ -392,6 +392,6 @@ int agsbx_cmd_bench(int argc, char **argv)
 		fputc('\n', stdout);
 	}
 	json_decref(out);
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	return rc;
 }

@@ -742,7 +742,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	if (agsbx_interrupt_signal()) {
 		/* the workers cancelled and cleaned up; the caller exits 128+sig */
 		unsetenv(name);
-		agsbx_collect_pool_free(&pool);
+		agsbx_collect_pool_clear(&pool);
 		return 0;
 	}
 	unsetenv(name);
@@ -762,7 +762,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	}
 	if (rc == 0)
 		json_object_set_new(bundle, "timings", run_timings(&pool, sh.check_jobs));
-	agsbx_collect_pool_free(&pool);
+	agsbx_collect_pool_clear(&pool);
 	return rc;
 }
 
@@ -845,7 +845,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
 	if ((rc = make_work_dir(o.work_dir, &work))) {
-		agsbx_harness_free(&hs);
+		agsbx_harness_clear(&hs);
 		agsbx_interrupt_restore();
 		return rc;
 	}
@@ -903,7 +903,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 out:
 	if (work)
 		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	/* Interrupted before the bundle was complete (an early return above
 	 * never reached the write): the signal decides the status. */
 	if (agsbx_interrupt_signal() && !bundle_written && rc != 128 + agsbx_interrupt_signal())

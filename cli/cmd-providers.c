@@ -101,6 +101,6 @@ int agsbx_cmd_providers(int argc, char **argv)
 		print_table(list);
 	}
 	json_decref(list);
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	return AGSBX_EXIT_OK;
 }

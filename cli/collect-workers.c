@@ -292,8 +292,10 @@ int agsbx_collect_pool_run(struct agsbx_collect_pool *p)
 	}
 }
 
-void agsbx_collect_pool_free(struct agsbx_collect_pool *p)
+void agsbx_collect_pool_clear(struct agsbx_collect_pool *p)
 {
+	if (!p)
+		return;
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->w[i].buf);
 		json_decref(p->w[i].result);

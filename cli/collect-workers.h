@@ -55,7 +55,9 @@ struct agsbx_collect_pool {
  * fills each worker's result or error. -errno only when no worker could be
  * started at all (pipe/fork); a failed worker is reported in its error. */
 int agsbx_collect_pool_run(struct agsbx_collect_pool *p);
-void agsbx_collect_pool_free(struct agsbx_collect_pool *p);
+/* Frees the workers' buffers and results and the worker array; p itself
+ * is the caller's. NULL and a cleared pool are fine. */
+void agsbx_collect_pool_clear(struct agsbx_collect_pool *p);
 
 /* In a worker: one finished check, sent to the parent (only the fields
  * progress lines need). Safe to call from several threads. */
