@@ -132,8 +132,14 @@ int agsbx_cli_write_json(const char *path, const json_t *j)
 	_cleanup_free_ char *canon = agsbx_json_canonical(j, NULL, &len);
 	if (!canon)
 		return -errno;
-	if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) == EOF)
+	if (agsbx_cli_print_json(j, JSON_SORT_KEYS) < 0 || fflush(stdout) == EOF)
+		return -EIO;
+	return 0;
+}
+
+int agsbx_cli_print_json(const json_t *j, size_t flags)
+{
+	if (json_dumpf(j, stdout, JSON_INDENT(2) | flags) < 0 || fputc('\n', stdout) == EOF)
 		return -EIO;
 	return 0;
 }

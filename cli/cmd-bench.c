@@ -387,10 +387,8 @@ int agsbx_cmd_bench(int argc, char **argv)
 		}
 		json_array_append_new(json_object_get(out, "providers"), row);
 	}
-	if (o.json && rc == 0) {
-		json_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-	}
+	if (o.json && rc == 0)
+		agsbx_cli_print_json(out, JSON_SORT_KEYS);
 	json_decref(out);
 	agsbx_harness_clear(&hs);
 	return rc;

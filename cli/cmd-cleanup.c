@@ -182,17 +182,15 @@ int agsbx_cmd_cleanup(int argc, char **argv)
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 5000 };
 	_cleanup_json_ json_t *found = json_array();
 	int failed = agsbx_cleanup_dead_runs(work_dir, &ctx, dry_run, found);
-	if (json) {
-		json_dumpf(found, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-	} else {
-		size_t i;
-		json_t *it;
+	size_t i;
+	json_t *it;
+	if (json)
+		agsbx_cli_print_json(found, 0);
+	else
 		json_array_foreach(found, i, it)
 			print_item(it, dry_run);
-		if (json_array_size(found) == 0)
-			printf("nothing left by dead runs\n");
-	}
+	if (!json && json_array_size(found) == 0)
+		printf("nothing left by dead runs\n");
 	if (fflush(stdout) != 0)
 		return AGSBX_EXIT_INTERNAL;
 	return failed ? AGSBX_EXIT_INTERNAL : AGSBX_EXIT_OK;

@@ -32,12 +32,8 @@ int agsbx_cmd_keygen(int argc, char **argv)
 	const char *file = NULL, *comment = NULL;
 	struct agsbx_args a = { .cmd = "keygen", .argc = argc, .argv = argv, .short_only = "f:C:" };
 	int c;
-	while ((c = agsbx_args_next(&a, lo)) > 0) {
-		if (c == 'f')
-			file = a.value;
-		else
-			comment = a.value;
-	}
+	while ((c = agsbx_args_next(&a, lo)) > 0)
+		*(c == 'f' ? &file : &comment) = a.value;
 	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
 		return AGSBX_EXIT_USAGE;
 	if (!file || !*file)

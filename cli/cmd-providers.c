@@ -94,12 +94,10 @@ int agsbx_cmd_providers(int argc, char **argv)
 	json_t *list = json_array();
 	for (size_t i = 0; i < agsbx_provider_count(); i++)
 		json_array_append_new(list, provider_json(agsbx_provider_at(i), &hs.ctx));
-	if (as_json) {
-		json_dumpf(list, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-	} else {
+	if (as_json)
+		agsbx_cli_print_json(list, JSON_SORT_KEYS);
+	else
 		print_table(list);
-	}
 	json_decref(list);
 	agsbx_harness_clear(&hs);
 	return AGSBX_EXIT_OK;

@@ -80,10 +80,8 @@ static void print_json(const char *file, const json_t *bundle, const struct agsb
 			      res->challenge_checked, "challenge_ok",
 			      res->challenge_checked ? json_boolean(res->challenge_ok) : json_null(), "reason",
 			      res->status == AGSBX_VERIFY_OK ? NULL : res->reason);
-	if (j) {
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-	}
+	if (j)
+		agsbx_cli_print_json(j, JSON_SORT_KEYS);
 	json_decref(j);
 }
 

@@ -111,6 +111,9 @@ int agsbx_check_format(const char *cmd, const char *format, const char *const *k
 /* Writes a JSON document (indented, sorted keys, canonical-safe) to path
  * atomically, or to stdout when path is "-". 0 or -errno. */
 int agsbx_cli_write_json(const char *path, const json_t *j);
+/* j indented, with jansson's flags (JSON_SORT_KEYS), and a newline on
+ * stdout; 0 or -EIO (agsbx_cli_main reports an unwritable stdout). */
+int agsbx_cli_print_json(const json_t *j, size_t flags);
 /* Stores a trust-anchor option (AGSBX_OPTIONS_TRUST) into o; false when
  * key is none of them. */
 struct agsbx_verify_opts;

@@ -19,7 +19,7 @@ if top=$(git -C "$AGSBX_SOURCE_DIR" rev-parse --show-toplevel 2>/dev/null) &&
 else
   want=unknown
 fi
-[[ $v == *"($want)" ]] || fail "--version: '$v', want the commit $want"
+[[ $v == *"($want)" ]] || fail "--version: '$v', want the commit $want (a binary built before the last commit: rebuild)"
 pass "--version names the source tree's commit ($want)"
 
 # A repository of its own: a commit, nothing new, another commit.
