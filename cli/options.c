@@ -24,6 +24,17 @@ static void bad_option(const struct agsbx_args *a, char *buf, size_t size)
 		snprintf(buf, size, "%.*s", (int)strcspn(arg, "="), arg);
 }
 
+/* How many long options start with what was typed ("--allow" is two). */
+static int prefix_matches(const struct option *lo, const char *typed)
+{
+	int n = 0;
+	if (strncmp(typed, "--", 2) != 0)
+		return 0;
+	for (; lo->name; lo++)
+		n += strncmp(lo->name, typed + 2, strlen(typed + 2)) == 0;
+	return n;
+}
+
 static void short_options(const struct option *lo, const char *short_only, char *buf, size_t size)
 {
 	size_t n = (size_t)snprintf(buf, size, "-:%s", short_only ? short_only : "");
@@ -63,6 +74,10 @@ int agsbx_args_next(struct agsbx_args *a, const struct option *lo)
 		return c;
 	char name[128];
 	bad_option(a, name, sizeof name);
+	if (c == '?' && !optopt && prefix_matches(lo, name) > 1) {
+		agsbx_usage_error(a->cmd, "ambiguous option '%s'", name);
+		return -1;
+	}
 	bool takes_value = strchr(a->argv[optind - 1], '=') && strncmp(a->argv[optind - 1], "--", 2) == 0;
 	if (c == ':')
 		agsbx_usage_error(a->cmd, "option '%s' needs a value", name);

@@ -57,6 +57,8 @@ one_msg "option '--work-dir' needs a value" cleanup --work-dir
 one_msg "option '--url' needs a value" attest x.json --url
 one_msg "option '-f' needs a value" keygen -f
 one_msg "option '--provider' needs a value" collect --unsigned --provider
+# a prefix of two options names neither; a prefix of one is that option
+for c in verify diff matrix; do one_msg "ambiguous option '--allow'" "$c" --allow x.json; done
 # operands where a command takes none
 for c in probe providers collect keygen bench cleanup; do
   one_msg "unexpected argument 'extra'" "$c" extra
