@@ -14,14 +14,30 @@
 
 #include "evidence/evidence.h"
 
-/* "--name" of a long option as typed (without "=VALUE"), else "-c". */
-static void bad_option(const struct agsbx_args *a, char *buf, size_t size)
+/* What a key stands for: a long option's val, or a short_only letter. */
+static bool known_key(const struct option *lo, const char *short_only, int key)
+{
+	for (; lo->name; lo++)
+		if (lo->val == key)
+			return true;
+	return key > 0 && key < 256 && short_only && strchr(short_only, key);
+}
+
+/* The option getopt refused, as typed: "--name" (without "=VALUE") or
+ * "-c". A short option's letter comes from optopt, never from argv: in a
+ * cluster ("-qZ") optind has not moved past the element yet. Sets
+ * *long_given_value for a long flag given "=VALUE" (getopt says '?' with
+ * that flag's key in optopt). */
+static void bad_option(const struct agsbx_args *a, const struct option *lo, int c, char *buf, size_t size,
+		       bool *long_given_value)
 {
 	const char *arg = a->argv[optind - 1];
-	if (optopt && optopt < 256 && isalnum(optopt) && strncmp(arg, "--", 2) != 0)
-		snprintf(buf, size, "-%c", optopt);
-	else
+	bool is_long = c == ':' ? strncmp(arg, "--", 2) == 0 : !optopt || known_key(lo, a->short_only, optopt);
+	*long_given_value = c == '?' && optopt && is_long;
+	if (is_long)
 		snprintf(buf, size, "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(buf, size, "-%c", isprint(optopt) ? optopt : '?');
 }
 
 /* How many long options start with what was typed ("--allow" is two). */
@@ -73,16 +89,14 @@ int agsbx_args_next(struct agsbx_args *a, const struct option *lo)
 	if (c != ':' && c != '?')
 		return c;
 	char name[128];
-	bad_option(a, name, sizeof name);
-	if (c == '?' && !optopt && prefix_matches(lo, name) > 1) {
-		agsbx_usage_error(a->cmd, "ambiguous option '%s'", name);
-		return -1;
-	}
-	bool takes_value = strchr(a->argv[optind - 1], '=') && strncmp(a->argv[optind - 1], "--", 2) == 0;
+	bool given_value;
+	bad_option(a, lo, c, name, sizeof name, &given_value);
 	if (c == ':')
 		agsbx_usage_error(a->cmd, "option '%s' needs a value", name);
-	else if (takes_value && optopt)
+	else if (given_value)
 		agsbx_usage_error(a->cmd, "option '%s' takes no value", name);
+	else if (prefix_matches(lo, name) > 1)
+		agsbx_usage_error(a->cmd, "ambiguous option '%s'", name);
 	else
 		agsbx_usage_error(a->cmd, "unknown option '%s'", name);
 	return -1;

@@ -57,6 +57,10 @@ one_msg "option '--work-dir' needs a value" cleanup --work-dir
 one_msg "option '--url' needs a value" attest x.json --url
 one_msg "option '-f' needs a value" keygen -f
 one_msg "option '--provider' needs a value" collect --unsigned --provider
+# a bad letter in a cluster is named by itself, whatever came before
+one_msg "unknown option '-Z'" collect --output=x.json -qZ
+one_msg "unknown option '-Z'" collect --output=x.json -Zq
+one_msg "option '-o' needs a value" collect --json -qo
 # a prefix of two options names neither; a prefix of one is that option
 for c in verify diff matrix; do one_msg "ambiguous option '--allow'" "$c" --allow x.json; done
 # operands where a command takes none
