@@ -68,13 +68,16 @@ static int write_matrix(json_t **bundles, const char **names, size_t n, const st
 	json_t *m = agsbx_matrix_build((const json_t *const *)bundles, names, n);
 	int r = m ? add_provenance(m, bundles, n, trust) : -ENOMEM;
 	struct agsbx_output out = { 0 };
-	if (r == 0 && (r = agsbx_output_open(&out, output)) == 0) {
+	int ro = r == 0 ? agsbx_output_open(&out, output) : 0;
+	if (r == 0 && ro == 0) {
 		r = agsbx_matrix_render(m, format, out.f);
 		if (r == 0)
 			r = agsbx_output_commit(&out);
 		agsbx_output_closep(&out);
 	}
 	json_decref(m);
+	if (ro < 0)
+		return AGSBX_EXIT_USAGE; /* agsbx_output_open said why, as report and diff do */
 	if (r < 0) {
 		agsbx_error("cannot write the matrix: %s", strerror(-r));
 		return AGSBX_EXIT_INTERNAL;
