@@ -52,7 +52,7 @@ static gid_t run_gid(const struct check_env *env)
 
 static void control_skip(struct check_out *out, const char *what, const json_t *ctl)
 {
-	out->forced_verdict = "skip";
+	out->skipped = true;
 	check_reason(out, "control failed: %s outside the sandbox too (%s); nothing to compare", what,
 		     result_errno(ctl));
 }
@@ -116,7 +116,7 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	const char *home = home_of(env);
 	struct stat st;
 	if (!home || stat(home, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "the sandbox user has no home directory on this host (%s)", home ? home : "none");
 		return;
 	}
@@ -128,7 +128,7 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	if (r < 0) {
 		agsbx_matrix_remove_canaries();
 		pthread_mutex_unlock(&home_lock);
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "cannot place a canary in %s: %s", home, strerror(-r));
 		return;
 	}
@@ -296,7 +296,7 @@ void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out
 		return;
 	pid_t pid = start_target(env, marker, secret);
 	if (pid < 0) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "cannot start the target process: %s", strerror(-pid));
 		return;
 	}
@@ -467,7 +467,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 	unlink(path);
 	rmdir(dir);
 	if (pfd < 0 || afd < 0) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "cannot open the harness listeners: %s", strerror(-(pfd < 0 ? pfd : afd)));
 		return;
 	}
@@ -606,7 +606,7 @@ static void run_net_tries(const struct check_env *env, struct check_out *out, co
 		ctl_all &= ctl;
 	}
 	if (!ctl_all) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "control failed: a loopback listener was not reached from outside either; %s", detail);
 		return;
 	}
@@ -619,7 +619,7 @@ void check_net_egress_udp_denied(const struct check_env *env, struct check_out *
 	int port = 0;
 	_cleanup_close_ int fd = loopback_socket(AF_INET, SOCK_DGRAM, &port);
 	if (fd < 0) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "cannot open a UDP receiver on 127.0.0.1: %s", strerror(-fd));
 		return;
 	}
@@ -637,7 +637,7 @@ void check_net_egress_ipv6_denied(const struct check_env *env, struct check_out 
 	_cleanup_close_ int fd6 = loopback_socket(AF_INET6, SOCK_STREAM, &p6);
 	_cleanup_close_ int fd4 = loopback_socket(AF_INET, SOCK_STREAM, &p4);
 	if (fd6 < 0 || fd4 < 0) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "cannot listen on %s: %s", fd6 < 0 ? "[::1]" : "127.0.0.1",
 			     strerror(-(fd6 < 0 ? fd6 : fd4)));
 		return;
@@ -680,7 +680,7 @@ void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_ou
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_link_ok", json_boolean(control));
 	if (!control) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "control failed: the canary cannot be hard-linked outside the sandbox either (%s)",
 			     json_string_value(sub(ctl, "link_errno")) ?: "?");
 		return;
@@ -872,7 +872,7 @@ void check_exec_status_fidelity(const struct check_env *env, struct check_out *o
 	}
 	json_object_set_new(out->facts, "cases", seen);
 	if (!ctl_all) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "control failed: outside the sandbox the payload does not end as asked either; %s", detail);
 		return;
 	}

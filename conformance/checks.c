@@ -23,21 +23,6 @@
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static bool claims_fs(const struct agsbx_caps *c) { return c->host_filesystem_restricted; }
-static bool claims_proc(const struct agsbx_caps *c) { return c->process_contained; }
-static bool claims_priv(const struct agsbx_caps *c) { return c->privilege_escalation_blocked; }
-static bool claims_sys(const struct agsbx_caps *c) { return c->syscalls_restricted; }
-static bool claims_env(const struct agsbx_caps *c) { return c->environment_scrubbed; }
-static bool claims_netns(const struct agsbx_caps *c)
-{
-	return c->network && strcmp(c->network, AGSBX_NET_ISOLATED) == 0;
-}
-static bool claims_egress(const struct agsbx_caps *c)
-{
-	return c->network && (strcmp(c->network, AGSBX_NET_ISOLATED) == 0 ||
-			      strcmp(c->network, AGSBX_NET_TCP_RESTRICTED) == 0);
-}
-
 /* A failing control (or a host that cannot run the check) shows nothing
  * about the mechanism: the check is skipped with the reason, never
  * failed; a leak seen despite it still fails (a secret in the output is
@@ -50,7 +35,7 @@ static void inconclusive(struct check_out *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	out->forced_verdict = "skip";
+	out->skipped = true;
 	check_reason(out, "inconclusive on this host: %s", buf);
 }
 
@@ -305,7 +290,7 @@ static void net_namespace_distinct(const struct check_env *env, struct check_out
 {
 	struct stat st;
 	if (stat("/proc/self/ns/net", &st) < 0) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "host net namespace unreadable: %s", strerror(errno));
 		return;
 	}
@@ -343,7 +328,7 @@ static void net_egress_denied(const struct check_env *env, struct check_out *out
 	int port = 0;
 	_cleanup_close_ int lfd = loopback_listener(&port);
 	if (lfd < 0) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "cannot open a loopback listener: %s", strerror(-lfd));
 		return;
 	}
@@ -679,7 +664,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	bool real = !env->probe->available;
 	const char *sim = env->ops->fail_closed_simulation;
 	if (!real && !sim) {
-		out->forced_verdict = "skip";
+		out->skipped = true;
 		check_reason(out, "%s has no mechanism that can be made unavailable", env->ops->id);
 		return;
 	}
@@ -779,35 +764,68 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 /* capabilities.truthful is computed by the matrix from all the others. */
 
 const struct check_def agsbx_checks[] = {
-	{ "bundle.integrity_enforced", "contract", "a source file changed after materialisation: execution refused with bundle_changed", NULL, check_bundle_integrity_enforced, true, false },
-	{ "config.unknown_rejected", "contract", "an unknown config key: ensure refuses with config_invalid", NULL, check_config_unknown_rejected, true, false },
-	{ "env.scrubbed", "environment_scrubbed", "a harness canary variable is not visible inside", claims_env, env_scrubbed, true, false },
-	{ "exec.status_fidelity", "contract", "exit 0/1/42/127 and death by SIGTERM/SIGKILL are reported exactly", NULL, check_exec_status_fidelity, true, false },
-	{ "fail.closed", "contract", "an unavailable mechanism refuses work; nothing executes; no fallback", NULL, fail_closed, false, false },
-	{ "fs.grant_write", "contract", "a nonce written into the output root reaches the host", NULL, fs_grant_write, true, false },
-	{ "fs.hardlink_alias_denied", "host_filesystem_restricted", "a hard link to the canary cannot be made in a writable root (control: can outside)", claims_fs, check_fs_hardlink_alias_denied, true, false },
-	{ "fs.host_read_denied", "host_filesystem_restricted", "a 0644 canary outside the grant is unreadable (control: readable outside)", claims_fs, fs_host_read_denied, true, false },
-	{ "fs.host_write_denied", "host_filesystem_restricted", "creating a file outside the grant is denied and absent on the host", claims_fs, fs_host_write_denied, true, false },
-	{ "fs.no_host_residue", "contract", "sandboxed runs leave nothing new in the work dir, grant parent, /tmp or $HOME", NULL, check_fs_no_host_residue, true, true },
-	{ "fs.readonly_grant_denied", "host_filesystem_restricted", "writes into the read-only source root are denied; host content unchanged", claims_fs, fs_readonly_grant_denied, true, false },
-	{ "fs.remount_denied", "host_filesystem_restricted", "remounting a read-only bind read-write or mounting a filesystem is denied", claims_fs, fs_remount_denied, true, false },
-	{ "fs.symlink_escape_denied", "host_filesystem_restricted", "a symlink in a writable root does not reach the canary", claims_fs, fs_symlink_escape_denied, true, false },
-	{ "ipc.host_sockets_denied", "process_contained", "host pathname and abstract unix sockets (and Docker's) are unreachable (control: reachable outside)", claims_proc, check_ipc_host_sockets_denied, true, false },
-	{ "lifecycle.cancel_cleanup", "contract", "cancelling mid-run leaves no process and no provider resource", NULL, lifecycle_cancel_cleanup, true, AGSBX_EXCLUSIVE_ORPHANS },
-	{ "lifecycle.consistent", "contract", "probe, ensure, health, execute, release, health, execute agree", NULL, lifecycle_consistent, true, false },
-	{ "lifecycle.timeout_cleanup", "contract", "a timeout kills a detached SIGTERM-ignoring tree; nothing left", NULL, lifecycle_timeout_cleanup, true, AGSBX_EXCLUSIVE_ORPHANS },
-	{ "net.egress_denied", "network", "a host loopback listener is unreachable (control: reachable outside)", claims_egress, net_egress_denied, true, false },
-	{ "net.egress_ipv6_denied", "network", "[::1] and ::ffff:127.0.0.1 TCP listeners are unreachable, also from a detached descendant", claims_egress, check_net_egress_ipv6_denied, true, false },
-	{ "net.egress_udp_denied", "network", "a 127.0.0.1 UDP receiver gets nothing, also from a detached descendant", claims_netns, check_net_egress_udp_denied, true, false },
-	{ "net.namespace_distinct", "network", "the net namespace differs from the host's", claims_netns, net_namespace_distinct, true, false },
-	{ "output.bounded", "contract", "64 MiB floods on stdout and stderr are capped and flagged", NULL, output_bounded, true, false },
-	{ "priv.capabilities_dropped", "privilege_escalation_blocked", "no capability inside; a setuid-root program gains nothing (control: it does outside)", claims_priv, check_priv_capabilities_dropped, true, false },
-	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set and no effective capability is held", claims_priv, priv_no_escalation, true, false },
-	{ "probe.truthful", "contract", "reason in the closed set; available <=> ready; facts match the host", NULL, probe_truthful, false, false },
-	{ "proc.contained", "process_contained", "own pid namespace; the harness pid is not visible", claims_proc, proc_contained, true, false },
-	{ "proc.ptrace_denied", "process_contained", "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside are denied", claims_proc, check_proc_ptrace_denied, true, false },
-	{ "secrets.home_denied", "host_filesystem_restricted", "a key in a dot-directory of the real $HOME is unreadable (control: readable outside)", claims_fs, check_secrets_home_denied, true, false },
-	{ "syscalls.io_uring_denied", "syscalls_restricted", "io_uring_setup is refused (control: allowed outside)", claims_sys, check_syscalls_io_uring_denied, true, false },
-	{ "syscalls.restricted", "syscalls_restricted", "a seccomp filter or a user-space kernel mediates syscalls", claims_sys, syscalls_restricted, true, false },
+	{ .id = "bundle.integrity_enforced", .axis = AGSBX_AXIS_CONTRACT, .run = check_bundle_integrity_enforced, .needs_handle = true,
+	  .title = "a source file changed after materialisation: execution refused with bundle_changed" },
+	{ .id = "capabilities.truthful", .axis = AGSBX_AXIS_CONTRACT, .phase = CHECK_PHASE_JUDGE,
+	  .run = judge_capabilities_truthful, .needs_handle = true,
+	  .title = "every claimed axis is backed by passing checks of that axis (an overclaim is a defect)" },
+	{ .id = "config.unknown_rejected", .axis = AGSBX_AXIS_CONTRACT, .run = check_config_unknown_rejected, .needs_handle = true,
+	  .title = "an unknown config key: ensure refuses with config_invalid" },
+	{ .id = "env.scrubbed", .axis = AGSBX_AXIS_ENVIRONMENT, .run = env_scrubbed, .needs_handle = true,
+	  .title = "a harness canary variable is not visible inside" },
+	{ .id = "exec.status_fidelity", .axis = AGSBX_AXIS_CONTRACT, .run = check_exec_status_fidelity, .needs_handle = true,
+	  .title = "exit 0/1/42/127 and death by SIGTERM/SIGKILL are reported exactly" },
+	{ .id = "fail.closed", .axis = AGSBX_AXIS_CONTRACT, .run = fail_closed,
+	  .title = "an unavailable mechanism refuses work; nothing executes; no fallback" },
+	{ .id = "fs.grant_write", .axis = AGSBX_AXIS_CONTRACT, .run = fs_grant_write, .needs_handle = true,
+	  .title = "a nonce written into the output root reaches the host" },
+	{ .id = "fs.hardlink_alias_denied", .axis = AGSBX_AXIS_FILESYSTEM, .evidence = CHECK_REFUTES, .run = check_fs_hardlink_alias_denied, .needs_handle = true,
+	  .title = "a hard link to the canary cannot be made in a writable root (control: can outside)" },
+	{ .id = "fs.host_read_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_host_read_denied, .needs_handle = true,
+	  .title = "a 0644 canary outside the grant is unreadable (control: readable outside)" },
+	{ .id = "fs.host_write_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_host_write_denied, .needs_handle = true,
+	  .title = "creating a file outside the grant is denied and absent on the host" },
+	{ .id = "fs.no_host_residue", .axis = AGSBX_AXIS_CONTRACT, .run = check_fs_no_host_residue, .needs_handle = true, .exclusive = true,
+	  .title = "sandboxed runs leave nothing new in the work dir, grant parent, /tmp or $HOME" },
+	{ .id = "fs.readonly_grant_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_readonly_grant_denied, .needs_handle = true,
+	  .title = "writes into the read-only source root are denied; host content unchanged" },
+	{ .id = "fs.remount_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_remount_denied, .needs_handle = true,
+	  .title = "remounting a read-only bind read-write or mounting a filesystem is denied" },
+	{ .id = "fs.symlink_escape_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_symlink_escape_denied, .needs_handle = true,
+	  .title = "a symlink in a writable root does not reach the canary" },
+	{ .id = "ipc.host_sockets_denied", .axis = AGSBX_AXIS_PROCESS, .evidence = CHECK_REFUTES, .run = check_ipc_host_sockets_denied, .needs_handle = true,
+	  .title = "host pathname and abstract unix sockets (and Docker's) are unreachable (control: reachable outside)" },
+	{ .id = "lifecycle.cancel_cleanup", .axis = AGSBX_AXIS_CONTRACT, .run = lifecycle_cancel_cleanup, .needs_handle = true, .exclusive = AGSBX_EXCLUSIVE_ORPHANS,
+	  .title = "cancelling mid-run leaves no process and no provider resource" },
+	{ .id = "lifecycle.consistent", .axis = AGSBX_AXIS_CONTRACT, .run = lifecycle_consistent, .needs_handle = true,
+	  .title = "probe, ensure, health, execute, release, health, execute agree" },
+	{ .id = "lifecycle.timeout_cleanup", .axis = AGSBX_AXIS_CONTRACT, .run = lifecycle_timeout_cleanup, .needs_handle = true, .exclusive = AGSBX_EXCLUSIVE_ORPHANS,
+	  .title = "a timeout kills a detached SIGTERM-ignoring tree; nothing left" },
+	{ .id = "net.egress_denied", .axis = AGSBX_AXIS_NET_EGRESS, .run = net_egress_denied, .needs_handle = true,
+	  .title = "a host loopback listener is unreachable (control: reachable outside)" },
+	{ .id = "net.egress_ipv6_denied", .axis = AGSBX_AXIS_NET_EGRESS, .evidence = CHECK_REFUTES, .run = check_net_egress_ipv6_denied, .needs_handle = true,
+	  .title = "[::1] and ::ffff:127.0.0.1 TCP listeners are unreachable, also from a detached descendant" },
+	{ .id = "net.egress_udp_denied", .axis = AGSBX_AXIS_NET_NAMESPACE, .evidence = CHECK_REFUTES, .run = check_net_egress_udp_denied, .needs_handle = true,
+	  .title = "a 127.0.0.1 UDP receiver gets nothing, also from a detached descendant" },
+	{ .id = "net.namespace_distinct", .axis = AGSBX_AXIS_NET_NAMESPACE, .run = net_namespace_distinct, .needs_handle = true,
+	  .title = "the net namespace differs from the host's" },
+	{ .id = "output.bounded", .axis = AGSBX_AXIS_CONTRACT, .run = output_bounded, .needs_handle = true,
+	  .title = "64 MiB floods on stdout and stderr are capped and flagged" },
+	{ .id = "priv.capabilities_dropped", .axis = AGSBX_AXIS_PRIVILEGE, .evidence = CHECK_REFUTES, .run = check_priv_capabilities_dropped, .needs_handle = true,
+	  .title = "no capability inside; a setuid-root program gains nothing (control: it does outside)" },
+	{ .id = "priv.no_escalation", .axis = AGSBX_AXIS_PRIVILEGE, .run = priv_no_escalation, .needs_handle = true,
+	  .title = "NoNewPrivs is set and no effective capability is held" },
+	{ .id = "probe.truthful", .axis = AGSBX_AXIS_CONTRACT, .run = probe_truthful,
+	  .title = "reason in the closed set; available <=> ready; facts match the host" },
+	{ .id = "proc.contained", .axis = AGSBX_AXIS_PROCESS, .run = proc_contained, .needs_handle = true,
+	  .title = "own pid namespace; the harness pid is not visible" },
+	{ .id = "proc.ptrace_denied", .axis = AGSBX_AXIS_PROCESS, .evidence = CHECK_REFUTES, .run = check_proc_ptrace_denied, .needs_handle = true,
+	  .title = "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside are denied" },
+	{ .id = "secrets.home_denied", .axis = AGSBX_AXIS_FILESYSTEM, .evidence = CHECK_REFUTES, .run = check_secrets_home_denied, .needs_handle = true,
+	  .title = "a key in a dot-directory of the real $HOME is unreadable (control: readable outside)" },
+	{ .id = "syscalls.io_uring_denied", .axis = AGSBX_AXIS_SYSCALLS, .evidence = CHECK_REFUTES, .run = check_syscalls_io_uring_denied, .needs_handle = true,
+	  .title = "io_uring_setup is refused (control: allowed outside)" },
+	{ .id = "syscalls.restricted", .axis = AGSBX_AXIS_SYSCALLS, .run = syscalls_restricted, .needs_handle = true,
+	  .title = "a seccomp filter or a user-space kernel mediates syscalls" },
 };
 const size_t agsbx_checks_count = AGSBX_ARRAY_SIZE(agsbx_checks);

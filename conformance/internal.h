@@ -4,6 +4,7 @@
 #define AGSBX_CONFORMANCE_INTERNAL_H
 
 #include "conformance/conformance.h"
+#include "evidence/bundle.h"
 
 #define AGSBX_PAYLOAD_NAME "agsbx-payload"
 #define AGSBX_EXCERPT_MAX 2048
@@ -24,23 +25,39 @@ struct check_env {
 	const char *host_kernel_release;
 	int64_t lifecycle_timeout_ms;       /* scaled to the provider's start-up latency */
 	bool required;                      /* set per check: the provider claims its axis */
+	/* Judge-phase checks only: every check's outcome so far (the whole
+	 * catalogue, in its order); NULL in the run phase. */
+	const struct check_result *results;
+	size_t nresults;
 };
 
 struct check_out {
 	json_t *observations;               /* array */
 	json_t *facts;                      /* object */
 	bool observed_pass;                 /* what the observation showed, claimed or not */
-	const char *forced_verdict;         /* "skip" / "blocked": overrides pass/fail */
+	bool skipped;                       /* inconclusive (skip): overrides pass/fail */
 	bool result_cut;                    /* a payload result line was cut by the output limit */
 	char reason[512];
 };
 
+/* How a check bears on its axis for capabilities.truthful. */
+enum check_evidence {
+	CHECK_BACKS,      /* the axis is observed only if every backing check passes (a skip: inconclusive) */
+	CHECK_REFUTES,    /* a fail refutes the axis; a skip (the host could not show the attack) does not */
+};
+enum check_phase {
+	CHECK_PHASE_RUN,  /* runs the attack, concurrently with the others */
+	CHECK_PHASE_JUDGE,/* runs after every run-phase check, on their results (env->results) */
+};
+
+/* One row of the catalogue (checks.c, sorted by id). Adding a check on an
+ * existing axis: its run function and one row naming the axis. */
 struct check_def {
 	const char *id;
-	const char *axis;
+	enum agsbx_axis axis;             /* required of a provider iff it claims the axis */
+	enum check_evidence evidence;
+	enum check_phase phase;
 	const char *title;
-	/* NULL: required of every provider. */
-	bool (*required)(const struct agsbx_caps *claims);
 	void (*run)(const struct check_env *env, struct check_out *out);
 	bool needs_handle;
 	/* Runs alone, after the concurrent ones: its detached tree is
@@ -51,6 +68,12 @@ struct check_def {
 	 * reason above, so a provider whose executions are never in our
 	 * process tree (ops->outside_harness_tree) runs it alongside. */
 	unsigned char exclusive;
+};
+/* What a judge sees of a finished check. */
+struct check_result {
+	const struct check_def *def;
+	enum agsbx_check_verdict verdict;
+	bool observed_pass;
 };
 #define AGSBX_EXCLUSIVE_ORPHANS 2
 
@@ -83,6 +106,11 @@ int control_op(const struct check_env *env, struct check_out *out, const char *c
  * it was decided goes into how). */
 const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
 int agsbx_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
+
+/* capabilities.truthful (truthful.c): the judge, and the provider's
+ * observed axes {process_contained..., network} from the results. */
+void judge_capabilities_truthful(const struct check_env *env, struct check_out *out);
+json_t *agsbx_conformance_observed(const struct check_result *results, size_t n);
 
 /* Catalogue v2 (attacks.c). */
 void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out);
