@@ -429,7 +429,7 @@ static void on_check(void *ud, const struct agsbx_collect_worker *w, const json_
 	if (v && strcmp(v, "fail") == 0)
 		full_line(p, provider, check);
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
-	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, w->done, agsbx_check_count(), id, ev);
+	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, w->done, agsbx_conformance_check_count(), id, ev);
 	fflush(stderr);
 }
 
@@ -581,13 +581,13 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	struct agsbx_matrix_opts mo = {
+	struct agsbx_conformance_opts mo = {
 		.ctx = &ctx, .work_dir = dir, .env_canary_name = sh->canary_name,
 		.env_canary_value = sh->canary_value, .max_output_bytes = (size_t)sh->o->max_output,
 		.timeout_ms = sh->o->timeout_ms, .jobs = sh->check_jobs, .cancel_fd = cancel_fd,
 		.progress = report_progress, .progress_ud = &report_fd,
 	};
-	json_t *pj = agsbx_matrix_run(sh->sel[i], &mo, err, err_size);
+	json_t *pj = agsbx_conformance_run(sh->sel[i], &mo, err, err_size);
 	rmdir(dir); /* the areas inside are removed by the matrix */
 	if (pj && ctx.config)
 		json_object_set(pj, "config", (json_t *)ctx.config);

@@ -1,5 +1,6 @@
 /* Private to conformance/: the environment a check runs in and what it
- * reports back. */
+ * reports back. Functions and globals shared between its files carry the
+ * cf_ prefix (never agsbx_, which is cross-module API). */
 #ifndef AGSBX_CONFORMANCE_INTERNAL_H
 #define AGSBX_CONFORMANCE_INTERNAL_H
 
@@ -11,7 +12,7 @@
 
 struct check_env {
 	const struct agsbx_provider_ops *ops;
-	const struct agsbx_matrix_opts *o;
+	const struct agsbx_conformance_opts *o;
 	const struct agsbx_ctx *ctx;        /* the provider's context */
 	const struct agsbx_grant *grant;
 	struct agsbx_handle *h;             /* shared handle; NULL when blocked */
@@ -77,40 +78,40 @@ struct check_result {
 };
 #define AGSBX_EXCLUSIVE_ORPHANS 2
 
-extern const struct check_def agsbx_checks[];
-extern const size_t agsbx_checks_count;
+extern const struct check_def cf_checks[];
+extern const size_t cf_checks_count;
 
-void check_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cf_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Runs the payload op inside the sandbox through the provider: appends an
  * observation (role "sandbox") and returns the parsed payload result
  * (borrowed from the observation; NULL if none) in *result. rc < 0 when
  * the provider refused; run (may be NULL) receives the raw result. */
-int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+int cf_sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep);
 /* argv[0] variants of the filesystem attacks: the payload itself,
  * `/bin/sh -c 'exec PAYLOAD "$@"' sh ARGS...`, `/usr/bin/env PAYLOAD ARGS...`. */
 enum agsbx_via { AGSBX_VIA_DIRECT, AGSBX_VIA_SH, AGSBX_VIA_ENV, AGSBX_VIA_COUNT };
-const char *agsbx_via_argv0(enum agsbx_via via);
-int sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+const char *cf_via_argv0(enum agsbx_via via);
+int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 		   const struct agsbx_limits *limits, enum agsbx_via via, const char *const *args, json_t **result,
 		   struct agsbx_exec_result *keep);
 /* The paired control: the same payload op outside any sandbox, as the same
  * user the sandbox runs as (role "control"). */
-int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
+int cf_control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
 
 /* Host conditions (conformance/hostcond.c): the condition a provider's
  * reason asserts (ops->reason_conds), or NULL; and the harness's own
  * decision as the sandbox user: 1 holds, 0 does not, -1 undecidable (how
  * it was decided goes into how). */
-const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
-int agsbx_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
+const char *cf_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
+int cf_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
 
 /* capabilities.truthful (truthful.c): the judge, and the provider's
  * observed axes {process_contained..., network} from the results. */
 void judge_capabilities_truthful(const struct check_env *env, struct check_out *out);
-json_t *agsbx_conformance_observed(const struct check_result *results, size_t n);
+json_t *cf_observed(const struct check_result *results, size_t n);
 
 /* Catalogue v2 (attacks.c). */
 void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out);
@@ -126,12 +127,12 @@ void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out
 void check_secrets_home_denied(const struct check_env *env, struct check_out *out);
 void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out);
 
-bool result_ok(const json_t *result);
+bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout
  * (len bytes, any content: sandbox-controlled), numbers beyond +-2^53 and
  * reals nulled; NULL when there is none, or it nests deeper than 32. */
-json_t *agsbx_payload_result_parse(const char *out, size_t len);
-const char *result_errno(const json_t *result);
-bool run_output_contains(const struct agsbx_run_result *r, const char *needle);
+json_t *cf_payload_result_parse(const char *out, size_t len);
+const char *cf_result_errno(const json_t *result);
+bool cf_run_output_contains(const struct agsbx_run_result *r, const char *needle);
 
 #endif

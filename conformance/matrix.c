@@ -21,9 +21,9 @@
 #include "base/util.h"
 
 /* The catalogue (capabilities.truthful is one of its rows). */
-size_t agsbx_check_count(void)
+size_t agsbx_conformance_check_count(void)
 {
-	return agsbx_checks_count;
+	return cf_checks_count;
 }
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -46,7 +46,7 @@ static int write_owned(const char *path, const char *text, mode_t mode, const st
 	return r;
 }
 
-static int fixture_setup(struct fixture *f, const struct agsbx_matrix_opts *o, const struct agsbx_ctx *ctx)
+static int fixture_setup(struct fixture *f, const struct agsbx_conformance_opts *o, const struct agsbx_ctx *ctx)
 {
 	uid_t uid = ctx->run_as ? ctx->run_uid : (uid_t)-1;
 	gid_t gid = ctx->run_as ? ctx->run_gid : (gid_t)-1;
@@ -119,7 +119,7 @@ struct pool {
 	struct job **jobs;
 	size_t n, next;
 	pthread_mutex_t lock;
-	const struct agsbx_matrix_opts *o;
+	const struct agsbx_conformance_opts *o;
 	const char *provider;
 };
 
@@ -147,12 +147,12 @@ static void set_result(struct job *j, enum agsbx_check_verdict v, bool observed_
 static void settle(const struct job *j, struct check_out *out)
 {
 	if (!out->reason[0])
-		check_reason(out, "internal: the check could not run (out of memory?)");
+		cf_reason(out, "internal: the check could not run (out of memory?)");
 	/* An interrupt cancelled the executions under this check: whatever
 	 * it observed is no verdict. */
 	if (agsbx_runner_aborted()) {
 		out->skipped = true;
-		check_reason(out, "not completed: the harness was interrupted");
+		cf_reason(out, "not completed: the harness was interrupted");
 	}
 	/* A verdict that rests on a result the harness's own output limit
 	 * cut off is inconclusive, not a defect. */
@@ -160,7 +160,7 @@ static void settle(const struct job *j, struct check_out *out)
 		out->skipped = true;
 		char why[sizeof out->reason];
 		snprintf(why, sizeof why, "%s", out->reason);
-		check_reason(out, "inconclusive: a payload result line was cut by the output limit (%s)", why);
+		cf_reason(out, "inconclusive: a payload result line was cut by the output limit (%s)", why);
 	}
 }
 
@@ -176,7 +176,7 @@ static void run_job(struct job *j)
 		   out.observations, out.facts);
 }
 
-static void report(const struct agsbx_matrix_opts *o, const char *provider, const json_t *check)
+static void report(const struct agsbx_conformance_opts *o, const char *provider, const json_t *check)
 {
 	if (o->progress)
 		o->progress(o->progress_ud, provider, check);
@@ -199,7 +199,7 @@ static void *worker(void *p)
 	}
 }
 
-static int check_threads(const struct agsbx_matrix_opts *o)
+static int check_threads(const struct agsbx_conformance_opts *o)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	return o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 2);
@@ -207,7 +207,7 @@ static int check_threads(const struct agsbx_matrix_opts *o)
 
 /* extra: threads on top of --jobs, one per long-waiting lifecycle check
  * queued first, so their waits do not hold the other checks back. */
-static void run_pool(struct job **jobs, size_t n, const struct agsbx_matrix_opts *o, const char *provider, int extra)
+static void run_pool(struct job **jobs, size_t n, const struct agsbx_conformance_opts *o, const char *provider, int extra)
 {
 	if (n == 0)
 		return;
@@ -264,7 +264,7 @@ static uint64_t warm_up(const struct check_env *env)
 {
 	struct check_out out = { .observations = json_array(), .facts = json_object() };
 	uint64_t t0 = agsbx_now_us();
-	sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "true", NULL }, NULL, NULL);
+	cf_sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "true", NULL }, NULL, NULL);
 	uint64_t us = agsbx_now_us() - t0;
 	json_decref(out.observations);
 	json_decref(out.facts);
@@ -284,7 +284,7 @@ struct phase_times {
 };
 
 /* Where the provider's time went, phase by phase, and how it was taken. */
-static json_t *timings_json(const struct phase_times *t, uint64_t total_us, const struct agsbx_matrix_opts *o)
+static json_t *timings_json(const struct phase_times *t, uint64_t total_us, const struct agsbx_conformance_opts *o)
 {
 	char method[160];
 	snprintf(method, sizeof method, "CLOCK_MONOTONIC around each phase, integer microseconds; concurrent checks "
@@ -336,7 +336,7 @@ static json_t *confinement(const struct check_env *env)
 					    "cap_prm", "cap_inh", "cap_bnd", "cap_amb", "kernel_release" };
 	struct check_out out = { .observations = json_array(), .facts = json_object() };
 	json_t *res = NULL, *c = NULL;
-	if (env->h && sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "status", NULL }, &res, NULL) == 0 && res) {
+	if (env->h && cf_sandbox_op(env, &out, env->h, NULL, (const char *const[]){ "status", NULL }, &res, NULL) == 0 && res) {
 		c = json_object();
 		for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
 			json_t *v = json_object_get(res, keys[i]);
@@ -357,7 +357,7 @@ static void set_blocked_reason(char *buf, size_t size, const struct agsbx_probe 
 
 struct provider_run {
 	const struct agsbx_provider_ops *ops;
-	const struct agsbx_matrix_opts *o;
+	const struct agsbx_conformance_opts *o;
 	struct agsbx_probe probe;
 	struct fixture f;
 	struct utsname uts;
@@ -415,13 +415,13 @@ static int prepare(struct provider_run *st, char *err, size_t err_size)
 
 static int init_jobs(struct provider_run *st)
 {
-	st->n = agsbx_checks_count;
+	st->n = cf_checks_count;
 	st->jobs = calloc(st->n, sizeof *st->jobs);
 	if (!st->jobs)
 		return -ENOMEM;
 	for (size_t i = 0; i < st->n; i++) {
 		struct job *j = &st->jobs[i];
-		j->def = &agsbx_checks[i];
+		j->def = &cf_checks[i];
 		j->env = st->env;
 		j->required = agsbx_axis_claimed(j->def->axis, &st->probe.caps);
 		if (j->def->needs_handle && !st->env.h)
@@ -552,7 +552,7 @@ static json_t *provider_record(struct provider_run *st)
 	if (protocol)
 		report(st->o, st->ops->id, protocol);
 	_cleanup_free_ struct check_result *res = results_of(st);
-	json_t *observed = res ? agsbx_conformance_observed(res, st->n) : NULL;
+	json_t *observed = res ? cf_observed(res, st->n) : NULL;
 	json_t *underclaim = NULL;
 	/* A judge may report what the provider did not claim but showed. */
 	for (size_t i = 0; i < st->n && !underclaim; i++)
@@ -599,14 +599,14 @@ static json_t *unrun_provider(const struct agsbx_provider_ops *ops, enum agsbx_p
 			      const char *reason, const char *probe_reason, bool with_checks, uint64_t t0)
 {
 	json_t *checks = json_array();
-	for (size_t i = 0; with_checks && i < agsbx_checks_count; i++)
+	for (size_t i = 0; with_checks && i < cf_checks_count; i++)
 		json_array_append_new(checks, agsbx_bundle_check(&(struct agsbx_check_record){
-			.id = agsbx_checks[i].id, .axis = agsbx_axes[agsbx_checks[i].axis].name,
+			.id = cf_checks[i].id, .axis = agsbx_axes[cf_checks[i].axis].name,
 			.verdict = AGSBX_CHECK_SKIP, .reason = reason }));
 	return agsbx_bundle_provider_unrun(ops->id, verdict, reason, probe_reason, checks, agsbx_now_us() - t0);
 }
 
-json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsbx_matrix_opts *o, char *err,
+json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *o, char *err,
 			 size_t err_size)
 {
 	uint64_t t0 = agsbx_now_us();

@@ -68,7 +68,7 @@ static int observed_net_rank(const struct check_result *res, size_t n)
 	}
 }
 
-json_t *agsbx_conformance_observed(const struct check_result *res, size_t n)
+json_t *cf_observed(const struct check_result *res, size_t n)
 {
 	json_t *o = json_pack("{s:s}", "network", agsbx_net_of_rank(observed_net_rank(res, n)));
 	for (int a = 0; o && a < AGSBX_AXIS_COUNT; a++)
@@ -141,15 +141,15 @@ static void truthful_reason(struct check_out *out, bool pass, const struct verdi
 	if (json_array_size(l->inconclusive))
 		snprintf(inc, sizeof inc, "; inconclusive on this host %s", ic);
 	if (pass)
-		check_reason(out, "every claimed axis is backed by passing checks; underclaim %s%s", u, inc);
+		cf_reason(out, "every claimed axis is backed by passing checks; underclaim %s%s", u, inc);
 	else
-		check_reason(out, "OVERCLAIM %s: claimed but not observed; underclaim %s%s", o, u, inc);
+		cf_reason(out, "OVERCLAIM %s: claimed but not observed; underclaim %s%s", o, u, inc);
 }
 
 void judge_capabilities_truthful(const struct check_env *env, struct check_out *out)
 {
 	const struct agsbx_caps *claims = &env->probe->caps;
-	_cleanup_json_ json_t *observed = agsbx_conformance_observed(env->results, env->nresults);
+	_cleanup_json_ json_t *observed = cf_observed(env->results, env->nresults);
 	struct verdict_lists l = { json_array(), json_array(), json_array() };
 	compare_flags(env->results, env->nresults, claims, observed, &l);
 	compare_network(env->results, env->nresults, claims, observed, &l);

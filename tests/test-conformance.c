@@ -29,10 +29,10 @@ struct judged {
 
 static void results_all(struct judged *j, enum agsbx_check_verdict v)
 {
-	ck_assert_uint_le(agsbx_checks_count, AGSBX_ARRAY_SIZE(j->res));
-	j->n = agsbx_checks_count;
+	ck_assert_uint_le(cf_checks_count, AGSBX_ARRAY_SIZE(j->res));
+	j->n = cf_checks_count;
 	for (size_t i = 0; i < j->n; i++)
-		j->res[i] = (struct check_result){ &agsbx_checks[i], v, v == AGSBX_CHECK_PASS };
+		j->res[i] = (struct check_result){ &cf_checks[i], v, v == AGSBX_CHECK_PASS };
 }
 
 static void set(struct judged *j, const char *id, enum agsbx_check_verdict v, bool observed_pass)
@@ -180,7 +180,7 @@ START_TEST(test_judge_network_levels)
 	struct judged j;
 	results_all(&j, AGSBX_CHECK_PASS);
 	set(&j, "net.namespace_distinct", AGSBX_CHECK_FAIL, false);
-	_cleanup_json_ json_t *obs = agsbx_conformance_observed(j.res, j.n);
+	_cleanup_json_ json_t *obs = cf_observed(j.res, j.n);
 	ck_assert_str_eq(json_string_value(json_object_get(obs, "network")), AGSBX_NET_TCP_RESTRICTED);
 	const struct agsbx_caps iso = { .network = AGSBX_NET_ISOLATED };
 	judge(&j, &iso);
@@ -205,14 +205,14 @@ END_TEST
  * and "required" is exactly "the provider claims the axis". */
 START_TEST(test_catalogue_axes)
 {
-	for (size_t i = 1; i < agsbx_checks_count; i++)
-		ck_assert_msg(strcmp(agsbx_checks[i - 1].id, agsbx_checks[i].id) < 0, "%s is out of order",
-			      agsbx_checks[i].id);
+	for (size_t i = 1; i < cf_checks_count; i++)
+		ck_assert_msg(strcmp(cf_checks[i - 1].id, cf_checks[i].id) < 0, "%s is out of order",
+			      cf_checks[i].id);
 	for (int a = 0; a < AGSBX_AXIS_COUNT; a++) {
 		size_t backing = 0;
-		for (size_t i = 0; i < agsbx_checks_count; i++)
-			backing += agsbx_checks[i].axis == (enum agsbx_axis)a && agsbx_checks[i].evidence == CHECK_BACKS &&
-				   agsbx_checks[i].phase == CHECK_PHASE_RUN;
+		for (size_t i = 0; i < cf_checks_count; i++)
+			backing += cf_checks[i].axis == (enum agsbx_axis)a && cf_checks[i].evidence == CHECK_BACKS &&
+				   cf_checks[i].phase == CHECK_PHASE_RUN;
 		ck_assert_msg(backing > 0, "axis %d (%s) has no backing check", a, agsbx_axes[a].name);
 	}
 	const struct agsbx_caps none = { 0 };
@@ -222,7 +222,7 @@ START_TEST(test_catalogue_axes)
 	const struct agsbx_caps tcp = { .network = AGSBX_NET_TCP_RESTRICTED };
 	ck_assert(agsbx_axis_claimed(AGSBX_AXIS_NET_EGRESS, &tcp));
 	ck_assert(!agsbx_axis_claimed(AGSBX_AXIS_NET_NAMESPACE, &tcp));
-	ck_assert_uint_eq(agsbx_check_count(), agsbx_checks_count);
+	ck_assert_uint_eq(agsbx_conformance_check_count(), cf_checks_count);
 }
 END_TEST
 
@@ -246,12 +246,12 @@ static json_t *run_provider(const struct agsbx_provider_ops *ops, const char *si
 {
 	struct agsbx_ctx ctx = { .tool_dir = tool_dir, .payload_path = payload, .probe_timeout_ms = 5000,
 				 .simulate = simulate };
-	struct agsbx_matrix_opts o = { .ctx = &ctx, .work_dir = work, .env_canary_name = "AGSBX_T_CANARY",
+	struct agsbx_conformance_opts o = { .ctx = &ctx, .work_dir = work, .env_canary_name = "AGSBX_T_CANARY",
 				       .env_canary_value = "c4n4ry", .max_output_bytes = 20000,
 				       .timeout_ms = 20000, .jobs = 2 };
 	setenv("AGSBX_T_CANARY", "c4n4ry", 1);
 	char err[256] = "";
-	json_t *p = agsbx_matrix_run(ops, &o, err, sizeof err);
+	json_t *p = agsbx_conformance_run(ops, &o, err, sizeof err);
 	ck_assert_msg(p != NULL, "matrix: %s", err);
 	return p;
 }
@@ -284,9 +284,9 @@ static bool in_array(const json_t *a, const char *s)
 static void assert_complete(const json_t *p)
 {
 	const json_t *checks = json_object_get(p, "checks");
-	ck_assert_uint_eq(json_array_size(checks), agsbx_check_count());
-	for (size_t i = 0; i < agsbx_checks_count; i++)
-		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, i), "id")), agsbx_checks[i].id);
+	ck_assert_uint_eq(json_array_size(checks), agsbx_conformance_check_count());
+	for (size_t i = 0; i < cf_checks_count; i++)
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(checks, i), "id")), cf_checks[i].id);
 }
 
 /* NEGATIVE CONTROL neg_overclaim claims every axis and enforces none:
