@@ -1,5 +1,6 @@
 /* report: one bundle as text, markdown (PR comments, $GITHUB_STEP_SUMMARY),
  * JUnit XML or TAP 13. Rendered into memory first: no partial output. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -22,11 +23,11 @@ static struct counts count_checks(const json_t *provider)
 	struct counts c = { 0 };
 	const json_t *checks = json_object_get(provider, "checks");
 	for (size_t i = 0; i < json_array_size(checks); i++) {
-		const char *v = verdict_of(json_array_get(checks, i));
+		enum agsbx_check_verdict v = agsbx_check_verdict_of(json_array_get(checks, i));
 		c.total++;
-		if (strcmp(v, "pass") == 0)
+		if (v == AGSBX_CHECK_PASS)
 			c.pass++;
-		else if (strcmp(v, "fail") == 0)
+		else if (v == AGSBX_CHECK_FAIL)
 			c.fail++;
 		else
 			c.skip++;
@@ -38,16 +39,16 @@ static struct counts count_checks(const json_t *provider)
  * providers themselves (the summary member may be absent or stale). */
 static void put_totals(struct sbuf *b, const json_t *bundle)
 {
-	static const char *const verdicts[] = { "conformant", "defective", "blocked", "skipped" };
 	const json_t *providers = json_object_get(bundle, "providers");
-	size_t n[4] = { 0 };
-	for (size_t i = 0; i < json_array_size(providers); i++)
-		for (size_t k = 0; k < 4; k++)
-			if (strcmp(verdict_of(json_array_get(providers, i)), verdicts[k]) == 0)
-				n[k]++;
+	size_t n[AGSBX_PROVIDER_VERDICT_COUNT] = { 0 };
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		enum agsbx_provider_verdict v = agsbx_provider_verdict_of(json_array_get(providers, i));
+		if (v != AGSBX_PROVIDER_VERDICT_UNKNOWN)
+			n[v]++;
+	}
 	sbuf_printf(b, "%zu provider%s: ", json_array_size(providers), json_array_size(providers) == 1 ? "" : "s");
-	for (size_t k = 0; k < 4; k++)
-		sbuf_printf(b, "%s%zu %s", k ? ", " : "", n[k], verdicts[k]);
+	for (int k = 0; k < AGSBX_PROVIDER_VERDICT_COUNT; k++)
+		sbuf_printf(b, "%s%zu %s", k ? ", " : "", n[k], agsbx_provider_verdict_name(k));
 }
 
 /* Signature state without trust anchors (trust is 'verify''s job). */
@@ -70,15 +71,18 @@ static void put_signature(struct sbuf *b, const json_t *bundle, enum esc_mode mo
 			    mode == ESC_MD ? "\xE2\x9C\x85 " : "", md, res.fingerprint, md, res.key_type);
 }
 
-static const char *verdict_icon(const char *v)
+static const char *provider_icon(enum agsbx_provider_verdict v)
 {
-	if (strcmp(v, "conformant") == 0 || strcmp(v, "pass") == 0)
+	switch (v) {
+	case AGSBX_PROVIDER_CONFORMANT:
 		return "\xE2\x9C\x85 ";
-	if (strcmp(v, "defective") == 0 || strcmp(v, "fail") == 0)
+	case AGSBX_PROVIDER_DEFECTIVE:
 		return "\xE2\x9D\x8C ";
-	if (strcmp(v, "blocked") == 0)
+	case AGSBX_PROVIDER_BLOCKED:
 		return "\xE2\x9B\x94 ";
-	return "\xE2\x9E\x96 ";
+	default:
+		return "\xE2\x9E\x96 ";
+	}
 }
 
 static void put_argv(struct sbuf *b, const json_t *argv, enum esc_mode mode)
@@ -111,7 +115,7 @@ static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
 	bool header = false;
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
-		if (strcmp(verdict_of(p), "blocked") != 0)
+		if (agsbx_provider_verdict_of(p) != AGSBX_PROVIDER_BLOCKED)
 			continue;
 		const json_t *probe = json_object_get(p, "probe");
 		if (!header)
@@ -146,9 +150,88 @@ static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
 	}
 }
 
+/* ---- shared by text and markdown ---------------------------------------- */
+
+/* " (root, sudo)" after the representative flag. */
+static void put_reasons(struct sbuf *b, const json_t *ctx, enum esc_mode mode)
+{
+	const json_t *reasons = json_object_get(ctx, "representative_reasons");
+	for (size_t i = 0; i < json_array_size(reasons); i++) {
+		sbuf_puts(b, i ? ", " : " (");
+		put_esc(b, json_string_value(json_array_get(reasons, i)), mode, 64);
+		if (i + 1 == json_array_size(reasons))
+			sbuf_putc(b, ')');
+	}
+}
+
+/* Every failing check of every provider, one row each, under a header
+ * written before the first. */
+static void put_failing(struct sbuf *b, const json_t *providers, bool md)
+{
+	bool header = false;
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		const json_t *p = json_array_get(providers, i);
+		const json_t *checks = json_object_get(p, "checks");
+		for (size_t k = 0; k < json_array_size(checks); k++) {
+			const json_t *c = json_array_get(checks, k);
+			if (agsbx_check_verdict_of(c) != AGSBX_CHECK_FAIL)
+				continue;
+			if (!header)
+				sbuf_puts(b, md ? "\n#### Failing checks\n\n| Provider | Check | Axis | Reason |\n|---|---|---|---|\n"
+						: "\nfailing checks:\n");
+			header = true;
+			if (!md) {
+				sbuf_puts(b, "  ");
+				put_esc(b, jstr(p, "id"), ESC_TEXT, 64);
+				sbuf_putc(b, '/');
+				put_esc(b, jstr(c, "id"), ESC_TEXT, 128);
+				sbuf_puts(b, ": ");
+				put_esc(b, jstr(c, "reason"), ESC_TEXT, 400);
+				sbuf_putc(b, '\n');
+				continue;
+			}
+			sbuf_puts(b, "| ");
+			put_code(b, jstr(p, "id"), 64);
+			sbuf_puts(b, " | ");
+			put_code(b, jstr(c, "id"), 128);
+			sbuf_puts(b, " | ");
+			put_code(b, jstr(c, "axis"), 64);
+			sbuf_puts(b, " | ");
+			put_esc(b, jstr(c, "reason"), ESC_MD, 300);
+			sbuf_puts(b, " |\n");
+		}
+	}
+}
+
+static void put_attachments(struct sbuf *b, const json_t *bundle, bool md)
+{
+	const json_t *atts = json_object_get(bundle, "attachments");
+	if (json_array_size(atts))
+		sbuf_puts(b, md ? "\n#### Attachments\n\n| Command | Result |\n|---|---|\n" : "\nattachments:\n");
+	for (size_t i = 0; i < json_array_size(atts); i++) {
+		const json_t *a = json_array_get(atts, i);
+		sbuf_puts(b, md ? "| `" : "  ");
+		put_argv(b, json_object_get(a, "argv"), md ? ESC_MDCODE : ESC_TEXT);
+		sbuf_puts(b, md ? "` | " : ": ");
+		put_attachment_line(b, a, md ? ESC_MD : ESC_TEXT);
+		sbuf_puts(b, md ? " |\n" : "\n");
+	}
+}
+
 /* ---- text ------------------------------------------------------------- */
 
-static void render_text(struct sbuf *b, const json_t *bundle)
+static void put_subject(struct sbuf *b, const json_t *subject)
+{
+	sbuf_puts(b, "\nsubject:    ");
+	put_esc(b, jstr(subject, "path"), ESC_TEXT, 200);
+	sbuf_putc(b, ' ');
+	put_esc(b, jstr(subject, "branch"), ESC_TEXT, 80);
+	sbuf_putc(b, '@');
+	put_esc(b, jstr(subject, "commit"), ESC_TEXT, 12);
+	sbuf_puts(b, json_is_true(json_object_get(subject, "dirty")) ? " (dirty)" : "");
+}
+
+static void text_header(struct sbuf *b, const json_t *bundle)
 {
 	const json_t *tool = json_object_get(bundle, "tool");
 	sbuf_puts(b, "bundle:     ");
@@ -164,23 +247,9 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 	const json_t *ctx = json_object_get(bundle, "context");
 	const json_t *rep = json_object_get(ctx, "representative");
 	sbuf_printf(b, "; representative: %s", json_is_true(rep) ? "yes" : json_is_false(rep) ? "no" : "?");
-	const json_t *reasons = json_object_get(ctx, "representative_reasons");
-	for (size_t i = 0; i < json_array_size(reasons); i++) {
-		sbuf_puts(b, i ? ", " : " (");
-		put_esc(b, json_string_value(json_array_get(reasons, i)), ESC_TEXT, 64);
-		if (i + 1 == json_array_size(reasons))
-			sbuf_putc(b, ')');
-	}
-	const json_t *subject = json_object_get(bundle, "subject");
-	if (subject) {
-		sbuf_puts(b, "\nsubject:    ");
-		put_esc(b, jstr(subject, "path"), ESC_TEXT, 200);
-		sbuf_putc(b, ' ');
-		put_esc(b, jstr(subject, "branch"), ESC_TEXT, 80);
-		sbuf_putc(b, '@');
-		put_esc(b, jstr(subject, "commit"), ESC_TEXT, 12);
-		sbuf_puts(b, json_is_true(json_object_get(subject, "dirty")) ? " (dirty)" : "");
-	}
+	put_reasons(b, ctx, ESC_TEXT);
+	if (json_object_get(bundle, "subject"))
+		put_subject(b, json_object_get(bundle, "subject"));
 	if (jstr(bundle, "challenge")) {
 		sbuf_puts(b, "\nchallenge:  ");
 		put_esc(b, jstr(bundle, "challenge"), ESC_TEXT, 128);
@@ -190,7 +259,11 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 	sbuf_puts(b, "\nsummary:    ");
 	put_totals(b, bundle);
 	sbuf_puts(b, "\n\n");
+}
 
+static void render_text(struct sbuf *b, const json_t *bundle)
+{
+	text_header(b, bundle);
 	const json_t *providers = json_object_get(bundle, "providers");
 	sbuf_printf(b, "%-14s %-11s %5s %5s %5s  %s\n", "PROVIDER", "VERDICT", "PASS", "FAIL", "SKIP", "REASON");
 	for (size_t i = 0; i < json_array_size(providers); i++) {
@@ -203,45 +276,15 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 		put_esc(b, jstr(p, "reason"), ESC_TEXT, 80);
 		sbuf_putc(b, '\n');
 	}
-	bool header = false;
-	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		const json_t *checks = json_object_get(p, "checks");
-		for (size_t k = 0; k < json_array_size(checks); k++) {
-			const json_t *c = json_array_get(checks, k);
-			if (strcmp(verdict_of(c), "fail") != 0)
-				continue;
-			if (!header)
-				sbuf_puts(b, "\nfailing checks:\n");
-			header = true;
-			sbuf_puts(b, "  ");
-			put_esc(b, jstr(p, "id"), ESC_TEXT, 64);
-			sbuf_putc(b, '/');
-			put_esc(b, jstr(c, "id"), ESC_TEXT, 128);
-			sbuf_puts(b, ": ");
-			put_esc(b, jstr(c, "reason"), ESC_TEXT, 400);
-			sbuf_putc(b, '\n');
-		}
-	}
+	put_failing(b, providers, false);
 	put_blocked(b, providers, false);
-	const json_t *atts = json_object_get(bundle, "attachments");
-	if (json_array_size(atts))
-		sbuf_puts(b, "\nattachments:\n");
-	for (size_t i = 0; i < json_array_size(atts); i++) {
-		const json_t *a = json_array_get(atts, i);
-		sbuf_puts(b, "  ");
-		put_argv(b, json_object_get(a, "argv"), ESC_TEXT);
-		sbuf_puts(b, ": ");
-		put_attachment_line(b, a, ESC_TEXT);
-		sbuf_putc(b, '\n');
-	}
+	put_attachments(b, bundle, false);
 }
 
 /* ---- markdown ----------------------------------------------------------- */
 
-static void render_markdown(struct sbuf *b, const json_t *bundle)
+static void markdown_header(struct sbuf *b, const json_t *bundle)
 {
-	const json_t *providers = json_object_get(bundle, "providers");
 	sbuf_puts(b, "### agsbx-evidence: ");
 	put_totals(b, bundle);
 	sbuf_puts(b, "\n\n**Host:** ");
@@ -249,13 +292,7 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 	const json_t *ctx = json_object_get(bundle, "context");
 	const json_t *rep = json_object_get(ctx, "representative");
 	sbuf_puts(b, json_is_true(rep) ? " · representative" : json_is_false(rep) ? " · **not representative**" : "");
-	const json_t *reasons = json_object_get(ctx, "representative_reasons");
-	for (size_t i = 0; i < json_array_size(reasons); i++) {
-		sbuf_puts(b, i ? ", " : " (");
-		put_esc(b, json_string_value(json_array_get(reasons, i)), ESC_MD, 64);
-		if (i + 1 == json_array_size(reasons))
-			sbuf_putc(b, ')');
-	}
+	put_reasons(b, ctx, ESC_MD);
 	sbuf_puts(b, " · created ");
 	put_esc(b, jstr(bundle, "created_at"), ESC_MD, 64);
 	sbuf_puts(b, " · ");
@@ -268,53 +305,27 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 		sbuf_puts(b, "  \n**Challenge:** ");
 		put_esc(b, jstr(bundle, "challenge"), ESC_MD, 128);
 	}
+}
+
+static void render_markdown(struct sbuf *b, const json_t *bundle)
+{
+	markdown_header(b, bundle);
+	const json_t *providers = json_object_get(bundle, "providers");
 	sbuf_puts(b, "\n\n| Provider | Verdict | Reason | Checks pass / fail / skip |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
 		sbuf_puts(b, "| ");
 		put_code(b, jstr(p, "id"), 64);
-		sbuf_printf(b, " | %s", verdict_icon(verdict_of(p)));
+		sbuf_printf(b, " | %s", provider_icon(agsbx_provider_verdict_of(p)));
 		put_esc(b, verdict_of(p), ESC_MD, 32);
 		sbuf_puts(b, " | ");
 		put_esc(b, jstr(p, "reason"), ESC_MD, 120);
 		sbuf_printf(b, " | %zu / %zu / %zu |\n", c.pass, c.fail, c.skip);
 	}
-	bool header = false;
-	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		const json_t *checks = json_object_get(p, "checks");
-		for (size_t k = 0; k < json_array_size(checks); k++) {
-			const json_t *c = json_array_get(checks, k);
-			if (strcmp(verdict_of(c), "fail") != 0)
-				continue;
-			if (!header)
-				sbuf_puts(b, "\n#### Failing checks\n\n| Provider | Check | Axis | Reason |\n|---|---|---|---|\n");
-			header = true;
-			sbuf_puts(b, "| ");
-			put_code(b, jstr(p, "id"), 64);
-			sbuf_puts(b, " | ");
-			put_code(b, jstr(c, "id"), 128);
-			sbuf_puts(b, " | ");
-			put_code(b, jstr(c, "axis"), 64);
-			sbuf_puts(b, " | ");
-			put_esc(b, jstr(c, "reason"), ESC_MD, 300);
-			sbuf_puts(b, " |\n");
-		}
-	}
+	put_failing(b, providers, true);
 	put_blocked(b, providers, true);
-	const json_t *atts = json_object_get(bundle, "attachments");
-	if (json_array_size(atts))
-		sbuf_puts(b, "\n#### Attachments\n\n| Command | Result |\n|---|---|\n");
-	for (size_t i = 0; i < json_array_size(atts); i++) {
-		const json_t *a = json_array_get(atts, i);
-		sbuf_puts(b, "| `");
-		put_argv(b, json_object_get(a, "argv"), ESC_MDCODE);
-		sbuf_putc(b, '`');
-		sbuf_puts(b, " | ");
-		put_attachment_line(b, a, ESC_MD);
-		sbuf_puts(b, " |\n");
-	}
+	put_attachments(b, bundle, true);
 }
 
 /* ---- JUnit XML ------------------------------------------------------------ */
@@ -327,13 +338,77 @@ static void put_seconds(struct sbuf *b, const json_t *us)
 	sbuf_printf(b, "%" JSON_INTEGER_FORMAT ".%06" JSON_INTEGER_FORMAT, v / 1000000, v % 1000000);
 }
 
+/* "<verdict>: <reason>" for a skipped message. */
+static void junit_skipped(struct sbuf *b, const char *verdict, const char *reason)
+{
+	sbuf_puts(b, "      <skipped message=\"");
+	put_esc(b, verdict, ESC_XML, 0);
+	sbuf_puts(b, ": ");
+	put_esc(b, reason, ESC_XML, 0);
+	sbuf_puts(b, "\"/>\n");
+}
+
+static void junit_case(struct sbuf *b, const json_t *p, const json_t *ch)
+{
+	sbuf_puts(b, "    <testcase classname=\"");
+	put_esc(b, jstr(p, "id"), ESC_XML, 0);
+	sbuf_puts(b, "\" name=\"");
+	put_esc(b, jstr(ch, "id"), ESC_XML, 0);
+	sbuf_puts(b, "\" time=\"");
+	put_seconds(b, json_object_get(ch, "duration_us"));
+	sbuf_puts(b, "\"");
+	enum agsbx_check_verdict v = agsbx_check_verdict_of(ch);
+	if (v == AGSBX_CHECK_PASS) {
+		sbuf_puts(b, "/>\n");
+		return;
+	}
+	sbuf_puts(b, ">\n");
+	if (v == AGSBX_CHECK_FAIL) {
+		sbuf_puts(b, "      <failure type=\"fail\" message=\"");
+		put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
+		sbuf_puts(b, "\">axis: ");
+		put_esc(b, jstr(ch, "axis"), ESC_XML, 0);
+		sbuf_puts(b, "\nreason: ");
+		put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
+		sbuf_puts(b, "</failure>\n");
+	} else
+		junit_skipped(b, verdict_of(ch), jstr(ch, "reason"));
+	sbuf_puts(b, "    </testcase>\n");
+}
+
+static void junit_suite(struct sbuf *b, const json_t *p)
+{
+	const json_t *checks = json_object_get(p, "checks");
+	struct counts c = count_checks(p);
+	bool empty = c.total == 0;
+	sbuf_puts(b, "  <testsuite name=\"");
+	put_esc(b, jstr(p, "id"), ESC_XML, 0);
+	sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\" time=\"",
+		    empty ? 1 : c.total, c.fail, empty ? 1 : c.skip);
+	put_seconds(b, json_object_get(json_object_get(p, "timings"), "total_us"));
+	sbuf_puts(b, "\">\n    <properties>\n      <property name=\"verdict\" value=\"");
+	put_esc(b, verdict_of(p), ESC_XML, 0);
+	sbuf_puts(b, "\"/>\n      <property name=\"reason\" value=\"");
+	put_esc(b, jstr(p, "reason"), ESC_XML, 0);
+	sbuf_puts(b, "\"/>\n    </properties>\n");
+	if (empty) {
+		sbuf_puts(b, "    <testcase classname=\"");
+		put_esc(b, jstr(p, "id"), ESC_XML, 0);
+		sbuf_puts(b, "\" name=\"provider\" time=\"0.000000\">\n");
+		junit_skipped(b, verdict_of(p), jstr(p, "reason"));
+		sbuf_puts(b, "    </testcase>\n");
+	}
+	for (size_t k = 0; k < json_array_size(checks); k++)
+		junit_case(b, p, json_array_get(checks, k));
+	sbuf_puts(b, "  </testsuite>\n");
+}
+
 static void render_junit(struct sbuf *b, const json_t *bundle)
 {
 	const json_t *providers = json_object_get(bundle, "providers");
 	struct counts all = { 0 };
 	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		struct counts c = count_checks(p);
+		struct counts c = count_checks(json_array_get(providers, i));
 		if (c.total == 0) /* a provider without checks is one skipped case */
 			c.total = c.skip = 1;
 		all.total += c.total;
@@ -343,64 +418,8 @@ static void render_junit(struct sbuf *b, const json_t *bundle)
 	sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	sbuf_printf(b, "<testsuites name=\"agsbx-evidence\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\">\n",
 		    all.total, all.fail, all.skip);
-	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		const json_t *checks = json_object_get(p, "checks");
-		struct counts c = count_checks(p);
-		bool empty = c.total == 0;
-		sbuf_puts(b, "  <testsuite name=\"");
-		put_esc(b, jstr(p, "id"), ESC_XML, 0);
-		sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\" time=\"",
-			    empty ? 1 : c.total, c.fail, empty ? 1 : c.skip);
-		put_seconds(b, json_object_get(json_object_get(p, "timings"), "total_us"));
-		sbuf_puts(b, "\">\n    <properties>\n      <property name=\"verdict\" value=\"");
-		put_esc(b, verdict_of(p), ESC_XML, 0);
-		sbuf_puts(b, "\"/>\n      <property name=\"reason\" value=\"");
-		put_esc(b, jstr(p, "reason"), ESC_XML, 0);
-		sbuf_puts(b, "\"/>\n    </properties>\n");
-		if (empty) {
-			sbuf_puts(b, "    <testcase classname=\"");
-			put_esc(b, jstr(p, "id"), ESC_XML, 0);
-			sbuf_puts(b, "\" name=\"provider\" time=\"0.000000\">\n      <skipped message=\"");
-			put_esc(b, verdict_of(p), ESC_XML, 0);
-			sbuf_puts(b, ": ");
-			put_esc(b, jstr(p, "reason"), ESC_XML, 0);
-			sbuf_puts(b, "\"/>\n    </testcase>\n");
-		}
-		for (size_t k = 0; k < json_array_size(checks); k++) {
-			const json_t *ch = json_array_get(checks, k);
-			const char *v = verdict_of(ch);
-			sbuf_puts(b, "    <testcase classname=\"");
-			put_esc(b, jstr(p, "id"), ESC_XML, 0);
-			sbuf_puts(b, "\" name=\"");
-			put_esc(b, jstr(ch, "id"), ESC_XML, 0);
-			sbuf_puts(b, "\" time=\"");
-			put_seconds(b, json_object_get(ch, "duration_us"));
-			sbuf_puts(b, "\"");
-			if (strcmp(v, "pass") == 0) {
-				sbuf_puts(b, "/>\n");
-				continue;
-			}
-			sbuf_puts(b, ">\n");
-			if (strcmp(v, "fail") == 0) {
-				sbuf_puts(b, "      <failure type=\"fail\" message=\"");
-				put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
-				sbuf_puts(b, "\">axis: ");
-				put_esc(b, jstr(ch, "axis"), ESC_XML, 0);
-				sbuf_puts(b, "\nreason: ");
-				put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
-				sbuf_puts(b, "</failure>\n");
-			} else {
-				sbuf_puts(b, "      <skipped message=\"");
-				put_esc(b, v, ESC_XML, 0);
-				sbuf_puts(b, ": ");
-				put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
-				sbuf_puts(b, "\"/>\n");
-			}
-			sbuf_puts(b, "    </testcase>\n");
-		}
-		sbuf_puts(b, "  </testsuite>\n");
-	}
+	for (size_t i = 0; i < json_array_size(providers); i++)
+		junit_suite(b, json_array_get(providers, i));
 	sbuf_puts(b, "</testsuites>\n");
 }
 
@@ -439,12 +458,13 @@ static void render_tap(struct sbuf *b, const json_t *bundle)
 		for (size_t k = 0; k < json_array_size(checks); k++) {
 			const json_t *c = json_array_get(checks, k);
 			const char *v = verdict_of(c);
-			bool fail = strcmp(v, "fail") == 0;
+			enum agsbx_check_verdict ev = agsbx_check_verdict_of(c);
+			bool fail = ev == AGSBX_CHECK_FAIL;
 			sbuf_printf(b, "%s %zu - ", fail ? "not ok" : "ok", ++num);
 			put_esc(b, jstr(p, "id"), ESC_TAP, 64);
 			sbuf_putc(b, ' ');
 			put_esc(b, jstr(c, "id"), ESC_TAP, 128);
-			if (!fail && strcmp(v, "pass") != 0) { /* skip, not_claimed, blocked */
+			if (!fail && ev != AGSBX_CHECK_PASS) { /* skip, not_claimed, blocked */
 				sbuf_puts(b, " # SKIP ");
 				put_esc(b, v, ESC_TAP, 32);
 				sbuf_puts(b, ": ");
