@@ -383,15 +383,36 @@ struct progress {
 	bool quiet, color, tty;
 };
 
-static const char *verdict_color(const char *v)
+/* A check's progress line: green pass, red fail, yellow when nothing
+ * was shown (blocked, skip). */
+static const char *verdict_color(enum agsbx_check_verdict v)
 {
-	if (!strcmp(v, "pass") || !strcmp(v, "conformant"))
+	switch (v) {
+	case AGSBX_CHECK_PASS:
 		return "\033[32m";
-	if (!strcmp(v, "fail") || !strcmp(v, "defective"))
+	case AGSBX_CHECK_FAIL:
 		return "\033[31m";
-	if (!strcmp(v, "blocked") || !strcmp(v, "skip") || !strcmp(v, "skipped"))
+	case AGSBX_CHECK_BLOCKED:
+	case AGSBX_CHECK_SKIP:
 		return "\033[33m";
-	return "";
+	default:
+		return "";
+	}
+}
+
+static const char *provider_color(enum agsbx_provider_verdict v)
+{
+	switch (v) {
+	case AGSBX_PROVIDER_CONFORMANT:
+		return "\033[32m";
+	case AGSBX_PROVIDER_DEFECTIVE:
+		return "\033[31m";
+	case AGSBX_PROVIDER_BLOCKED:
+	case AGSBX_PROVIDER_SKIPPED:
+		return "\033[33m";
+	default:
+		return "";
+	}
 }
 
 /* Every string below can come from a provider, an adapter or a sandbox:
@@ -403,7 +424,7 @@ static char *esc(const json_t *obj, const char *key)
 
 static void full_line(const struct progress *p, const char *provider, const json_t *check)
 {
-	const char *v = json_string_value(json_object_get(check, "verdict"));
+	enum agsbx_check_verdict v = agsbx_check_verdict_of(check);
 	json_int_t us = json_integer_value(json_object_get(check, "duration_us"));
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
 	_cleanup_free_ char *reason = esc(check, "reason");
@@ -424,9 +445,8 @@ static void on_check(void *ud, const struct agsbx_collect_worker *w, const json_
 		full_line(p, provider, check);
 		return;
 	}
-	const char *v = json_string_value(json_object_get(check, "verdict"));
 	fputs("\r\033[K", stderr);
-	if (v && strcmp(v, "fail") == 0)
+	if (agsbx_check_verdict_of(check) == AGSBX_CHECK_FAIL)
 		full_line(p, provider, check);
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
 	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, w->done, agsbx_conformance_check_count(), id, ev);
@@ -445,13 +465,13 @@ static void print_failures(const json_t *p)
 	size_t j;
 	json_t *c;
 	json_array_foreach(json_object_get(p, "checks"), j, c) {
-		if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") != 0)
+		if (agsbx_check_verdict_of(c) != AGSBX_CHECK_FAIL)
 			continue;
 		_cleanup_free_ char *id = esc(c, "id"), *reason = esc(c, "reason");
 		fprintf(stderr, "  FAIL %s %s: %s\n", pid, id, reason);
 	}
 	const json_t *hint = json_object_get(json_object_get(p, "probe"), "hint");
-	if (json_is_string(hint) && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0) {
+	if (json_is_string(hint) && agsbx_provider_verdict_of(p) == AGSBX_PROVIDER_BLOCKED) {
 		_cleanup_free_ char *h = agsbx_term_escape(json_string_value(hint), 0);
 		fprintf(stderr, "hint: %s: %s\n", pid, h);
 	}
@@ -463,9 +483,9 @@ static void print_summary(const json_t *providers, bool color)
 	size_t i;
 	json_t *p;
 	json_array_foreach(providers, i, p) {
-		const char *v = json_string_value(json_object_get(p, "verdict"));
+		enum agsbx_provider_verdict v = agsbx_provider_verdict_of(p);
 		_cleanup_free_ char *pid = esc(p, "id"), *ev = esc(p, "verdict"), *reason = esc(p, "reason");
-		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? verdict_color(v) : "", ev, color ? "\033[0m" : "",
+		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? provider_color(v) : "", ev, color ? "\033[0m" : "",
 			reason);
 	}
 	json_array_foreach(providers, i, p)

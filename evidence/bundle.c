@@ -11,7 +11,7 @@
 #include "base/util.h"
 #include "evidence/evidence.h"
 
-static const char *const check_names[AGSBX_CHECK_VERDICT_COUNT] = {
+const char *const agsbx_check_verdict_names[AGSBX_CHECK_VERDICT_COUNT + 1] = {
 	[AGSBX_CHECK_PASS] = "pass",
 	[AGSBX_CHECK_FAIL] = "fail",
 	[AGSBX_CHECK_SKIP] = "skip",
@@ -19,7 +19,7 @@ static const char *const check_names[AGSBX_CHECK_VERDICT_COUNT] = {
 	[AGSBX_CHECK_NOT_CLAIMED] = "not_claimed",
 };
 
-static const char *const provider_names[AGSBX_PROVIDER_VERDICT_COUNT] = {
+const char *const agsbx_provider_verdict_names[AGSBX_PROVIDER_VERDICT_COUNT + 1] = {
 	[AGSBX_PROVIDER_CONFORMANT] = "conformant",
 	[AGSBX_PROVIDER_DEFECTIVE] = "defective",
 	[AGSBX_PROVIDER_BLOCKED] = "blocked",
@@ -36,22 +36,22 @@ static int name_index(const char *const *names, int n, const char *s)
 
 const char *agsbx_check_verdict_name(enum agsbx_check_verdict v)
 {
-	return v >= 0 && v < AGSBX_CHECK_VERDICT_COUNT ? check_names[v] : "?";
+	return v >= 0 && v < AGSBX_CHECK_VERDICT_COUNT ? agsbx_check_verdict_names[v] : "?";
 }
 
 const char *agsbx_provider_verdict_name(enum agsbx_provider_verdict v)
 {
-	return v >= 0 && v < AGSBX_PROVIDER_VERDICT_COUNT ? provider_names[v] : "?";
+	return v >= 0 && v < AGSBX_PROVIDER_VERDICT_COUNT ? agsbx_provider_verdict_names[v] : "?";
 }
 
 enum agsbx_check_verdict agsbx_check_verdict_parse(const char *s)
 {
-	return (enum agsbx_check_verdict)name_index(check_names, AGSBX_CHECK_VERDICT_COUNT, s);
+	return (enum agsbx_check_verdict)name_index(agsbx_check_verdict_names, AGSBX_CHECK_VERDICT_COUNT, s);
 }
 
 enum agsbx_provider_verdict agsbx_provider_verdict_parse(const char *s)
 {
-	return (enum agsbx_provider_verdict)name_index(provider_names, AGSBX_PROVIDER_VERDICT_COUNT, s);
+	return (enum agsbx_provider_verdict)name_index(agsbx_provider_verdict_names, AGSBX_PROVIDER_VERDICT_COUNT, s);
 }
 
 enum agsbx_check_verdict agsbx_check_verdict_of(const json_t *check)

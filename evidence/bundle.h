@@ -33,6 +33,10 @@ enum agsbx_provider_verdict {
 	AGSBX_PROVIDER_VERDICT_UNKNOWN = -1,
 };
 
+/* Every spelling, indexed by the enum, NULL-terminated (load.c validates
+ * against them). */
+extern const char *const agsbx_check_verdict_names[AGSBX_CHECK_VERDICT_COUNT + 1];
+extern const char *const agsbx_provider_verdict_names[AGSBX_PROVIDER_VERDICT_COUNT + 1];
 /* The bundle's spelling ("pass", "not_claimed", "conformant"...); "?" for
  * a value outside the enum. */
 const char *agsbx_check_verdict_name(enum agsbx_check_verdict v);

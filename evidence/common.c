@@ -117,6 +117,17 @@ char *sbuf_take(struct sbuf *b, size_t *len)
 	return p;
 }
 
+int sbuf_json(struct sbuf *b, const json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!s)
+		return -ENOMEM;
+	sbuf_puts(b, s);
+	sbuf_putc(b, '\n');
+	free(s);
+	return 0;
+}
+
 void sbuf_free(struct sbuf *b)
 {
 	free(b->p);

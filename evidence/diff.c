@@ -1,6 +1,7 @@
 /* diff: what changed between two bundles — host facts, provider and check
  * verdicts (regressions first), capability claims, mechanism versions.
  * Providers and checks are matched by id. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -134,40 +135,48 @@ static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 	}
 }
 
-static bool is(const char *v, const char *want)
-{
-	return v && strcmp(v, want) == 0;
-}
-
 /* A check regresses when it newly fails or its evidence is lost: a pass
  * that became skip / not_claimed, or a check that is gone (its provider
  * still there). pass -> blocked is the host's doing. */
-static enum change_class check_class(const char *o, const char *n, bool gone)
+static enum change_class check_class(const char *old_v, const char *new_v, bool gone)
 {
-	if (is(n, "fail"))
-		return is(o, "fail") ? CHANGE : REGRESSION;
+	enum agsbx_check_verdict o = agsbx_check_verdict_parse(old_v), n = agsbx_check_verdict_parse(new_v);
+	if (n == AGSBX_CHECK_FAIL)
+		return o == AGSBX_CHECK_FAIL ? CHANGE : REGRESSION;
 	if (gone)
 		return REGRESSION;
-	if (is(o, "pass") && (is(n, "skip") || is(n, "not_claimed")))
+	if (o != AGSBX_CHECK_PASS)
+		return CHANGE;
+	switch (n) {
+	case AGSBX_CHECK_SKIP:
+	case AGSBX_CHECK_NOT_CLAIMED:
 		return REGRESSION;
-	if (is(o, "pass") && is(n, "blocked"))
+	case AGSBX_CHECK_BLOCKED:
 		return HOST_CHANGE;
-	return CHANGE;
+	default:
+		return CHANGE;
+	}
 }
 
 /* A provider regresses when it is newly defective, is gone, or was
  * conformant and is now skipped; conformant -> blocked is a host change. */
-static enum change_class provider_class(const char *o, const char *n, bool gone)
+static enum change_class provider_class(const char *old_v, const char *new_v, bool gone)
 {
-	if (is(n, "defective"))
-		return is(o, "defective") ? CHANGE : REGRESSION;
+	enum agsbx_provider_verdict o = agsbx_provider_verdict_parse(old_v), n = agsbx_provider_verdict_parse(new_v);
+	if (n == AGSBX_PROVIDER_DEFECTIVE)
+		return o == AGSBX_PROVIDER_DEFECTIVE ? CHANGE : REGRESSION;
 	if (gone)
 		return REGRESSION;
-	if (is(o, "conformant") && is(n, "skipped"))
+	if (o != AGSBX_PROVIDER_CONFORMANT)
+		return CHANGE;
+	switch (n) {
+	case AGSBX_PROVIDER_SKIPPED:
 		return REGRESSION;
-	if (is(o, "conformant") && is(n, "blocked"))
+	case AGSBX_PROVIDER_BLOCKED:
 		return HOST_CHANGE;
-	return CHANGE;
+	default:
+		return CHANGE;
+	}
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -298,7 +307,7 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 		diff_checks(checks, id, op, np, &cord);
 		if (op && np)
 			diff_claims(json_object_get(d, "claims"), id, json_object_get(op, "claims"),
-				    json_object_get(np, "claims"), json_is_string(nv) && strcmp(json_string_value(nv), "blocked") == 0,
+				    json_object_get(np, "claims"), agsbx_provider_verdict_of(np) == AGSBX_PROVIDER_BLOCKED,
 				    &aord);
 		else
 			diff_keys(json_object_get(d, "claims"), id, "axis", "", json_object_get(op, "claims"),
@@ -417,12 +426,8 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out)
 	if (strcmp(format, "text") == 0 || strcmp(format, "markdown") == 0) {
 		render_diff_text(&b, diff, format[0] == 'm');
 	} else if (strcmp(format, "json") == 0) {
-		char *s = json_dumps(diff, JSON_INDENT(2) | JSON_SORT_KEYS);
-		if (!s)
+		if (sbuf_json(&b, diff) < 0)
 			return -ENOMEM;
-		sbuf_puts(&b, s);
-		sbuf_putc(&b, '\n');
-		free(s);
 	} else {
 		return -EINVAL;
 	}

@@ -37,6 +37,8 @@ void sbuf_u32(struct sbuf *b, uint32_t v);
 void sbuf_sshstr(struct sbuf *b, const void *data, size_t n);
 /* Hands the NUL-terminated contents over (NULL after OOM) and resets b. */
 char *sbuf_take(struct sbuf *b, size_t *len);
+/* j as indented JSON with sorted keys and a newline; -ENOMEM. */
+int sbuf_json(struct sbuf *b, const json_t *j);
 void sbuf_free(struct sbuf *b);
 
 /* ---- SSH wire reader ------------------------------------------------- */

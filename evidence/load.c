@@ -1,5 +1,6 @@
 /* Strict loading of bundles (size cap, duplicate keys, integers only, known
  * schema, member types) and atomic writing. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -36,8 +37,6 @@ struct field {
 };
 
 static const char *const schema_values[] = { AGSBX_BUNDLE_SCHEMA, NULL };
-static const char *const provider_verdicts[] = { "conformant", "defective", "blocked", "skipped", NULL };
-static const char *const check_verdicts[] = { "pass", "fail", "not_claimed", "skip", "blocked", NULL };
 static const char *const roles[] = { "sandbox", "control", NULL };
 static const char *const provider_kinds[] = { "external", "wrap", NULL };
 static const char *const summary_formats[] = { "pytest", "ctest", "plain", "none", NULL };
@@ -83,7 +82,7 @@ static const struct field observation_fields[] = {
 };
 static const struct field check_fields[] = {
 	F("id", T_STR, .required = true), F("axis", T_STR | T_NULL),
-	F("verdict", T_STR, .values = check_verdicts), F("observed_pass", T_BOOL | T_NULL),
+	F("verdict", T_STR, .values = agsbx_check_verdict_names), F("observed_pass", T_BOOL | T_NULL),
 	F("reason", T_STR), F("duration_us", T_INT),
 	F("observations", T_ARR, .items = T_OBJ, .item_members = observation_fields),
 	F("facts", T_OBJ | T_NULL),
@@ -93,7 +92,7 @@ static const struct field timings_fields[] = {
 	F("probe_us", T_INT), F("ensure_us", T_INT), F("checks_us", T_INT), F("total_us", T_INT), { .key = NULL }
 };
 static const struct field provider_fields[] = {
-	F("id", T_STR, .required = true), F("verdict", T_STR, .values = provider_verdicts),
+	F("id", T_STR, .required = true), F("verdict", T_STR, .values = agsbx_provider_verdict_names),
 	F("reason", T_STR), F("probe", T_OBJ, .members = probe_fields),
 	F("claims", T_OBJ | T_NULL), F("observed", T_OBJ | T_NULL),
 	F("underclaim", T_ARR, .items = T_STR), F("failing_checks", T_ARR, .items = T_STR),

@@ -1,6 +1,7 @@
 /* matrix: many bundles side by side — one row per host/bundle, one column
  * per provider, cells = verdict + failing check ids. Bundles from other
  * tool versions may lack members; those show as "?". */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -26,8 +27,7 @@ static json_t *provider_cell(const json_t *p)
 	const json_t *checks = json_object_get(p, "checks");
 	for (size_t i = 0; failing && i < json_array_size(checks); i++) {
 		const json_t *c = json_array_get(checks, i);
-		const char *v = jstr(c, "verdict");
-		if (v && strcmp(v, "fail") == 0 && jstr(c, "id"))
+		if (agsbx_check_verdict_of(c) == AGSBX_CHECK_FAIL && jstr(c, "id"))
 			json_array_append_new(failing, json_string(jstr(c, "id")));
 	}
 	/* older bundles may only carry failing_checks */
@@ -82,7 +82,7 @@ static void put_cell(struct sbuf *b, const json_t *cell)
 		return;
 	}
 	put_esc(b, jstr(cell, "verdict"), ESC_MD, 32);
-	if (jstr(cell, "verdict") && strcmp(jstr(cell, "verdict"), "blocked") == 0) {
+	if (agsbx_provider_verdict_of(cell) == AGSBX_PROVIDER_BLOCKED) {
 		sbuf_puts(b, " (");
 		put_esc(b, jstr(cell, "reason"), ESC_MD, 64);
 		sbuf_putc(b, ')');
@@ -143,33 +143,30 @@ static void render_markdown(struct sbuf *b, const json_t *m)
  * blocked or skipped, green otherwise. */
 static void render_badge(struct sbuf *b, const json_t *m)
 {
-	static const char *const verdicts[] = { "conformant", "defective", "blocked", "skipped" };
-	size_t count[4] = { 0 }, other = 0;
+	size_t count[AGSBX_PROVIDER_VERDICT_COUNT] = { 0 }, other = 0;
 	const json_t *rows = json_object_get(m, "rows");
 	for (size_t r = 0; r < json_array_size(rows); r++) {
 		const char *id;
 		json_t *cell;
 		json_object_foreach(json_object_get(json_array_get(rows, r), "providers"), id, cell) {
-			const char *v = jstr(cell, "verdict");
-			size_t k = 0;
-			while (k < 4 && (!v || strcmp(v, verdicts[k]) != 0))
-				k++;
-			if (k < 4)
-				count[k]++;
+			enum agsbx_provider_verdict v = agsbx_provider_verdict_of(cell);
+			if (v != AGSBX_PROVIDER_VERDICT_UNKNOWN)
+				count[v]++;
 			else
 				other++;
 		}
 	}
 	char msg[160] = "";
 	size_t len = 0;
-	for (size_t k = 0; k < 4; k++)
+	for (int k = 0; k < AGSBX_PROVIDER_VERDICT_COUNT; k++)
 		if (count[k])
 			len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%zu %s", len ? ", " : "", count[k],
-						verdicts[k]);
+						agsbx_provider_verdict_name(k));
 	if (other)
 		snprintf(msg + len, sizeof msg - len, "%s%zu unknown", len ? ", " : "", other);
-	const char *color = count[1] ? "red" : (count[2] || count[3] || other) ? "yellow"
-					   : count[0] ? "brightgreen" : "lightgrey";
+	const char *color = count[AGSBX_PROVIDER_DEFECTIVE] ? "red"
+			    : (count[AGSBX_PROVIDER_BLOCKED] || count[AGSBX_PROVIDER_SKIPPED] || other) ? "yellow"
+			    : count[AGSBX_PROVIDER_CONFORMANT] ? "brightgreen" : "lightgrey";
 	json_t *j = json_pack("{s:i, s:s, s:s, s:s}", "schemaVersion", 1, "label", "sandbox evidence", "message",
 			      len || other ? msg : "no providers", "color", color);
 	char *s = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
@@ -191,12 +188,8 @@ int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out)
 	} else if (strcmp(format, "markdown") == 0) {
 		render_markdown(&b, matrix);
 	} else if (strcmp(format, "json") == 0) {
-		char *s = json_dumps(matrix, JSON_INDENT(2) | JSON_SORT_KEYS);
-		if (!s)
+		if (sbuf_json(&b, matrix) < 0)
 			return -ENOMEM;
-		sbuf_puts(&b, s);
-		sbuf_putc(&b, '\n');
-		free(s);
 	} else {
 		return -EINVAL;
 	}

@@ -2,6 +2,7 @@
  * signed and by a trusted signer, is it representative and why not, which
  * labelled simulations shaped it, the maintainer's challenge, the subject
  * commit, the tool; and which providers were blocked, with the reason. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -55,8 +56,7 @@ static json_t *blocked_providers(const json_t *bundle)
 	const json_t *providers = json_object_get(bundle, "providers");
 	for (size_t i = 0; out && i < json_array_size(providers); i++) {
 		const json_t *pr = json_array_get(providers, i);
-		const char *v = jstr(pr, "verdict");
-		if (!v || strcmp(v, "blocked") != 0)
+		if (agsbx_provider_verdict_of(pr) != AGSBX_PROVIDER_BLOCKED)
 			continue;
 		const json_t *probe = json_object_get(pr, "probe");
 		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o}", "id", str_or_null(jstr(pr, "id")),
