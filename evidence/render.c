@@ -119,90 +119,122 @@ static void put_cp_esc(struct sbuf *b, uint32_t cp, enum esc_mode mode)
 		sbuf_printf(b, "\\u%04x", (unsigned)cp);
 }
 
+/* One character per target: s[0..n) is its encoding, cp its code point. */
+
+/* Every text field is one line: a raw newline could forge the lines after
+ * it ("signature: good ..."). */
+static void put_text(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	if (!agsbx_term_unsafe(cp)) {
+		sbuf_put(b, s, n);
+		return;
+	}
+	char esc[8];
+	sbuf_put(b, esc, agsbx_term_escape_cp(cp, esc));
+}
+
+static void put_md(struct sbuf *b, const unsigned char *s, size_t n, size_t at, size_t left, uint32_t cp)
+{
+	if (is_control(cp))
+		put_cp_esc(b, cp, ESC_MD);
+	else if (md_neutralise(b, s, at, left, cp))
+		return;
+	else if (cp == '<')
+		sbuf_puts(b, "&lt;");
+	else if (cp == '>')
+		sbuf_puts(b, "&gt;");
+	else if (cp == '&')
+		sbuf_puts(b, "&amp;");
+	else if (cp < 0x80 && strchr("|*_`[]\\#~", (int)cp)) {
+		sbuf_putc(b, '\\');
+		sbuf_putc(b, (char)cp);
+	} else
+		sbuf_put(b, s, n);
+}
+
+static void put_mdcode(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	if (is_control(cp))
+		put_cp_esc(b, cp, ESC_MDCODE);
+	else if (cp == '`')
+		sbuf_putc(b, '\'');
+	else if (cp == '|')
+		sbuf_puts(b, "\\|");
+	else
+		sbuf_put(b, s, n);
+}
+
+static void put_xml(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	static const struct {
+		uint32_t cp;
+		const char *entity;
+	} entities[] = { { '&', "&amp;" }, { '<', "&lt;" }, { '>', "&gt;" }, { '"', "&quot;" }, { '\'', "&apos;" } };
+	if (cp == '\n' || cp == '\r' || cp == '\t') {
+		sbuf_printf(b, "&#%u;", (unsigned)cp);
+		return;
+	}
+	if (is_control(cp)) { /* a character reference would decode back to it */
+		put_cp_esc(b, cp, ESC_TEXT);
+		return;
+	}
+	if (!xml_ok(cp)) {
+		sbuf_puts(b, "\xEF\xBF\xBD");
+		return;
+	}
+	for (size_t i = 0; i < sizeof entities / sizeof entities[0]; i++)
+		if (cp == entities[i].cp) {
+			sbuf_puts(b, entities[i].entity);
+			return;
+		}
+	sbuf_put(b, s, n);
+}
+
+static void put_tap(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	if (is_control(cp))
+		put_cp_esc(b, cp, ESC_TAP);
+	else if (cp == '#' || cp == '\\') {
+		sbuf_putc(b, '\\');
+		sbuf_putc(b, (char)cp);
+	} else
+		sbuf_put(b, s, n);
+}
+
+static void put_yaml(struct sbuf *b, uint32_t cp)
+{
+	if (cp == '"' || cp == '\\') {
+		sbuf_putc(b, '\\');
+		sbuf_putc(b, (char)cp);
+	} else if (cp >= 0x20 && cp < 0x7F)
+		sbuf_putc(b, (char)cp);
+	else if (cp == '\n')
+		sbuf_puts(b, "\\n");
+	else
+		put_cp_esc(b, cp, ESC_YAML);
+}
+
 static void put_one(struct sbuf *b, const unsigned char *s, size_t n, size_t at, size_t left, uint32_t cp,
 		    enum esc_mode mode)
 {
 	switch (mode) {
 	case ESC_TEXT:
-		/* every text field is one line: a raw newline could forge the
-		 * lines after it ("signature: good ...") */
-		if (!agsbx_term_unsafe(cp)) {
-			sbuf_put(b, s, n);
-		} else {
-			char esc[8];
-			sbuf_put(b, esc, agsbx_term_escape_cp(cp, esc));
-		}
+		put_text(b, s, n, cp);
 		return;
 	case ESC_MD:
-		if (is_control(cp)) {
-			put_cp_esc(b, cp, mode);
-		} else if (md_neutralise(b, s, at, left, cp)) {
-			return;
-		} else if (cp == '<') {
-			sbuf_puts(b, "&lt;");
-		} else if (cp == '>') {
-			sbuf_puts(b, "&gt;");
-		} else if (cp == '&') {
-			sbuf_puts(b, "&amp;");
-		} else if (cp < 0x80 && strchr("|*_`[]\\#~", (int)cp)) {
-			sbuf_putc(b, '\\');
-			sbuf_putc(b, (char)cp);
-		} else {
-			sbuf_put(b, s, n);
-		}
+		put_md(b, s, n, at, left, cp);
 		return;
 	case ESC_MDCODE:
-		if (is_control(cp))
-			put_cp_esc(b, cp, mode);
-		else if (cp == '`')
-			sbuf_putc(b, '\'');
-		else if (cp == '|')
-			sbuf_puts(b, "\\|");
-		else
-			sbuf_put(b, s, n);
+		put_mdcode(b, s, n, cp);
 		return;
 	case ESC_XML:
-		if (cp == '\n' || cp == '\r' || cp == '\t')
-			sbuf_printf(b, "&#%u;", (unsigned)cp);
-		else if (is_control(cp)) /* a character reference would decode back to it */
-			put_cp_esc(b, cp, ESC_TEXT);
-		else if (!xml_ok(cp))
-			sbuf_puts(b, "\xEF\xBF\xBD");
-		else if (cp == '&')
-			sbuf_puts(b, "&amp;");
-		else if (cp == '<')
-			sbuf_puts(b, "&lt;");
-		else if (cp == '>')
-			sbuf_puts(b, "&gt;");
-		else if (cp == '"')
-			sbuf_puts(b, "&quot;");
-		else if (cp == '\'')
-			sbuf_puts(b, "&apos;");
-		else if (cp == '\n' || cp == '\r' || cp == '\t')
-			sbuf_printf(b, "&#%u;", (unsigned)cp);
-		else
-			sbuf_put(b, s, n);
+		put_xml(b, s, n, cp);
 		return;
 	case ESC_TAP:
-		if (is_control(cp))
-			put_cp_esc(b, cp, mode);
-		else if (cp == '#' || cp == '\\') {
-			sbuf_putc(b, '\\');
-			sbuf_putc(b, (char)cp);
-		} else
-			sbuf_put(b, s, n);
+		put_tap(b, s, n, cp);
 		return;
 	case ESC_YAML:
-		if (cp == '"' || cp == '\\') {
-			sbuf_putc(b, '\\');
-			sbuf_putc(b, (char)cp);
-		} else if (cp >= 0x20 && cp < 0x7F) {
-			sbuf_putc(b, (char)cp);
-		} else if (cp == '\n') {
-			sbuf_puts(b, "\\n");
-		} else {
-			put_cp_esc(b, cp, mode);
-		}
+		put_yaml(b, cp);
 		return;
 	}
 }
