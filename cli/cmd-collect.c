@@ -383,36 +383,12 @@ struct progress {
 	bool quiet, color, tty;
 };
 
-/* A check's progress line: green pass, red fail, yellow when nothing
- * was shown (blocked, skip). */
-static const char *verdict_color(enum agsbx_check_verdict v)
+/* green shown good, red shown bad, yellow nothing shown (blocked, skip) */
+static const char *outcome_color(enum agsbx_outcome o)
 {
-	switch (v) {
-	case AGSBX_CHECK_PASS:
-		return "\033[32m";
-	case AGSBX_CHECK_FAIL:
-		return "\033[31m";
-	case AGSBX_CHECK_BLOCKED:
-	case AGSBX_CHECK_SKIP:
-		return "\033[33m";
-	default:
-		return "";
-	}
-}
-
-static const char *provider_color(enum agsbx_provider_verdict v)
-{
-	switch (v) {
-	case AGSBX_PROVIDER_CONFORMANT:
-		return "\033[32m";
-	case AGSBX_PROVIDER_DEFECTIVE:
-		return "\033[31m";
-	case AGSBX_PROVIDER_BLOCKED:
-	case AGSBX_PROVIDER_SKIPPED:
-		return "\033[33m";
-	default:
-		return "";
-	}
+	static const char *const colors[] = { [AGSBX_OUTCOME_GOOD] = "\033[32m", [AGSBX_OUTCOME_BAD] = "\033[31m",
+					      [AGSBX_OUTCOME_NOT_SHOWN] = "\033[33m", [AGSBX_OUTCOME_NEUTRAL] = "" };
+	return colors[o];
 }
 
 /* Every string below can come from a provider, an adapter or a sandbox:
@@ -429,7 +405,7 @@ static void full_line(const struct progress *p, const char *provider, const json
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
 	_cleanup_free_ char *reason = esc(check, "reason");
 	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", pid, id,
-		p->color ? verdict_color(v) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
+		p->color ? outcome_color(agsbx_check_outcome(v)) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
 }
 
 /* A line per finished check; on a TTY one live line instead (the latest
@@ -485,7 +461,7 @@ static void print_summary(const json_t *providers, bool color)
 	json_array_foreach(providers, i, p) {
 		enum agsbx_provider_verdict v = agsbx_provider_verdict_of(p);
 		_cleanup_free_ char *pid = esc(p, "id"), *ev = esc(p, "verdict"), *reason = esc(p, "reason");
-		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? provider_color(v) : "", ev, color ? "\033[0m" : "",
+		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? outcome_color(agsbx_provider_outcome(v)) : "", ev, color ? "\033[0m" : "",
 			reason);
 	}
 	json_array_foreach(providers, i, p)

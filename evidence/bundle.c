@@ -54,6 +54,25 @@ enum agsbx_provider_verdict agsbx_provider_verdict_parse(const char *s)
 	return (enum agsbx_provider_verdict)name_index(agsbx_provider_verdict_names, AGSBX_PROVIDER_VERDICT_COUNT, s);
 }
 
+enum agsbx_outcome agsbx_check_outcome(enum agsbx_check_verdict v)
+{
+	static const enum agsbx_outcome o[AGSBX_CHECK_VERDICT_COUNT] = {
+		[AGSBX_CHECK_PASS] = AGSBX_OUTCOME_GOOD,        [AGSBX_CHECK_FAIL] = AGSBX_OUTCOME_BAD,
+		[AGSBX_CHECK_SKIP] = AGSBX_OUTCOME_NOT_SHOWN,   [AGSBX_CHECK_BLOCKED] = AGSBX_OUTCOME_NOT_SHOWN,
+		[AGSBX_CHECK_NOT_CLAIMED] = AGSBX_OUTCOME_NEUTRAL,
+	};
+	return v >= 0 && v < AGSBX_CHECK_VERDICT_COUNT ? o[v] : AGSBX_OUTCOME_NEUTRAL;
+}
+
+enum agsbx_outcome agsbx_provider_outcome(enum agsbx_provider_verdict v)
+{
+	static const enum agsbx_outcome o[AGSBX_PROVIDER_VERDICT_COUNT] = {
+		[AGSBX_PROVIDER_CONFORMANT] = AGSBX_OUTCOME_GOOD,   [AGSBX_PROVIDER_DEFECTIVE] = AGSBX_OUTCOME_BAD,
+		[AGSBX_PROVIDER_BLOCKED] = AGSBX_OUTCOME_NOT_SHOWN, [AGSBX_PROVIDER_SKIPPED] = AGSBX_OUTCOME_NOT_SHOWN,
+	};
+	return v >= 0 && v < AGSBX_PROVIDER_VERDICT_COUNT ? o[v] : AGSBX_OUTCOME_NEUTRAL;
+}
+
 enum agsbx_check_verdict agsbx_check_verdict_of(const json_t *check)
 {
 	return agsbx_check_verdict_parse(json_string_value(json_object_get(check, "verdict")));

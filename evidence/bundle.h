@@ -45,6 +45,12 @@ const char *agsbx_provider_verdict_name(enum agsbx_provider_verdict v);
  * is input: an unknown verdict is data, not a crash). */
 enum agsbx_check_verdict agsbx_check_verdict_parse(const char *s);
 enum agsbx_provider_verdict agsbx_provider_verdict_parse(const char *s);
+/* What a verdict says at a glance, for colours and icons: shown good,
+ * shown bad, nothing shown (blocked, skip, skipped), or neither
+ * (not_claimed, unknown). */
+enum agsbx_outcome { AGSBX_OUTCOME_GOOD, AGSBX_OUTCOME_BAD, AGSBX_OUTCOME_NOT_SHOWN, AGSBX_OUTCOME_NEUTRAL };
+enum agsbx_outcome agsbx_check_outcome(enum agsbx_check_verdict v);
+enum agsbx_outcome agsbx_provider_outcome(enum agsbx_provider_verdict v);
 /* The "verdict" member of a check / provider record. */
 enum agsbx_check_verdict agsbx_check_verdict_of(const json_t *check);
 enum agsbx_provider_verdict agsbx_provider_verdict_of(const json_t *provider);

@@ -135,27 +135,28 @@ static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 	}
 }
 
+/* The rules both levels share: newly bad is a regression, a record that
+ * is gone or lost its evidence too, and a loss the host caused is a host
+ * change. */
+static enum change_class classify(bool old_bad, bool new_bad, bool gone, bool lost, bool host_lost)
+{
+	if (new_bad)
+		return old_bad ? CHANGE : REGRESSION;
+	if (gone || lost)
+		return REGRESSION;
+	return host_lost ? HOST_CHANGE : CHANGE;
+}
+
 /* A check regresses when it newly fails or its evidence is lost: a pass
  * that became skip / not_claimed, or a check that is gone (its provider
  * still there). pass -> blocked is the host's doing. */
 static enum change_class check_class(const char *old_v, const char *new_v, bool gone)
 {
 	enum agsbx_check_verdict o = agsbx_check_verdict_parse(old_v), n = agsbx_check_verdict_parse(new_v);
-	if (n == AGSBX_CHECK_FAIL)
-		return o == AGSBX_CHECK_FAIL ? CHANGE : REGRESSION;
-	if (gone)
-		return REGRESSION;
-	if (o != AGSBX_CHECK_PASS)
-		return CHANGE;
-	switch (n) {
-	case AGSBX_CHECK_SKIP:
-	case AGSBX_CHECK_NOT_CLAIMED:
-		return REGRESSION;
-	case AGSBX_CHECK_BLOCKED:
-		return HOST_CHANGE;
-	default:
-		return CHANGE;
-	}
+	bool was_pass = o == AGSBX_CHECK_PASS;
+	return classify(o == AGSBX_CHECK_FAIL, n == AGSBX_CHECK_FAIL, gone,
+			was_pass && (n == AGSBX_CHECK_SKIP || n == AGSBX_CHECK_NOT_CLAIMED),
+			was_pass && n == AGSBX_CHECK_BLOCKED);
 }
 
 /* A provider regresses when it is newly defective, is gone, or was
@@ -163,20 +164,9 @@ static enum change_class check_class(const char *old_v, const char *new_v, bool 
 static enum change_class provider_class(const char *old_v, const char *new_v, bool gone)
 {
 	enum agsbx_provider_verdict o = agsbx_provider_verdict_parse(old_v), n = agsbx_provider_verdict_parse(new_v);
-	if (n == AGSBX_PROVIDER_DEFECTIVE)
-		return o == AGSBX_PROVIDER_DEFECTIVE ? CHANGE : REGRESSION;
-	if (gone)
-		return REGRESSION;
-	if (o != AGSBX_PROVIDER_CONFORMANT)
-		return CHANGE;
-	switch (n) {
-	case AGSBX_PROVIDER_SKIPPED:
-		return REGRESSION;
-	case AGSBX_PROVIDER_BLOCKED:
-		return HOST_CHANGE;
-	default:
-		return CHANGE;
-	}
+	bool was_ok = o == AGSBX_PROVIDER_CONFORMANT;
+	return classify(o == AGSBX_PROVIDER_DEFECTIVE, n == AGSBX_PROVIDER_DEFECTIVE, gone,
+			was_ok && n == AGSBX_PROVIDER_SKIPPED, was_ok && n == AGSBX_PROVIDER_BLOCKED);
 }
 
 static bool ends_with(const char *s, const char *suffix)
