@@ -52,9 +52,8 @@ static gid_t run_gid(const struct check_env *env)
 
 static void control_skip(struct check_out *out, const char *what, const json_t *ctl)
 {
-	out->skipped = true;
-	cf_reason(out, "control failed: %s outside the sandbox too (%s); nothing to compare", what,
-		     cf_result_errno(ctl));
+	cf_skip(out, "control failed: %s outside the sandbox too (%s); nothing to compare", what,
+		   cf_result_errno(ctl));
 }
 
 static const json_t *sub(const json_t *res, const char *k)
@@ -116,8 +115,7 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	const char *home = home_of(env);
 	struct stat st;
 	if (!home || stat(home, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		out->skipped = true;
-		cf_reason(out, "the sandbox user has no home directory on this host (%s)", home ? home : "none");
+		cf_skip(out, "the sandbox user has no home directory on this host (%s)", home ? home : "none");
 		return;
 	}
 	_cleanup_free_ char *secret = nonce();
@@ -128,8 +126,7 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	if (r < 0) {
 		agsbx_conformance_remove_canaries();
 		pthread_mutex_unlock(&home_lock);
-		out->skipped = true;
-		cf_reason(out, "cannot place a canary in %s: %s", home, strerror(-r));
+		cf_skip(out, "cannot place a canary in %s: %s", home, strerror(-r));
 		return;
 	}
 	struct agsbx_exec_result xr = { 0 };
@@ -296,8 +293,7 @@ void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out
 		return;
 	pid_t pid = start_target(env, marker, secret);
 	if (pid < 0) {
-		out->skipped = true;
-		cf_reason(out, "cannot start the target process: %s", strerror(-pid));
+		cf_skip(out, "cannot start the target process: %s", strerror(-pid));
 		return;
 	}
 	char ps[16];
@@ -467,8 +463,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 	unlink(path);
 	rmdir(dir);
 	if (pfd < 0 || afd < 0) {
-		out->skipped = true;
-		cf_reason(out, "cannot open the harness listeners: %s", strerror(-(pfd < 0 ? pfd : afd)));
+		cf_skip(out, "cannot open the harness listeners: %s", strerror(-(pfd < 0 ? pfd : afd)));
 		return;
 	}
 	if (!ipc_control_ok(&t[0]) || !ipc_control_ok(&t[1])) {
@@ -606,8 +601,7 @@ static void run_net_tries(const struct check_env *env, struct check_out *out, co
 		ctl_all &= ctl;
 	}
 	if (!ctl_all) {
-		out->skipped = true;
-		cf_reason(out, "control failed: a loopback listener was not reached from outside either; %s", detail);
+		cf_skip(out, "control failed: a loopback listener was not reached from outside either; %s", detail);
 		return;
 	}
 	out->observed_pass = pass;
@@ -619,8 +613,7 @@ void check_net_egress_udp_denied(const struct check_env *env, struct check_out *
 	int port = 0;
 	_cleanup_close_ int fd = loopback_socket(AF_INET, SOCK_DGRAM, &port);
 	if (fd < 0) {
-		out->skipped = true;
-		cf_reason(out, "cannot open a UDP receiver on 127.0.0.1: %s", strerror(-fd));
+		cf_skip(out, "cannot open a UDP receiver on 127.0.0.1: %s", strerror(-fd));
 		return;
 	}
 	const struct net_try tries[] = {
@@ -637,9 +630,8 @@ void check_net_egress_ipv6_denied(const struct check_env *env, struct check_out 
 	_cleanup_close_ int fd6 = loopback_socket(AF_INET6, SOCK_STREAM, &p6);
 	_cleanup_close_ int fd4 = loopback_socket(AF_INET, SOCK_STREAM, &p4);
 	if (fd6 < 0 || fd4 < 0) {
-		out->skipped = true;
-		cf_reason(out, "cannot listen on %s: %s", fd6 < 0 ? "[::1]" : "127.0.0.1",
-			     strerror(-(fd6 < 0 ? fd6 : fd4)));
+		cf_skip(out, "cannot listen on %s: %s", fd6 < 0 ? "[::1]" : "127.0.0.1",
+			   strerror(-(fd6 < 0 ? fd6 : fd4)));
 		return;
 	}
 	/* ::ffff:127.0.0.1 from an AF_INET6 socket reaches the IPv4 listener:
@@ -680,9 +672,8 @@ void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_ou
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_link_ok", json_boolean(control));
 	if (!control) {
-		out->skipped = true;
-		cf_reason(out, "control failed: the canary cannot be hard-linked outside the sandbox either (%s)",
-			     json_string_value(sub(ctl, "link_errno")) ?: "?");
+		cf_skip(out, "control failed: the canary cannot be hard-linked outside the sandbox either (%s)",
+			   json_string_value(sub(ctl, "link_errno")) ?: "?");
 		return;
 	}
 	out->observed_pass = res && !json_is_true(sub(res, "link_ok")) && !alias && !leaked;
@@ -872,8 +863,7 @@ void check_exec_status_fidelity(const struct check_env *env, struct check_out *o
 	}
 	json_object_set_new(out->facts, "cases", seen);
 	if (!ctl_all) {
-		out->skipped = true;
-		cf_reason(out, "control failed: outside the sandbox the payload does not end as asked either; %s", detail);
+		cf_skip(out, "control failed: outside the sandbox the payload does not end as asked either; %s", detail);
 		return;
 	}
 	out->observed_pass = pass;

@@ -35,8 +35,7 @@ static void inconclusive(struct check_out *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	out->skipped = true;
-	cf_reason(out, "inconclusive on this host: %s", buf);
+	cf_skip(out, "inconclusive on this host: %s", buf);
 }
 
 static char *host_path(const struct check_env *env, enum agsbx_root_role r, const char *rel)
@@ -290,8 +289,7 @@ static void net_namespace_distinct(const struct check_env *env, struct check_out
 {
 	struct stat st;
 	if (stat("/proc/self/ns/net", &st) < 0) {
-		out->skipped = true;
-		cf_reason(out, "host net namespace unreadable: %s", strerror(errno));
+		cf_skip(out, "host net namespace unreadable: %s", strerror(errno));
 		return;
 	}
 	json_t *res;
@@ -328,8 +326,7 @@ static void net_egress_denied(const struct check_env *env, struct check_out *out
 	int port = 0;
 	_cleanup_close_ int lfd = loopback_listener(&port);
 	if (lfd < 0) {
-		out->skipped = true;
-		cf_reason(out, "cannot open a loopback listener: %s", strerror(-lfd));
+		cf_skip(out, "cannot open a loopback listener: %s", strerror(-lfd));
 		return;
 	}
 	char ports[16];
@@ -664,8 +661,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	bool real = !env->probe->available;
 	const char *sim = env->ops->fail_closed_simulation;
 	if (!real && !sim) {
-		out->skipped = true;
-		cf_reason(out, "%s has no mechanism that can be made unavailable", env->ops->id);
+		cf_skip(out, "%s has no mechanism that can be made unavailable", env->ops->id);
 		return;
 	}
 	struct agsbx_ctx c = *env->ctx;

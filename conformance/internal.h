@@ -82,6 +82,9 @@ extern const struct check_def cf_checks[];
 extern const size_t cf_checks_count;
 
 void cf_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Inconclusive: the check is skipped with the reason (a control that
+ * failed, a host that cannot run the attack), never failed. */
+void cf_skip(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Runs the payload op inside the sandbox through the provider: appends an
  * observation (role "sandbox") and returns the parsed payload result

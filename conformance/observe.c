@@ -19,6 +19,15 @@ void cf_reason(struct check_out *out, const char *fmt, ...)
 	va_end(ap);
 }
 
+void cf_skip(struct check_out *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof out->reason, fmt, ap);
+	va_end(ap);
+	out->skipped = true;
+}
+
 static json_t *excerpt(const char *data, size_t len)
 {
 	return agsbx_json_string_sanitized(data ? data : "", len > AGSBX_EXCERPT_MAX ? AGSBX_EXCERPT_MAX : len);
