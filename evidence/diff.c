@@ -54,7 +54,7 @@ static json_t *index_by_id(const json_t *arr)
 	json_t *idx = json_object();
 	for (size_t i = 0; idx && i < json_array_size(arr); i++) {
 		json_t *e = json_array_get(arr, i);
-		const char *id = jstr(e, "id");
+		const char *id = ev_jstr(e, "id");
 		if (id && !json_object_get(idx, id))
 			json_object_set(idx, id, e);
 	}
@@ -70,7 +70,7 @@ static json_t *union_ids(const json_t *a, const json_t *b)
 	const json_t *both[2] = { a, b };
 	for (size_t k = 0; k < 2 && ids && seen; k++) {
 		for (size_t i = 0; i < json_array_size(both[k]); i++) {
-			const char *id = jstr(json_array_get(both[k], i), "id");
+			const char *id = ev_jstr(json_array_get(both[k], i), "id");
 			if (!id || json_object_get(seen, id))
 				continue;
 			json_object_set_new(seen, id, json_true());
@@ -333,34 +333,34 @@ static const char *const titles[] = { "Providers", "Checks", "Host facts", "Capa
 static void put_subject(struct sbuf *b, const char *section, const json_t *e, enum esc_mode m)
 {
 	if (strcmp(section, "host") == 0) {
-		put_esc(b, jstr(e, "family"), m, 64);
-		if (jstr(e, "fact")) {
+		ev_put_esc(b, ev_jstr(e, "family"), m, 64);
+		if (ev_jstr(e, "fact")) {
 			sbuf_putc(b, '.');
-			put_esc(b, jstr(e, "fact"), m, 64);
+			ev_put_esc(b, ev_jstr(e, "fact"), m, 64);
 		}
 	} else if (strcmp(section, "providers") == 0) {
-		put_esc(b, jstr(e, "id"), m, 64);
+		ev_put_esc(b, ev_jstr(e, "id"), m, 64);
 	} else if (strcmp(section, "checks") == 0) {
-		put_esc(b, jstr(e, "provider"), m, 64);
+		ev_put_esc(b, ev_jstr(e, "provider"), m, 64);
 		sbuf_putc(b, '/');
-		put_esc(b, jstr(e, "id"), m, 128);
+		ev_put_esc(b, ev_jstr(e, "id"), m, 128);
 	} else {
-		if (jstr(e, "provider")) {
-			put_esc(b, jstr(e, "provider"), m, 64);
+		if (ev_jstr(e, "provider")) {
+			ev_put_esc(b, ev_jstr(e, "provider"), m, 64);
 			sbuf_putc(b, '.');
 		}
-		put_esc(b, jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
+		ev_put_esc(b, ev_jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
 	}
 }
 
 static void put_value(struct sbuf *b, const json_t *v, enum esc_mode m)
 {
 	if (json_is_string(v))
-		put_esc(b, json_string_value(v), m, 120);
+		ev_put_esc(b, json_string_value(v), m, 120);
 	else if (json_is_null(v))
 		sbuf_puts(b, "(none)");
 	else
-		put_json_esc(b, v, m, 120);
+		ev_put_json_esc(b, v, m, 120);
 }
 
 static void render_diff_text(struct sbuf *b, const json_t *d, bool md)

@@ -192,7 +192,7 @@ static int bad(char *err, size_t err_size, const struct where *w, const char *wh
 {
 	char path[256];
 	put_where(path, sizeof path, w);
-	set_err(err, err_size, "%s: %s%s", path, what, detail);
+	ev_set_err(err, err_size, "%s: %s%s", path, what, detail);
 	return -EINVAL;
 }
 
@@ -273,7 +273,7 @@ static int check_id_list(const json_t *arr, const struct where *at, char *err, s
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		struct where item = { at, NULL, i }, sub = { &item, "id", 0 };
-		const char *id = jstr(json_array_get(arr, i), "id");
+		const char *id = ev_jstr(json_array_get(arr, i), "id");
 		if (!id) /* the member checks said what is wrong with it */
 			continue;
 		if (!id_ok(id))
@@ -304,20 +304,20 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 {
 	*bundle = NULL;
 	if (len > AGSBX_BUNDLE_MAX_BYTES) {
-		set_err(err, err_size, "bundle larger than %u MiB", AGSBX_BUNDLE_MAX_BYTES >> 20);
+		ev_set_err(err, err_size, "bundle larger than %u MiB", AGSBX_BUNDLE_MAX_BYTES >> 20);
 		return -EFBIG;
 	}
 	_cleanup_json_ json_t *j = NULL;
-	int r = agsbx_json_parse_strict(data, len, &j, err, err_size);
+	int r = ev_json_parse_strict(data, len, &j, err, err_size);
 	if (r < 0)
 		return r;
-	const char *schema = jstr(j, "schema");
+	const char *schema = ev_jstr(j, "schema");
 	if (!schema) {
-		set_err(err, err_size, "not a bundle: no \"schema\" member");
+		ev_set_err(err, err_size, "not a bundle: no \"schema\" member");
 		return -EINVAL;
 	}
 	if (strcmp(schema, AGSBX_BUNDLE_SCHEMA) != 0) {
-		set_err(err, err_size, "unknown schema \"%.64s\" (this tool reads %s)", schema, AGSBX_BUNDLE_SCHEMA);
+		ev_set_err(err, err_size, "unknown schema \"%.64s\" (this tool reads %s)", schema, AGSBX_BUNDLE_SCHEMA);
 		return -EINVAL;
 	}
 	r = check_members(j, bundle_fields, NULL, err, err_size);
@@ -336,17 +336,17 @@ int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_s
 	size_t len = 0;
 	int r = agsbx_read_file(path, AGSBX_BUNDLE_MAX_BYTES, &data, &len);
 	if (r == -EFBIG) {
-		set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
+		ev_set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
 		return r;
 	}
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
+		ev_set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
 		return r;
 	}
 	char why[400] = "";
 	r = agsbx_bundle_parse(data, len, bundle, why, sizeof why);
 	if (r < 0)
-		set_err(err, err_size, "%s: %s", path, why);
+		ev_set_err(err, err_size, "%s: %s", path, why);
 	return r;
 }
 

@@ -58,7 +58,7 @@ static void fail(struct parser *ps, const char *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	set_err(ps->err, ps->err_size, "not valid bundle JSON: %s (line %d, column %d)", what, line, col);
+	ev_set_err(ps->err, ps->err_size, "not valid bundle JSON: %s (line %d, column %d)", what, line, col);
 }
 
 static void skip_ws(struct parser *ps)
@@ -493,13 +493,13 @@ static json_t *parse_value(struct parser *ps)
 	return v;
 }
 
-int agsbx_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size)
+int ev_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size)
 {
 	struct parser ps = { .start = data, .p = data, .end = data + len, .err = err, .err_size = err_size };
 	*out = NULL;
 	skip_ws(&ps);
 	if (ps.p < ps.end && *ps.p == '[') {
-		set_err(err, err_size, "not a bundle: top level is not an object");
+		ev_set_err(err, err_size, "not a bundle: top level is not an object");
 		return -EINVAL;
 	}
 	if (ps.p >= ps.end || *ps.p != '{') {

@@ -239,14 +239,14 @@ static void put_one(struct sbuf *b, const unsigned char *s, size_t n, size_t at,
 	}
 }
 
-void put_code(struct sbuf *b, const char *s, size_t max_chars)
+void ev_put_code(struct sbuf *b, const char *s, size_t max_chars)
 {
 	sbuf_putc(b, '`');
-	put_esc(b, s, ESC_MDCODE, max_chars);
+	ev_put_esc(b, s, ESC_MDCODE, max_chars);
 	sbuf_putc(b, '`');
 }
 
-void put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_chars)
+void ev_put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_chars)
 {
 	if (!str) {
 		sbuf_putc(b, '?');
@@ -277,18 +277,18 @@ char *agsbx_text_oneline(const char *s, size_t max_chars)
 	return agsbx_term_escape(s, max_chars);
 }
 
-void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)
+void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)
 {
 	if (!v) {
 		sbuf_puts(b, "(absent)");
 		return;
 	}
 	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	put_esc(b, s ? s : "?", mode, max_chars);
+	ev_put_esc(b, s ? s : "?", mode, max_chars);
 	free(s);
 }
 
-const json_t *host_value(const json_t *bundle, const char *family, const char *fact)
+const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact)
 {
 	const json_t *f = json_object_get(json_object_get(json_object_get(bundle, "host"), family), fact);
 	return json_is_object(f) ? json_object_get(f, "value") : NULL;
@@ -297,14 +297,14 @@ const json_t *host_value(const json_t *bundle, const char *family, const char *f
 static void put_fact(struct sbuf *b, const json_t *bundle, const char *family, const char *fact,
 		     enum esc_mode mode)
 {
-	const json_t *v = host_value(bundle, family, fact);
+	const json_t *v = ev_host_value(bundle, family, fact);
 	if (json_is_string(v))
-		put_esc(b, json_string_value(v), mode, 120);
+		ev_put_esc(b, json_string_value(v), mode, 120);
 	else
 		sbuf_putc(b, '?');
 }
 
-void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode)
+void ev_put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode)
 {
 	put_fact(b, bundle, "kernel", "sysname", mode);
 	sbuf_putc(b, ' ');
