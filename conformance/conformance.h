@@ -48,8 +48,5 @@ size_t agsbx_conformance_check_count(void);
  * SIGINT/SIGTERM/SIGHUP handler, so an interrupted run leaves nothing. */
 void agsbx_conformance_remove_canaries(void);
 
-/* Evidence helpers shared with bench and tests. */
-json_t *agsbx_conformance_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
-			       const json_t *result);
 
 #endif

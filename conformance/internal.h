@@ -8,7 +8,6 @@
 #include "evidence/bundle.h"
 
 #define AGSBX_PAYLOAD_NAME "agsbx-payload"
-#define AGSBX_EXCERPT_MAX 2048
 
 struct check_env {
 	const struct agsbx_provider_ops *ops;

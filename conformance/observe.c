@@ -28,41 +28,6 @@ void cf_skip(struct check_out *out, const char *fmt, ...)
 	out->skipped = true;
 }
 
-static json_t *excerpt(const char *data, size_t len)
-{
-	return agsbx_json_string_sanitized(data ? data : "", len > AGSBX_EXCERPT_MAX ? AGSBX_EXCERPT_MAX : len);
-}
-
-static json_t *argv_json(const char *const *argv)
-{
-	json_t *a = json_array();
-	for (; argv && *argv; argv++)
-		json_array_append_new(a, agsbx_json_string_sanitized(*argv, strlen(*argv)));
-	return a;
-}
-
-json_t *agsbx_conformance_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
-			       const json_t *result)
-{
-	const json_t *e = result ? json_object_get(result, "errno") : NULL;
-	json_t *errno_j = json_is_string(e) ? json_incref((json_t *)e) : json_null();
-	if (r->spawn_errno) {
-		json_decref(errno_j);
-		errno_j = json_string(strerrorname_np(r->spawn_errno) ? strerrorname_np(r->spawn_errno) : "E?");
-	}
-	return json_pack("{s:s, s:o, s:i, s:b, s:i, s:b, s:b, s:o, s:I, s:o, s:b, s:I, s:o, s:b, s:I, s:O}",
-			 "role", role, "argv", argv_json(argv), "exit_status", r->status, "exited", r->exited,
-			 "signal", r->term_signal, "timed_out", r->timed_out, "cancelled", r->cancelled,
-			 "errno", errno_j, "duration_us", (json_int_t)r->duration_us,
-			 "stdout", excerpt(r->out, r->out_len),
-			 "stdout_truncated", r->out_truncated || r->out_len > AGSBX_EXCERPT_MAX,
-			 "stdout_bytes", (json_int_t)r->out_total,
-			 "stderr", excerpt(r->err, r->err_len),
-			 "stderr_truncated", r->err_truncated || r->err_len > AGSBX_EXCERPT_MAX,
-			 "stderr_bytes", (json_int_t)r->err_total,
-			 "result", result ? (json_t *)result : json_null());
-}
-
 /* What a sandbox prints is hostile input: the bundle admits integers
  * within +-2^53 only (its canonical form must round-trip through jq), so
  * any other number from inside becomes null instead of making the whole
@@ -228,16 +193,14 @@ int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct
 	int r = h->ops->execute(h, &step, &lim, &xr, &fail);
 	if (r < 0) {
 		json_array_append_new(out->observations,
-				      json_pack("{s:s, s:o, s:s, s:s}", "role", "sandbox", "argv",
-						argv_json(argv), "refused", fail.reason ? fail.reason : "error",
-						"message", fail.message));
+				      agsbx_bundle_refusal(argv, fail.reason ? fail.reason : "error", fail.message));
 		agsbx_exec_result_clear(&xr);
 		return r < 0 ? r : -EIO;
 	}
 	json_t *res = parse_result(&xr.run);
 	size_t cap = limits ? limits->max_output_bytes : env->o->max_output_bytes;
 	out->result_cut |= !res && cap < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&xr.run);
-	json_t *obs = agsbx_conformance_observation_json("sandbox", argv, &xr.run, res);
+	json_t *obs = agsbx_bundle_observation("sandbox", argv, &xr.run, res);
 	if (xr.meta)
 		json_object_set(obs, "meta", xr.meta);
 	json_array_append_new(out->observations, obs);
@@ -270,7 +233,7 @@ int cf_control_op(const struct check_env *env, struct check_out *out, const char
 	int r = agsbx_run(&o, &rr);
 	json_t *res = r == 0 ? parse_result(&rr) : NULL;
 	out->result_cut |= r == 0 && !res && env->o->max_output_bytes < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&rr);
-	json_array_append_new(out->observations, agsbx_conformance_observation_json("control", argv, &rr, res));
+	json_array_append_new(out->observations, agsbx_bundle_observation("control", argv, &rr, res));
 	*result = res;
 	json_decref(res);
 	agsbx_run_result_free(&rr);

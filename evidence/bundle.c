@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/runner.h"
 #include "base/util.h"
 #include "evidence/evidence.h"
 
@@ -114,6 +115,50 @@ json_t *agsbx_bundle_provider(const struct agsbx_provider_record *r)
 	if (pj)
 		json_object_set_new(pj, "confinement", r->confinement ? r->confinement : json_null());
 	return pj;
+}
+
+/* ---- observations ------------------------------------------------------- */
+
+static json_t *excerpt(const char *data, size_t len)
+{
+	size_t n = len > AGSBX_BUNDLE_EXCERPT_MAX ? AGSBX_BUNDLE_EXCERPT_MAX : len;
+	return agsbx_json_string_sanitized(data ? data : "", n);
+}
+
+static json_t *argv_json(const char *const *argv)
+{
+	json_t *a = json_array();
+	for (; argv && *argv; argv++)
+		json_array_append_new(a, agsbx_json_string_sanitized(*argv, strlen(*argv)));
+	return a;
+}
+
+json_t *agsbx_bundle_observation(const char *role, const char *const *argv, const struct agsbx_run_result *r,
+				 const json_t *result)
+{
+	const json_t *e = result ? json_object_get(result, "errno") : NULL;
+	json_t *errno_j = json_is_string(e) ? json_incref((json_t *)e) : json_null();
+	if (r->spawn_errno) {
+		json_decref(errno_j);
+		errno_j = json_string(strerrorname_np(r->spawn_errno) ? strerrorname_np(r->spawn_errno) : "E?");
+	}
+	return json_pack("{s:s, s:o, s:i, s:b, s:i, s:b, s:b, s:o, s:I, s:o, s:b, s:I, s:o, s:b, s:I, s:O}",
+			 "role", role, "argv", argv_json(argv), "exit_status", r->status, "exited", r->exited,
+			 "signal", r->term_signal, "timed_out", r->timed_out, "cancelled", r->cancelled,
+			 "errno", errno_j, "duration_us", (json_int_t)r->duration_us,
+			 "stdout", excerpt(r->out, r->out_len),
+			 "stdout_truncated", r->out_truncated || r->out_len > AGSBX_BUNDLE_EXCERPT_MAX,
+			 "stdout_bytes", (json_int_t)r->out_total,
+			 "stderr", excerpt(r->err, r->err_len),
+			 "stderr_truncated", r->err_truncated || r->err_len > AGSBX_BUNDLE_EXCERPT_MAX,
+			 "stderr_bytes", (json_int_t)r->err_total,
+			 "result", result ? (json_t *)result : json_null());
+}
+
+json_t *agsbx_bundle_refusal(const char *const *argv, const char *reason, const char *message)
+{
+	return json_pack("{s:s, s:o, s:s, s:s}", "role", "sandbox", "argv", argv_json(argv), "refused", reason,
+			 "message", message);
 }
 
 /* ---- the top level ------------------------------------------------------ */

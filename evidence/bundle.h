@@ -70,6 +70,20 @@ struct agsbx_check_record {
 };
 json_t *agsbx_bundle_check(const struct agsbx_check_record *r);
 
+/* The longest stdout/stderr excerpt an observation keeps (bytes); the
+ * full sizes are recorded beside it. */
+#define AGSBX_BUNDLE_EXCERPT_MAX 2048
+struct agsbx_run_result;
+/* One execution as a check saw it: {role, argv, exit_status, exited,
+ * signal, timed_out, cancelled, errno, duration_us, stdout, stdout_truncated,
+ * stdout_bytes, stderr..., result}. result (the payload's parsed result
+ * line, may be NULL) is borrowed; every string is sanitised (it is
+ * sandbox output). */
+json_t *agsbx_bundle_observation(const char *role, const char *const *argv, const struct agsbx_run_result *r,
+				 const json_t *result);
+/* An execution the provider refused: {role: "sandbox", argv, refused, message}. */
+json_t *agsbx_bundle_refusal(const char *const *argv, const char *reason, const char *message);
+
 /* A provider record that never reached its checks: {id, verdict, reason,
  * probe: {available:false, reason: probe_reason, capabilities:{}, facts:{}},
  * claims:null, observed:null, underclaim:[], failing_checks:[], checks,

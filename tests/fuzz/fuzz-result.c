@@ -6,6 +6,7 @@
  * bundle can always be written and signed). */
 #include "conformance/conformance.h"
 #include "conformance/internal.h"
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 
 #include <stdlib.h>
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct agsbx_run_result r = { .exited = true, .out = out, .out_len = size, .out_total = size,
 				      .err = out, .err_len = size, .err_total = size };
 	static const char *const argv[] = { "agsbx-payload", "read", "/etc/x", NULL };
-	json_t *obs = agsbx_conformance_observation_json("sandbox", argv, &r, res);
+	json_t *obs = agsbx_bundle_observation("sandbox", argv, &r, res);
 	size_t len;
 	char *canon = obs ? agsbx_json_canonical(obs, NULL, &len) : NULL;
 	if (!canon)
