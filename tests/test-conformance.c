@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "conformance/internal.h"
 #include "evidence/bundle.h"
+#include "evidence/evidence.h"
 #include "tests/lib/testlib.h"
 #include "tests/negative/negative.h"
 
@@ -240,6 +241,44 @@ START_TEST(test_verdict_names)
 }
 END_TEST
 
+/* finish: the summary counts the providers' verdicts, lists every failing
+ * check as provider/check, and exits 1 only on a defective provider. */
+START_TEST(test_bundle_finish)
+{
+	_cleanup_json_ json_t *b = agsbx_bundle_new();
+	ck_assert_ptr_nonnull(b);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "schema")), AGSBX_BUNDLE_SCHEMA);
+	json_t *ps = json_array();
+	json_object_set_new(b, "providers", ps);
+	json_array_append_new(ps, agsbx_bundle_provider_unrun("a", AGSBX_PROVIDER_SKIPPED, "r", "not_probed", NULL, 0));
+	json_array_append_new(ps, agsbx_bundle_provider(&(struct agsbx_provider_record){
+		.id = "b", .ran = true, .reason = "ready", .probe = json_object(), .claims = json_object(),
+		.observed = json_object(), .underclaim = json_array(), .failing_checks = json_array(),
+		.checks = json_array() }));
+	ck_assert_int_eq(agsbx_bundle_finish(b), 0);
+	const json_t *sum = json_object_get(b, "summary");
+	ck_assert_int_eq(json_integer_value(json_object_get(sum, "conformant")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(sum, "skipped")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(sum, "exit_status")), 0);
+	json_array_append_new(ps, agsbx_bundle_provider(&(struct agsbx_provider_record){
+		.id = "c", .ran = true, .reason = "ready", .probe = json_object(), .claims = json_object(),
+		.observed = json_object(), .underclaim = json_array(), .failing_checks = json_pack("[s]", "x.y"),
+		.checks = json_array() }));
+	ck_assert_int_eq(agsbx_bundle_finish(b), 1);
+	sum = json_object_get(b, "summary");
+	ck_assert_int_eq(json_integer_value(json_object_get(sum, "defective")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(sum, "providers")), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(sum, "defects"), 0)), "c/x.y");
+	ck_assert_int_eq(json_integer_value(json_object_get(sum, "exit_status")), 1);
+	/* a provider that did not run and failed nothing is blocked */
+	_cleanup_json_ json_t *blocked = agsbx_bundle_provider(&(struct agsbx_provider_record){
+		.id = "d", .ran = false, .reason = "unavailable", .probe = json_object(), .claims = json_object(),
+		.observed = json_object(), .underclaim = json_array(), .failing_checks = json_array(),
+		.checks = json_array() });
+	ck_assert_int_eq(agsbx_provider_verdict_of(blocked), AGSBX_PROVIDER_BLOCKED);
+}
+END_TEST
+
 /* ---- whole provider runs -------------------------------------------------- */
 
 static json_t *run_provider(const struct agsbx_provider_ops *ops, const char *simulate)
@@ -385,6 +424,7 @@ int main(void)
 	tcase_add_test(j, test_judge_network_levels);
 	tcase_add_test(j, test_catalogue_axes);
 	tcase_add_test(j, test_verdict_names);
+	tcase_add_test(j, test_bundle_finish);
 	suite_add_tcase(s, j);
 	TCase *r = tcase_create("providers");
 	tcase_set_timeout(r, 300);
