@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/compat.h"
 #include "base/runner.h"
 #include "base/util.h"
 #include "evidence/evidence.h"
@@ -140,7 +141,7 @@ json_t *agsbx_bundle_observation(const char *role, const char *const *argv, cons
 	json_t *errno_j = json_is_string(e) ? json_incref((json_t *)e) : json_null();
 	if (r->spawn_errno) {
 		json_decref(errno_j);
-		errno_j = json_string(strerrorname_np(r->spawn_errno) ? strerrorname_np(r->spawn_errno) : "E?");
+		errno_j = json_string(agsbx_errname(r->spawn_errno) ? agsbx_errname(r->spawn_errno) : "E?");
 	}
 	return json_pack("{s:s, s:o, s:i, s:b, s:i, s:b, s:b, s:o, s:I, s:o, s:b, s:I, s:o, s:b, s:I, s:O}",
 			 "role", role, "argv", argv_json(argv), "exit_status", r->status, "exited", r->exited,
