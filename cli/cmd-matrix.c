@@ -101,14 +101,17 @@ int agsbx_cmd_matrix(int argc, char **argv)
 		json_t *m = agsbx_matrix_build((const json_t *const *)bundles, names, loaded);
 		int r = m ? add_provenance(m, bundles, loaded, have_trust ? &trust : NULL) : -ENOMEM;
 		struct agsbx_output out = { 0 };
-		if (r == 0 && (r = agsbx_output_open(&out, output)) == 0) {
+		int ro = r == 0 ? agsbx_output_open(&out, output) : 0;
+		if (r == 0 && ro == 0) {
 			r = agsbx_matrix_render(m, format, out.f);
 			if (r == 0)
 				r = agsbx_output_commit(&out);
 			agsbx_output_closep(&out);
 		}
 		json_decref(m);
-		if (r < 0) {
+		if (ro < 0) {
+			rc = AGSBX_EXIT_USAGE; /* agsbx_output_open said why */
+		} else if (r < 0) {
 			agsbx_error("cannot write the matrix: %s", strerror(-r));
 			rc = AGSBX_EXIT_INTERNAL;
 		}
