@@ -29,10 +29,12 @@ U() {
 }
 Uf() { ( U "$@" ); }
 
+devs=$(gv_host_devices)
 set +e
 Uf collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/u.json" 2>"$w/u.log"
 rc=$?
 set -e
+gv_host_devices_unchanged "$devs" "collect --provider gvisor as $AGSBX_TEST_USER"
 F=$w/u.json
 [[ -f $F ]] || { cat "$w/u.log" >&2; fail "no bundle (exit $rc)"; }
 gv() { jq -r ".providers[] | select(.id==\"gvisor\") | $1" "$F"; }
