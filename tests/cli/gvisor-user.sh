@@ -68,22 +68,28 @@ gv_no_containers
 pass "SIGTERM during a gvisor run: exit 143, no container, no dir"
 
 # SIGKILL while a container runs: cleanup removes the dead run's containers.
-left=0
-for attempt in 1 2 3 4 5; do
-  U collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/k.json" 2>/dev/null &
-  pid=$!
-  for i in $(seq 400); do
-    [[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.02
+# kill_mid_run: sets left to the labelled containers a SIGKILLed collect
+# left (up to 5 attempts to catch one alive).
+kill_mid_run() {
+  left=0
+  local attempt i pid
+  for attempt in 1 2 3 4 5; do
+    U collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/k.json" 2>/dev/null &
+    pid=$!
+    for i in $(seq 400); do
+      [[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.02
+    done
+    # the whole collect, its provider workers (children) too, as a CI
+    # timeout's kill of the process group does
+    kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
+    set +e; wait "$pid"; set -e
+    left=$(dockerd_api '/containers/json?all=1' | jq '[.[] | select(.Labels["agsbx-evidence.owner"])] | length')
+    [[ $left -gt 0 ]] && return 0
   done
-  # the whole collect, its provider workers (children) too, as a CI
-  # timeout's kill of the process group does
-  kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
-  set +e; wait "$pid"; set -e
-  left=$(dockerd_api '/containers/json?all=1' | jq '[.[] | select(.Labels["agsbx-evidence.owner"])] | length')
-  [[ $left -gt 0 ]] && break
-done
+}
+kill_mid_run
 [[ $left -gt 0 ]] || fail "SIGKILL never caught a container alive in 5 attempts"
 Uf cleanup --dry-run --work-dir "$w" --json >"$w/dry.json"
 jq -e 'map(select(.kind=="container" and .removed==false)) | length >= 1' "$w/dry.json" >/dev/null \
@@ -98,3 +104,13 @@ gv_no_containers
 gv_no_shims 30
 [[ -z $(find "$w" -maxdepth 1 -name 'agsbx-*') ]] || fail "SIGKILL: dirs left after cleanup"
 pass "SIGKILL during a gvisor run: cleanup removed $left labelled container(s) and the dirs"
+
+# The next collect removes a SIGKILLed run's leftovers too (before its own
+# run), and its own containers at its end: nothing stays.
+kill_mid_run
+[[ $left -gt 0 ]] || fail "SIGKILL (second run) never caught a container alive in 5 attempts"
+Uf collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/n.json" 2>"$w/n.log" \
+  || fail "the next collect exited $?: $(tail -n 5 "$w/n.log")"
+gv_no_containers
+gv_no_shims 30
+pass "the next collect removed a SIGKILLed run's $left labelled container(s) and left no shim"
