@@ -8,7 +8,9 @@
 #
 # Prints hyperfine's table, the ratio this/base of the means, and whether
 # every check's verdict is the same. Numbers only; no assertion (performance
-# is never a test).
+# is never a test). A base build from before the gVisor stdin fix changes
+# the owner of the host's /dev/null (the bug it fixed): afterwards
+# `chown root:root /dev/null; chmod 666 /dev/null`.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
