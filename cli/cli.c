@@ -137,9 +137,12 @@ int agsbx_cli_write_json(const char *path, const json_t *j)
 	return 0;
 }
 
+/* JSON for a terminal or a pipe: non-ASCII as \u escapes, so a C1 or bidi
+ * control from a sandbox is inert text wherever the output is shown; any
+ * JSON reader decodes the same value. */
 int agsbx_cli_print_json(const json_t *j, size_t flags)
 {
-	if (json_dumpf(j, stdout, JSON_INDENT(2) | flags) < 0 || fputc('\n', stdout) == EOF)
+	if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | flags) < 0 || fputc('\n', stdout) == EOF)
 		return -EIO;
 	return 0;
 }

@@ -689,8 +689,7 @@ static void print_json_summary(const char *output, const json_t *summary, const 
 	json_array_foreach(providers, i, p)
 		json_object_set(json_object_get(s, "verdicts"), json_string_value(json_object_get(p, "id")),
 				json_object_get(p, "verdict"));
-	json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	fputc('\n', stdout);
+	agsbx_cli_print_json(s, JSON_SORT_KEYS);
 	json_decref(s);
 }
 

@@ -131,7 +131,7 @@ static int print_table(const json_t *host)
 
 static int print_json(const json_t *host)
 {
-	_cleanup_free_ char *s = json_dumps(host, JSON_INDENT(2) | JSON_SORT_KEYS);
+	_cleanup_free_ char *s = json_dumps(host, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	if (!s)
 		return -ENOMEM;
 	fputs(s, stdout);

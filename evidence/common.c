@@ -119,7 +119,10 @@ char *sbuf_take(struct sbuf *b, size_t *len)
 
 int sbuf_json(struct sbuf *b, const json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	/* ASCII-only: a view may be printed on a terminal or a PR page, where a
+	 * raw C1 or bidi control from a sandbox would act; readers decode the
+	 * \u escapes to the same value. */
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	if (!s)
 		return -ENOMEM;
 	sbuf_puts(b, s);

@@ -52,6 +52,21 @@ grep -q '@octocat\|https://' r.markdown && fail "report markdown: mention or lin
 if have xmllint; then xmllint --noout r.junit || fail "junit is not well-formed"; fi
 pass "report text/markdown/junit/tap: no raw control or bidi character"
 
+# JSON views and --json outputs are shown on terminals and PR pages too:
+# the text is there, as \u escapes, and no raw control or bidi byte.
+"$AGSBX_BIN" diff --format json b.json b.json > d.json || fail "diff --format json"
+# the bundle under a hostile file name: matrix rows name their file
+hb=$'hostile\u202e\u009b.json'; cp b.json "$hb"
+"$AGSBX_BIN" matrix --format json "$hb" > m.json || fail "matrix --format json"
+set +e; "$NEG" collect --provider neg_hostile_text --unsigned --output b2.json --jobs 1 --json > c.json 2>/dev/null; set -e
+for f in d.json m.json c.json; do
+  no_raw "$f"
+  jq -e . "$f" >/dev/null || fail "$f is not JSON"
+done
+[[ $(jq -r '.rows[0].file' m.json) == "$hb" ]] || fail "matrix json: the file name is not kept as it was"
+grep -qi 'hostile\\u202e\\u009b' m.json || fail "matrix json: the file name is not shown as escapes"
+pass "diff/matrix --format json and collect --json: non-ASCII as \\u escapes, no raw control"
+
 # error messages: a hostile file name in a one-line error
 bad=$'evil\e[2J\u202e.json'
 printf 'not json' > "$bad"
