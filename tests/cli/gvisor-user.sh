@@ -66,7 +66,10 @@ left=0
 for attempt in 1 2 3 4 5; do
   U collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/k.json" 2>/dev/null &
   pid=$!
-  for i in $(seq 400); do
+  # Until a container exists (or the run ended without one): on a loaded
+  # 2-core host the first container can take well over 8 s to appear, and
+  # a kill before that catches none (5 such misses failed the suite).
+  for i in $(seq 3000); do
     [[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.02

@@ -94,16 +94,26 @@ as_user() {
     env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${gcov[@]}" "$@"
 }
 
+# /proc/PID/cmdline as "arg arg ... " (each argument followed by a
+# space), read with builtins only: the scans below visit every process of
+# the machine, and two forks per process made one scan take seconds on a
+# loaded host. Fails when the process is gone.
+_proc_cmdline() {
+  local -a a
+  { mapfile -d '' -t a <"/proc/$1/cmdline"; } 2>/dev/null || return 1
+  ((${#a[@]})) && printf -v _PROC_CMDLINE '%s ' "${a[@]}" || _PROC_CMDLINE=
+}
+
 # Processes of a user (for the no-leftover checks); prints "pid cmdline".
 user_processes() {
   local uid
   uid=$(id -u "$1")
-  local p
+  local p k v
   for p in /proc/[0-9]*; do
-    [[ -r $p/status ]] || continue
-    if awk -v u="$uid" '/^Uid:/ { exit !($2 == u) }' "$p/status" 2>/dev/null; then
-      printf '%s %s\n' "${p#/proc/}" "$({ tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)"
-    fi
+    { while read -r k v _; do [[ $k == Uid: ]] && break; done <"$p/status"; } 2>/dev/null || continue
+    [[ $k == Uid: && $v == "$uid" ]] || continue
+    _proc_cmdline "${p#/proc/}" || _PROC_CMDLINE=
+    printf '%s %s\n' "${p#/proc/}" "$_PROC_CMDLINE"
   done
 }
 
@@ -112,8 +122,8 @@ marker_processes() {
   local p
   for p in /proc/[0-9]*; do
     [[ $p == /proc/$$ ]] && continue
-    if { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -qF -- "$1"; then
-      echo "${p#/proc/}"
-    fi
+    _proc_cmdline "${p#/proc/}" || continue
+    [[ $_PROC_CMDLINE == *"$1"* ]] && echo "${p#/proc/}"
   done
+  return 0
 }
