@@ -80,7 +80,9 @@ kill_mid_lifecycle() {
     U "$t" collect --unsigned --provider landlock --provider trusted_local --output "$t/b.json" --work-dir "$t" \
       >/dev/null 2>"$t/log" &
     pid=$!
-    for i in $(seq 600); do
+    # Until the tree is there or the run ended: 12 s missed it in all five
+    # attempts on a loaded 2-core host.
+    for i in $(seq 3000); do
       pgrep -u "$uid" -f -- "$t/.* linger " >/dev/null && break
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.02
