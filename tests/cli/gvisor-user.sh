@@ -9,6 +9,7 @@
 # container, and a SIGKILLed run's labelled containers are removed by
 # `cleanup` (never a live run's).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+user_gcov_env
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/dockerd.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/gvisor.sh"
 
@@ -25,7 +26,7 @@ uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
 U() {
   exec setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
     env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" DOCKER_HOST="$DOCKER_HOST" \
-    ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "$stage/agsbx-evidence" "$@"
+    ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" "$stage/agsbx-evidence" "$@"
 }
 Uf() { ( U "$@" ); }
 

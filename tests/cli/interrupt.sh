@@ -5,6 +5,7 @@
 # collect remove the dead run's leftovers, and never a live run's.
 # Everything runs as the unprivileged test user (the contributor's case).
 source "$(dirname "$0")/../lib/common.sh"
+user_gcov_env
 
 have_test_user || skip "interrupt" 1 "needs root to run as $AGSBX_TEST_USER (make test creates it)"
 stage=$(t_stage_for_user)
@@ -17,7 +18,7 @@ new_tmp() { local t; t=$(t_tmpdir "$1"); chown "$AGSBX_TEST_USER" "$t"; echo "$t
 U() {
   local t=$1; shift
   exec setpriv --reuid="$uid" --regid="$(id -g "$AGSBX_TEST_USER")" --init-groups --reset-env -- \
-    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$t" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$t" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" \
     "$stage/agsbx-evidence" "$@"
 }
 # The same in the foreground (a subshell, so the exec ends only it).
