@@ -312,8 +312,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("rundir");
-	TCase *tc = tcase_create("rundir");
+	Suite *s = suite_create("rundir-edges");
+	TCase *tc = tcase_create("rundir-edges");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_token_of_self_is_alive);
 	tcase_add_test(tc, test_unjudgeable_tokens_are_alive);
