@@ -109,8 +109,21 @@ char *agsbx_read_line(const char *path)
 	return data;
 }
 
+int agsbx_check_output_target(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
+
 int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
 {
+	int t = agsbx_check_output_target(path);
+	if (t < 0)
+		return t;
 	_cleanup_free_ char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;

@@ -26,9 +26,15 @@ const char *agsbx_file_strerror(int err);
 /* First line of a small file, trailing newline stripped; NULL on error
  * (errno set). */
 char *agsbx_read_line(const char *path);
+/* 0 when path may be replaced by a new file: it does not exist or is a
+ * regular file (symlinks followed); -EISDIR, -EINVAL (FIFO, socket,
+ * device: a rename would replace the node itself, e.g. /dev/null as
+ * root), -errno. */
+int agsbx_check_output_target(const char *path);
 /* Writes data to path atomically: a temporary name in the same directory,
  * fsync, then rename. mode applies to the new file. No partial file is
- * ever left at path or at the temporary name. */
+ * ever left at path or at the temporary name. An existing path that is
+ * not a regular file is refused (agsbx_check_output_target). */
 int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
 
 /* sha256 as 64 lowercase hex chars + NUL (hex must hold 65 bytes). */

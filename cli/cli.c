@@ -151,6 +151,13 @@ int agsbx_output_open(struct agsbx_output *o, const char *path)
 		o->f = stdout;
 		return 0;
 	}
+	/* The rename below would replace a device node (--output /dev/null as
+	 * root) or a FIFO with a regular file. */
+	int t = agsbx_check_output_target(path);
+	if (t < 0) {
+		agsbx_error("cannot write %s: %s", path, agsbx_file_strerror(t));
+		return t;
+	}
 	if (asprintf(&o->tmp, "%s.tmp-XXXXXX", path) < 0 || !(o->path = strdup(path)))
 		return -ENOMEM;
 	int fd = mkostemp(o->tmp, O_CLOEXEC);

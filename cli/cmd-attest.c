@@ -112,9 +112,10 @@ int agsbx_cmd_attest(int argc, char **argv)
 	}
 	r = agsbx_cli_write_json(out, st);
 	if (r < 0) {
-		agsbx_error_errno(r, "cannot write %s", out);
+		agsbx_error("cannot write %s: %s", out, agsbx_file_strerror(r));
 		/* a missing or read-only output directory is bad input */
-		bool usage = r == -ENOENT || r == -EACCES || r == -ENOTDIR || r == -EROFS || r == -EISDIR;
+		bool usage = r == -ENOENT || r == -EACCES || r == -ENOTDIR || r == -EROFS || r == -EISDIR ||
+			     r == -EINVAL;
 		return usage ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
 	return AGSBX_EXIT_OK;

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/harness.h"
 #include "conformance/conformance.h"
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "probes/probes.h"
 #include "providers/external/external.h"
@@ -375,15 +376,12 @@ struct progress {
 	bool quiet, color, tty;
 };
 
-static const char *verdict_color(const char *v)
+/* green shown good, red shown bad, yellow nothing shown (blocked, skip) */
+static const char *outcome_color(enum agsbx_outcome o)
 {
-	if (!strcmp(v, "pass") || !strcmp(v, "conformant"))
-		return "\033[32m";
-	if (!strcmp(v, "fail") || !strcmp(v, "defective"))
-		return "\033[31m";
-	if (!strcmp(v, "blocked") || !strcmp(v, "skip") || !strcmp(v, "skipped"))
-		return "\033[33m";
-	return "";
+	static const char *const colors[] = { [AGSBX_OUTCOME_GOOD] = "\033[32m", [AGSBX_OUTCOME_BAD] = "\033[31m",
+					      [AGSBX_OUTCOME_NOT_SHOWN] = "\033[33m", [AGSBX_OUTCOME_NEUTRAL] = "" };
+	return colors[o];
 }
 
 /* Every string below can come from a provider, an adapter or a sandbox:
@@ -395,12 +393,12 @@ static char *esc(const json_t *obj, const char *key)
 
 static void full_line(const struct progress *p, const char *provider, const json_t *check)
 {
-	const char *v = json_string_value(json_object_get(check, "verdict"));
+	enum agsbx_check_verdict v = agsbx_check_verdict_of(check);
 	json_int_t us = json_integer_value(json_object_get(check, "duration_us"));
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
 	_cleanup_free_ char *reason = esc(check, "reason");
 	fprintf(stderr, "agsbx-evidence: %-14s %-26s %s%-11s%s %6lld ms  %s\n", pid, id,
-		p->color ? verdict_color(v) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
+		p->color ? outcome_color(agsbx_check_outcome(v)) : "", ev, p->color ? "\033[0m" : "", (long long)(us / 1000), reason);
 }
 
 /* A line per finished check; on a TTY one live line instead (the latest
@@ -416,12 +414,11 @@ static void on_check(void *ud, const struct agsbx_collect_worker *w, const json_
 		full_line(p, provider, check);
 		return;
 	}
-	const char *v = json_string_value(json_object_get(check, "verdict"));
 	fputs("\r\033[K", stderr);
-	if (v && strcmp(v, "fail") == 0)
+	if (agsbx_check_verdict_of(check) == AGSBX_CHECK_FAIL)
 		full_line(p, provider, check);
 	_cleanup_free_ char *pid = agsbx_term_escape(provider, 0), *id = esc(check, "id"), *ev = esc(check, "verdict");
-	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, w->done, agsbx_check_count(), id, ev);
+	fprintf(stderr, "agsbx-evidence: %s %zu/%zu %s %s", pid, w->done, agsbx_conformance_check_count(), id, ev);
 	fflush(stderr);
 }
 
@@ -437,13 +434,13 @@ static void print_failures(const json_t *p)
 	size_t j;
 	json_t *c;
 	json_array_foreach(json_object_get(p, "checks"), j, c) {
-		if (strcmp(json_string_value(json_object_get(c, "verdict")), "fail") != 0)
+		if (agsbx_check_verdict_of(c) != AGSBX_CHECK_FAIL)
 			continue;
 		_cleanup_free_ char *id = esc(c, "id"), *reason = esc(c, "reason");
 		fprintf(stderr, "  FAIL %s %s: %s\n", pid, id, reason);
 	}
 	const json_t *hint = json_object_get(json_object_get(p, "probe"), "hint");
-	if (json_is_string(hint) && strcmp(json_string_value(json_object_get(p, "verdict")), "blocked") == 0) {
+	if (json_is_string(hint) && agsbx_provider_verdict_of(p) == AGSBX_PROVIDER_BLOCKED) {
 		_cleanup_free_ char *h = agsbx_term_escape(json_string_value(hint), 0);
 		fprintf(stderr, "hint: %s: %s\n", pid, h);
 	}
@@ -455,9 +452,9 @@ static void print_summary(const json_t *providers, bool color)
 	size_t i;
 	json_t *p;
 	json_array_foreach(providers, i, p) {
-		const char *v = json_string_value(json_object_get(p, "verdict"));
+		enum agsbx_provider_verdict v = agsbx_provider_verdict_of(p);
 		_cleanup_free_ char *pid = esc(p, "id"), *ev = esc(p, "verdict"), *reason = esc(p, "reason");
-		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? verdict_color(v) : "", ev, color ? "\033[0m" : "",
+		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? outcome_color(agsbx_provider_outcome(v)) : "", ev, color ? "\033[0m" : "",
 			reason);
 	}
 	json_array_foreach(providers, i, p)
@@ -466,119 +463,26 @@ static void print_summary(const json_t *providers, bool color)
 
 /* ---- the bundle ------------------------------------------------------- */
 
-/* What ran: the sha256 of the running executable (resolved through
- * /proc/self/exe), its version and commit. */
-static json_t *tool_json(void)
-{
-	char hex[65] = "unknown";
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		agsbx_sha256_file(exe, hex);
-	}
-	return json_pack("{s:s, s:s, s:s, s:s}", "name", AGSBX_TOOL_NAME, "version", agsbx_version(), "git_commit",
-			 agsbx_git_commit(), "binary_sha256", hex);
-}
-
-#define USERNS_SYSCTL "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
-#define DISTRO_BWRAP_PROFILE "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict"
-
-/* What the workflow changed on the host before collect (only loading the
- * distribution's bwrap profile is accepted), read back: the run stays
- * representative only while the userns sysctl is what it was before. */
-static json_t *host_policy_json(const struct collect_opts *o, json_t *reasons)
-{
-	if (!o->host_policy)
-		return NULL;
-	_cleanup_free_ char *now = agsbx_read_line(USERNS_SYSCTL);
-	const char *before = o->userns_before;
-	bool untouched = now ? strcmp(now, before) == 0 : strcmp(before, "absent") == 0;
-	if (!untouched)
-		json_array_append_new(reasons, json_string("host_policy:sysctl_changed"));
-	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "change", "distro bwrap profile loaded by the workflow", "profile",
-			 DISTRO_BWRAP_PROFILE, "restrict_unprivileged_userns_before", before,
-			 "restrict_unprivileged_userns_now", now ? now : "absent", "sysctl_untouched", untouched);
-}
-
+/* The facts context.* is made of, gathered here (the host probe, the
+ * harness's capability sets, the selection); evidence/ shapes them. */
 static json_t *context_json(const struct agsbx_harness *hs, const struct collect_opts *o, const json_t *host,
 			    const struct agsbx_provider_ops **sel, int n)
 {
-	const char *sudo_user = getenv("SUDO_USER");
-	bool sudo = sudo_user && *sudo_user;
-	const json_t *detected = agsbx_probe_value(host, "container", "detected");
-	bool container = json_is_true(detected);
-	json_t *reasons = json_array();
-	if (geteuid() == 0)
-		json_array_append_new(reasons, json_string("root"));
-	/* Not only root: any capability the harness holds (a file capability,
-	 * an ambient set, a container's default set) makes results unlike a
-	 * normal user's. */
+	_cleanup_json_ json_t *ids = json_array();
+	for (int i = 0; o->simulate && i < n; i++)
+		if (simulation_for(o, sel[i]))
+			json_array_append_new(ids, json_string(sel[i]->id));
+	struct agsbx_bundle_context c = {
+		.run_as_name = hs->run_as_name,
+		.container = json_is_true(agsbx_probe_value(host, "container", "detected")),
+		.container_markers = agsbx_probe_value(host, "container", "markers"),
+		.simulate = o->simulate, .simulated = ids,
+		.userns_before = o->host_policy ? o->userns_before : NULL,
+	};
 	char eff[17] = "", prm[17] = "", amb[17] = "";
-	bool have_caps = agsbx_self_caps(eff, prm, amb);
-#ifdef __linux__
-	/* unreadable sets cannot be shown empty */
-	if (!have_caps || strspn(eff, "0") != strlen(eff) || strspn(prm, "0") != strlen(prm) ||
-	    strspn(amb, "0") != strlen(amb))
-		json_array_append_new(reasons, json_string("capabilities"));
-#endif
-	if (sudo)
-		json_array_append_new(reasons, json_string("sudo"));
-	if (container)
-		json_array_append_new(reasons, json_string("container"));
-	json_t *sims = json_array();
-	if (o->simulate) {
-		json_t *ids = json_array();
-		for (int i = 0; i < n; i++)
-			if (simulation_for(o, sel[i]))
-				json_array_append_new(ids, json_string(sel[i]->id));
-		if (json_array_size(ids)) {
-			char r[128];
-			snprintf(r, sizeof r, "simulated:%s", o->simulate);
-			json_array_append_new(reasons, json_string(r));
-		}
-		json_array_append_new(sims, json_pack("{s:s, s:o, s:s, s:s}", "name", o->simulate, "providers", ids,
-						      "mechanism", "seccomp",
-						      "effect", "clone/unshare with CLONE_NEWUSER fail with EPERM in the provider's process tree; host settings untouched"));
-	}
-	const json_t *markers = agsbx_probe_value(host, "container", "markers");
-	json_t *policy = host_policy_json(o, reasons);
-	json_t *ctxj = json_pack("{s:{s:i, s:i, s:i, s:b, s:o}, s:{s:b, s:O}, s:b, s:o, s:o}", "privilege", "uid", (int)getuid(),
-			 "euid", (int)geteuid(), "gid", (int)getgid(), "sudo", sudo, "run_as",
-			 hs->run_as_name ? json_string(hs->run_as_name) : json_null(), "container", "detected", container,
-			 "markers", markers ? (json_t *)markers : json_null(), "representative", json_array_size(reasons) == 0,
-			 "representative_reasons", reasons, "simulations", sims);
-	if (ctxj && have_caps)
-		json_object_set_new(json_object_get(ctxj, "privilege"), "capabilities",
-				    json_pack("{s:s, s:s, s:s}", "effective", eff, "permitted", prm, "ambient", amb));
-	if (ctxj && policy)
-		json_object_set_new(ctxj, "host_policy", policy);
-	return ctxj;
-}
-
-static json_t *summary_json(const json_t *providers)
-{
-	int counts[4] = { 0 };
-	static const char *const names[] = { "conformant", "defective", "blocked", "skipped" };
-	json_t *defects = json_array();
-	size_t i;
-	json_t *p;
-	json_array_foreach(providers, i, p) {
-		const char *v = json_string_value(json_object_get(p, "verdict"));
-		for (int k = 0; k < 4; k++)
-			if (strcmp(v, names[k]) == 0)
-				counts[k]++;
-		size_t j;
-		json_t *c;
-		json_array_foreach(json_object_get(p, "failing_checks"), j, c) {
-			char d[256];
-			snprintf(d, sizeof d, "%s/%s", json_string_value(json_object_get(p, "id")), json_string_value(c));
-			json_array_append_new(defects, json_string(d));
-		}
-	}
-	return json_pack("{s:I, s:i, s:i, s:i, s:i, s:o, s:i}", "providers", (json_int_t)json_array_size(providers),
-			 "conformant", counts[0], "defective", counts[1], "blocked", counts[2], "skipped", counts[3],
-			 "defects", defects, "exit_status", counts[1] ? AGSBX_EXIT_DEFECT : AGSBX_EXIT_OK);
+	c.have_caps = agsbx_self_caps(eff, prm, amb);
+	c.cap_eff = eff, c.cap_prm = prm, c.cap_amb = amb;
+	return agsbx_bundle_context(&c);
 }
 
 static int add_context_members(json_t *bundle, const struct collect_opts *o)
@@ -666,13 +570,13 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	struct agsbx_matrix_opts mo = {
+	struct agsbx_conformance_opts mo = {
 		.ctx = &ctx, .work_dir = dir, .env_canary_name = sh->canary_name,
 		.env_canary_value = sh->canary_value, .max_output_bytes = (size_t)sh->o->max_output,
 		.timeout_ms = sh->o->timeout_ms, .jobs = sh->check_jobs, .cancel_fd = cancel_fd,
 		.progress = report_progress, .progress_ud = &report_fd,
 	};
-	json_t *pj = agsbx_matrix_run(sh->sel[i], &mo, err, err_size);
+	json_t *pj = agsbx_conformance_run(sh->sel[i], &mo, err, err_size);
 	rmdir(dir); /* the areas inside are removed by the matrix */
 	if (pj && ctx.config)
 		json_object_set(pj, "config", (json_t *)ctx.config);
@@ -817,6 +721,61 @@ static int interrupted(const struct collect_opts *o)
 	return 128 + sig;
 }
 
+/* The bundle is complete once its providers ran: summary, signature,
+ * the file, then what the user sees. Returns the exit status. */
+static int finish_and_write(const struct collect_opts *o, const char *output, json_t *bundle, bool *written)
+{
+	if (agsbx_interrupt_signal())
+		return interrupted(o);
+	int status = agsbx_bundle_finish(bundle);
+	if (o->sign_key) {
+		char err[512] = "";
+		if (agsbx_bundle_sign(bundle, o->sign_key, err, sizeof err) < 0) {
+			agsbx_error("signing failed: %s", err);
+			return AGSBX_EXIT_USAGE;
+		}
+	}
+	if (agsbx_interrupt_signal())
+		return interrupted(o);
+	int w = agsbx_cli_write_json(output, bundle);
+	if (w < 0) {
+		agsbx_error_errno(w, "cannot write %s", output);
+		return AGSBX_EXIT_INTERNAL;
+	}
+	*written = true;
+	append_step_summary(bundle);
+	const json_t *providers = json_object_get(bundle, "providers");
+	if (!o->quiet) {
+		print_summary(providers, agsbx_use_color(STDERR_FILENO));
+		agsbx_note("wrote %s (%s)", agsbx_is_stdout(output) ? "the bundle to stdout" : output,
+			   o->sign_key ? "signed" : "unsigned");
+		print_next_steps(bundle, agsbx_is_stdout(output) ? "BUNDLE.json" : output);
+	}
+	if (o->json)
+		print_json_summary(output, json_object_get(bundle, "summary"), providers);
+	return status;
+}
+
+/* The document: top level, attachments, host and context, the
+ * providers' records, then finish and write. Returns the exit status. */
+static int collect_bundle(struct agsbx_harness *hs, const struct collect_opts *o, const struct agsbx_provider_ops **sel,
+			  int n, const json_t *configs, const char *work, const char *output, bool *written)
+{
+	_cleanup_json_ json_t *bundle = agsbx_bundle_new();
+	if (!bundle)
+		return AGSBX_EXIT_INTERNAL;
+	int rc = add_context_members(bundle, o);
+	if (rc)
+		return rc;
+	hs->host = agsbx_probe_host(NULL);
+	hs->ctx.host = hs->host;
+	json_object_set(bundle, "host", hs->host);
+	json_object_set_new(bundle, "context", context_json(hs, o, hs->host, sel, n));
+	if ((rc = run_providers(hs, o, sel, n, configs, work, bundle)))
+		return rc;
+	return finish_and_write(o, output, bundle, written);
+}
+
 int agsbx_cmd_collect(int argc, char **argv)
 {
 	struct collect_opts o = { 0 };
@@ -849,58 +808,8 @@ int agsbx_cmd_collect(int argc, char **argv)
 		agsbx_interrupt_restore();
 		return rc;
 	}
-	_cleanup_json_ json_t *bundle = json_object();
 	bool bundle_written = false;
-	char created[32];
-	agsbx_utc_now(created, sizeof created);
-	json_object_set_new(bundle, "schema", json_string(AGSBX_BUNDLE_SCHEMA));
-	json_object_set_new(bundle, "tool", tool_json());
-	json_object_set_new(bundle, "created_at", json_string(created));
-	if ((rc = add_context_members(bundle, &o)))
-		goto out;
-	hs.host = agsbx_probe_host(NULL);
-	hs.ctx.host = hs.host;
-	json_object_set(bundle, "host", hs.host);
-	json_object_set_new(bundle, "context", context_json(&hs, &o, hs.host, sel, n));
-	if ((rc = run_providers(&hs, &o, sel, n, configs, work, bundle)))
-		goto out;
-	if (agsbx_interrupt_signal()) {
-		rc = interrupted(&o);
-		goto out;
-	}
-	json_t *providers = json_object_get(bundle, "providers");
-	json_t *summary = summary_json(providers);
-	json_object_set_new(bundle, "summary", summary);
-	if (o.sign_key) {
-		char err[512] = "";
-		if (agsbx_bundle_sign(bundle, o.sign_key, err, sizeof err) < 0) {
-			agsbx_error("signing failed: %s", err);
-			rc = AGSBX_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (agsbx_interrupt_signal()) {
-		rc = interrupted(&o);
-		goto out;
-	}
-	int w = agsbx_cli_write_json(output, bundle);
-	if (w < 0) {
-		agsbx_error_errno(w, "cannot write %s", output);
-		rc = AGSBX_EXIT_INTERNAL;
-		goto out;
-	}
-	bundle_written = true;
-	append_step_summary(bundle);
-	if (!o.quiet) {
-		print_summary(providers, agsbx_use_color(STDERR_FILENO));
-		agsbx_note("wrote %s (%s)", agsbx_is_stdout(output) ? "the bundle to stdout" : output,
-			   o.sign_key ? "signed" : "unsigned");
-		print_next_steps(bundle, agsbx_is_stdout(output) ? "BUNDLE.json" : output);
-	}
-	if (o.json)
-		print_json_summary(output, summary, providers);
-	rc = (int)json_integer_value(json_object_get(summary, "exit_status"));
-out:
+	rc = collect_bundle(&hs, &o, sel, n, configs, work, output, &bundle_written);
 	if (work)
 		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
 	agsbx_harness_clear(&hs);

@@ -51,13 +51,11 @@ static void print_table(const json_t *list)
 		const json_t *probe = json_object_get(p, "probe");
 		const json_t *caps = json_object_get(probe, "capabilities");
 		char claims[256] = "";
-		static const char *const axes[] = { "process_contained", "host_filesystem_restricted",
-						    "privilege_escalation_blocked", "syscalls_restricted",
-						    "environment_scrubbed" };
-		for (size_t k = 0; k < sizeof axes / sizeof axes[0]; k++)
-			if (json_is_true(json_object_get(caps, axes[k])))
+		for (int k = 0; k < AGSBX_AXIS_COUNT; k++)
+			if (agsbx_axes[k].kind == AGSBX_AXIS_KIND_FLAG &&
+			    json_is_true(json_object_get(caps, agsbx_axes[k].name)))
 				snprintf(claims + strlen(claims), sizeof claims - strlen(claims), "%s%s",
-					 claims[0] ? "," : "", axes[k]);
+					 claims[0] ? "," : "", agsbx_axes[k].name);
 		const char *net = json_string_value(json_object_get(caps, "network"));
 		if (net)
 			snprintf(claims + strlen(claims), sizeof claims - strlen(claims), "%snetwork=%s",

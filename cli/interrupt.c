@@ -28,7 +28,7 @@ static struct sigaction saved[4];
 static void on_signal(int sig)
 {
 	int e = errno;
-	agsbx_matrix_remove_canaries();
+	agsbx_conformance_remove_canaries();
 	if (caught || sig == SIGQUIT) {
 		signal(sig, SIG_DFL);
 		raise(sig);

@@ -52,9 +52,8 @@ static gid_t run_gid(const struct check_env *env)
 
 static void control_skip(struct check_out *out, const char *what, const json_t *ctl)
 {
-	out->forced_verdict = "skip";
-	check_reason(out, "control failed: %s outside the sandbox too (%s); nothing to compare", what,
-		     result_errno(ctl));
+	cf_skip(out, "control failed: %s outside the sandbox too (%s); nothing to compare", what,
+		   cf_result_errno(ctl));
 }
 
 static const json_t *sub(const json_t *res, const char *k)
@@ -71,7 +70,7 @@ static struct {
 	volatile sig_atomic_t armed;
 } home_canary;
 
-void agsbx_matrix_remove_canaries(void)
+void agsbx_conformance_remove_canaries(void)
 {
 	if (!home_canary.armed)
 		return;
@@ -116,8 +115,7 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	const char *home = home_of(env);
 	struct stat st;
 	if (!home || stat(home, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		out->forced_verdict = "skip";
-		check_reason(out, "the sandbox user has no home directory on this host (%s)", home ? home : "none");
+		cf_skip(out, "the sandbox user has no home directory on this host (%s)", home ? home : "none");
 		return;
 	}
 	_cleanup_free_ char *secret = nonce();
@@ -126,34 +124,33 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	pthread_mutex_lock(&home_lock);
 	int r = home_canary_create(env, home, secret);
 	if (r < 0) {
-		agsbx_matrix_remove_canaries();
+		agsbx_conformance_remove_canaries();
 		pthread_mutex_unlock(&home_lock);
-		out->forced_verdict = "skip";
-		check_reason(out, "cannot place a canary in %s: %s", home, strerror(-r));
+		cf_skip(out, "cannot place a canary in %s: %s", home, strerror(-r));
 		return;
 	}
 	struct agsbx_exec_result xr = { 0 };
 	json_t *res = NULL, *ctl = NULL;
-	int sr = sandbox_op(env, out, env->h, NULL, ARGS("read", home_canary.file), &res, &xr);
-	bool leaked = sr == 0 && run_output_contains(&xr.run, secret);
+	int sr = cf_sandbox_op(env, out, env->h, NULL, ARGS("read", home_canary.file), &res, &xr);
+	bool leaked = sr == 0 && cf_run_output_contains(&xr.run, secret);
 	agsbx_exec_result_clear(&xr);
-	control_op(env, out, ARGS("read", home_canary.file), &ctl);
+	cf_control_op(env, out, ARGS("read", home_canary.file), &ctl);
 	json_object_set_new(out->facts, "canary", json_string(home_canary.file));
-	agsbx_matrix_remove_canaries();
+	agsbx_conformance_remove_canaries();
 	pthread_mutex_unlock(&home_lock);
 	json_object_set_new(out->facts, "canary_removed", json_boolean(access(home_canary.file, F_OK) < 0));
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	if (sr < 0) {
-		check_reason(out, "provider refused to execute");
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	if (!result_ok(ctl) || !json_is_string(sub(ctl, "content")) || strcmp(json_string_value(sub(ctl, "content")), secret) != 0) {
+	if (!cf_result_ok(ctl) || !json_is_string(sub(ctl, "content")) || strcmp(json_string_value(sub(ctl, "content")), secret) != 0) {
 		control_skip(out, "the home canary is not readable", ctl);
 		return;
 	}
-	out->observed_pass = res && !result_ok(res) && !leaked;
-	check_reason(out, "read of a 0600 key in a dot-directory of the real $HOME: %s inside (%s); control read ok",
-		     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res));
+	out->observed_pass = res && !cf_result_ok(res) && !leaked;
+	cf_reason(out, "read of a 0600 key in a dot-directory of the real $HOME: %s inside (%s); control read ok",
+		     res && !cf_result_ok(res) ? "denied" : "ALLOWED", cf_result_errno(res));
 }
 
 /* ---- privilege ------------------------------------------------------------ */
@@ -181,12 +178,12 @@ void check_priv_capabilities_dropped(const struct check_env *env, struct check_o
 {
 	const char *su = setuid_program();
 	json_t *res, *ctl = NULL;
-	if (sandbox_op(env, out, env->h, NULL, su ? ARGS("caps", su) : ARGS("caps"), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, su ? ARGS("caps", su) : ARGS("caps"), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	if (su)
-		control_op(env, out, ARGS("caps", su), &ctl);
+		cf_control_op(env, out, ARGS("caps", su), &ctl);
 	/* Ambient is a subset of permitted (capabilities(7)): where /proc does
 	 * not show CapAmb (gVisor), an empty CapPrm implies an empty CapAmb. */
 	bool amb = hex_zero(sub(res, "cap_amb")) || (json_is_null(sub(res, "cap_amb")) && hex_zero(sub(res, "cap_prm")));
@@ -195,7 +192,7 @@ void check_priv_capabilities_dropped(const struct check_env *env, struct check_o
 	bool bnd = hex_zero(sub(res, "cap_bnd")) || nnp;
 	const json_t *s_in = sub(res, "setuid"), *s_out = sub(ctl, "setuid");
 	bool ctl_gains = json_integer_value(sub(s_out, "euid")) == 0 && json_is_integer(sub(s_out, "euid"));
-	bool ran_inside = result_ok(s_in);
+	bool ran_inside = cf_result_ok(s_in);
 	bool nnp_in = json_integer_value(sub(res, "no_new_privs")) == 1;
 	/* Unobserved counts as a gain, unless NoNewPrivs is set: then the
 	 * kernel does not honour the setuid bit at all (prctl(2)). */
@@ -205,11 +202,11 @@ void check_priv_capabilities_dropped(const struct check_env *env, struct check_o
 	json_object_set_new(out->facts, "setuid_gains_outside", json_boolean(ctl_gains));
 	json_object_set_new(out->facts, "setuid_gains_inside", json_boolean(gained));
 	if (!res || !json_is_string(sub(res, "cap_eff"))) {
-		check_reason(out, "the payload reported no capability sets");
+		cf_reason(out, "the payload reported no capability sets");
 		return;
 	}
 	out->observed_pass = sets && bnd && (!ctl_gains || !gained);
-	check_reason(out, "inside CapEff %s CapPrm %s CapAmb %s CapBnd %s NoNewPrivs %d; setuid-root %s: %s%s",
+	cf_reason(out, "inside CapEff %s CapPrm %s CapAmb %s CapBnd %s NoNewPrivs %d; setuid-root %s: %s%s",
 		     json_string_value(sub(res, "cap_eff")), json_string_value(sub(res, "cap_prm")) ?: "?",
 		     json_string_value(sub(res, "cap_amb")) ?: "(not shown; empty as CapPrm is)", json_string_value(sub(res, "cap_bnd")) ?: "?",
 		     (int)json_integer_value(sub(res, "no_new_privs")), su ? su : "(none on host)",
@@ -286,7 +283,7 @@ static pid_t start_target(const struct check_env *env, const char *marker, const
 
 static const char *denial(const json_t *o)
 {
-	return result_ok(o) ? "ALLOWED" : result_errno(o);
+	return cf_result_ok(o) ? "ALLOWED" : cf_result_errno(o);
 }
 
 void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out)
@@ -296,32 +293,31 @@ void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out
 		return;
 	pid_t pid = start_target(env, marker, secret);
 	if (pid < 0) {
-		out->forced_verdict = "skip";
-		check_reason(out, "cannot start the target process: %s", strerror(-pid));
+		cf_skip(out, "cannot start the target process: %s", strerror(-pid));
 		return;
 	}
 	char ps[16];
 	snprintf(ps, sizeof ps, "%d", (int)pid);
 	struct agsbx_exec_result xr = { 0 };
 	json_t *res, *ctl;
-	int sr = sandbox_op(env, out, env->h, NULL, ARGS("ptrace", ps), &res, &xr);
-	bool leaked = sr == 0 && run_output_contains(&xr.run, secret);
+	int sr = cf_sandbox_op(env, out, env->h, NULL, ARGS("ptrace", ps), &res, &xr);
+	bool leaked = sr == 0 && cf_run_output_contains(&xr.run, secret);
 	agsbx_exec_result_clear(&xr);
-	control_op(env, out, ARGS("ptrace", ps), &ctl);
+	cf_control_op(env, out, ARGS("ptrace", ps), &ctl);
 	stop_target(pid);
 	json_object_set_new(out->facts, "target_pid", json_integer(pid));
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	if (sr < 0) {
-		check_reason(out, "provider refused to execute");
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	const json_t *ce = sub(ctl, "environ");
-	if (!result_ok(ce) || !strstr(json_string_value(sub(ce, "content")) ?: "", secret)) {
+	if (!cf_result_ok(ce) || !strstr(json_string_value(sub(ce, "content")) ?: "", secret)) {
 		control_skip(out, "/proc/PID/environ of the target is not readable", ce);
 		return;
 	}
-	out->observed_pass = res && !result_ok(res) && !leaked;
-	check_reason(out, "against pid %d outside: ptrace %s, process_vm_readv %s, /proc/PID/mem %s, "
+	out->observed_pass = res && !cf_result_ok(res) && !leaked;
+	cf_reason(out, "against pid %d outside: ptrace %s, process_vm_readv %s, /proc/PID/mem %s, "
 			  "/proc/PID/environ %s; control read its environ outside",
 		     (int)pid, denial(sub(res, "attach")), denial(sub(res, "vm_readv")), denial(sub(res, "mem")),
 		     denial(sub(res, "environ")));
@@ -403,10 +399,10 @@ struct ipc_target {
  * only the payload's word). */
 static void ipc_try(const struct check_env *env, struct check_out *out, struct ipc_target *t)
 {
-	sandbox_op(env, out, env->h, NULL, ARGS("unix-connect", t->addr), &t->in, NULL);
+	cf_sandbox_op(env, out, env->h, NULL, ARGS("unix-connect", t->addr), &t->in, NULL);
 	t->reached = t->lfd >= 0 ? accepted(t->lfd) : 0;
-	control_op(env, out, ARGS("unix-connect", t->addr), &t->ctl);
-	if (t->lfd >= 0 && result_ok(t->ctl) && wait_readable(t->lfd, control_deadline(env)))
+	cf_control_op(env, out, ARGS("unix-connect", t->addr), &t->ctl);
+	if (t->lfd >= 0 && cf_result_ok(t->ctl) && wait_readable(t->lfd, control_deadline(env)))
 		t->ctl_reached = accepted(t->lfd);
 }
 
@@ -414,7 +410,7 @@ static void ipc_try(const struct check_env *env, struct check_out *out, struct i
  * listener received it. */
 static bool ipc_control_ok(const struct ipc_target *t)
 {
-	return result_ok(t->ctl) && (t->lfd < 0 || t->ctl_reached > 0);
+	return cf_result_ok(t->ctl) && (t->lfd < 0 || t->ctl_reached > 0);
 }
 
 static bool shares_net(const struct check_env *env)
@@ -445,7 +441,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		ipc_try(env, out, &t[i]);
 		bool ctl_ok = ipc_control_ok(&t[i]);
 		any_ctl |= ctl_ok;
-		bool denied = t[i].in && !result_ok(t[i].in) && t[i].reached == 0;
+		bool denied = t[i].in && !cf_result_ok(t[i].in) && t[i].reached == 0;
 		/* The Docker socket counts only where the same user can reach it
 		 * outside. Abstract sockets live in the network namespace: a
 		 * provider that shares the host network (claim `inherited`)
@@ -456,19 +452,18 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 			pass &= denied;
 		json_object_set_new(out->facts, t[i].name,
 				    json_pack("{s:s, s:b, s:s, s:b, s:s, s:i, s:i, s:b}", "address", t[i].addr, "denied_inside",
-					      denied, "errno_inside", result_errno(t[i].in), "control_ok", ctl_ok,
-					      "errno_control", result_errno(t[i].ctl), "listener_accepted", t[i].reached,
+					      denied, "errno_inside", cf_result_errno(t[i].in), "control_ok", ctl_ok,
+					      "errno_control", cf_result_errno(t[i].ctl), "listener_accepted", t[i].reached,
 					      "control_accepted", t[i].ctl_reached, "judged", judged));
 		size_t l = strlen(detail);
 		snprintf(detail + l, sizeof detail - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t[i].name,
-			 denied ? "denied" : "REACHED", result_ok(t[i].in) ? "connected" : result_errno(t[i].in),
-			 ctl_ok ? "ok" : result_errno(t[i].ctl), judged ? "" : "; not judged: the host network is shared");
+			 denied ? "denied" : "REACHED", cf_result_ok(t[i].in) ? "connected" : cf_result_errno(t[i].in),
+			 ctl_ok ? "ok" : cf_result_errno(t[i].ctl), judged ? "" : "; not judged: the host network is shared");
 	}
 	unlink(path);
 	rmdir(dir);
 	if (pfd < 0 || afd < 0) {
-		out->forced_verdict = "skip";
-		check_reason(out, "cannot open the harness listeners: %s", strerror(-(pfd < 0 ? pfd : afd)));
+		cf_skip(out, "cannot open the harness listeners: %s", strerror(-(pfd < 0 ? pfd : afd)));
 		return;
 	}
 	if (!ipc_control_ok(&t[0]) || !ipc_control_ok(&t[1])) {
@@ -476,7 +471,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		return;
 	}
 	out->observed_pass = pass && any_ctl;
-	check_reason(out, "%s", detail);
+	cf_reason(out, "%s", detail);
 }
 
 /* ---- network ----------------------------------------------------------------- */
@@ -573,25 +568,25 @@ static bool net_pair(const struct check_env *env, struct check_out *out, const s
 	snprintf(ctl_ms, sizeof ctl_ms, "%lld", (long long)(env->o->timeout_ms / 2 > 2000 ? env->o->timeout_ms / 2 : 2000));
 	const char *const in_args[] = { "net", t->host, ps, t->proto, n_in, "2000", mode, NULL };
 	const char *const ctl_args[] = { "net", t->host, ps, t->proto, n_ctl, ctl_ms, mode, NULL };
-	if (sandbox_op(env, out, env->h, NULL, in_args, &res, NULL) < 0)
+	if (cf_sandbox_op(env, out, env->h, NULL, in_args, &res, NULL) < 0)
 		res = NULL;
 	if (udp)
 		datagrams_drain(t->fd, n_in, n_ctl, &k.got, &k.ctl_got);
 	else
 		k.got = accepted(t->fd);
-	control_op(env, out, ctl_args, &ctl);
-	if (result_ok(ctl))
+	cf_control_op(env, out, ctl_args, &ctl);
+	if (cf_result_ok(ctl))
 		await_control(env, t, n_in, n_ctl, &k);
 	*ctl_ok = k.ctl_got > 0;
-	bool denied = res && k.got == 0 && (udp || !result_ok(res));
+	bool denied = res && k.got == 0 && (udp || !cf_result_ok(res));
 	json_object_set_new(out->facts, t->label,
 			    json_pack("{s:s, s:i, s:b, s:b, s:s, s:i, s:b, s:s}", "host", t->host, "port", port, "detached",
-				      t->detached, "denied_inside", denied, "errno_inside", result_errno(res),
+				      t->detached, "denied_inside", denied, "errno_inside", cf_result_errno(res),
 				      "received_from_inside", k.got, "control_received", *ctl_ok, "errno_control",
-				      result_errno(ctl)));
+				      cf_result_errno(ctl)));
 	size_t l = strlen(detail);
 	snprintf(detail + l, dsize - l, "%s%s %s (%s)", l ? "; " : "", t->label, denied ? "denied" : "REACHED",
-		 !res ? "refused" : result_ok(res) ? (udp ? (k.got ? "datagram arrived" : "sent, nothing arrived") : "connected") : result_errno(res));
+		 !res ? "refused" : cf_result_ok(res) ? (udp ? (k.got ? "datagram arrived" : "sent, nothing arrived") : "connected") : cf_result_errno(res));
 	return denied;
 }
 
@@ -606,12 +601,11 @@ static void run_net_tries(const struct check_env *env, struct check_out *out, co
 		ctl_all &= ctl;
 	}
 	if (!ctl_all) {
-		out->forced_verdict = "skip";
-		check_reason(out, "control failed: a loopback listener was not reached from outside either; %s", detail);
+		cf_skip(out, "control failed: a loopback listener was not reached from outside either; %s", detail);
 		return;
 	}
 	out->observed_pass = pass;
-	check_reason(out, "%s; every control reached its listener outside", detail);
+	cf_reason(out, "%s; every control reached its listener outside", detail);
 }
 
 void check_net_egress_udp_denied(const struct check_env *env, struct check_out *out)
@@ -619,8 +613,7 @@ void check_net_egress_udp_denied(const struct check_env *env, struct check_out *
 	int port = 0;
 	_cleanup_close_ int fd = loopback_socket(AF_INET, SOCK_DGRAM, &port);
 	if (fd < 0) {
-		out->forced_verdict = "skip";
-		check_reason(out, "cannot open a UDP receiver on 127.0.0.1: %s", strerror(-fd));
+		cf_skip(out, "cannot open a UDP receiver on 127.0.0.1: %s", strerror(-fd));
 		return;
 	}
 	const struct net_try tries[] = {
@@ -637,9 +630,8 @@ void check_net_egress_ipv6_denied(const struct check_env *env, struct check_out 
 	_cleanup_close_ int fd6 = loopback_socket(AF_INET6, SOCK_STREAM, &p6);
 	_cleanup_close_ int fd4 = loopback_socket(AF_INET, SOCK_STREAM, &p4);
 	if (fd6 < 0 || fd4 < 0) {
-		out->forced_verdict = "skip";
-		check_reason(out, "cannot listen on %s: %s", fd6 < 0 ? "[::1]" : "127.0.0.1",
-			     strerror(-(fd6 < 0 ? fd6 : fd4)));
+		cf_skip(out, "cannot listen on %s: %s", fd6 < 0 ? "[::1]" : "127.0.0.1",
+			   strerror(-(fd6 < 0 ? fd6 : fd4)));
 		return;
 	}
 	/* ::ffff:127.0.0.1 from an AF_INET6 socket reaches the IPv4 listener:
@@ -664,29 +656,28 @@ void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_ou
 	_cleanup_free_ char *host = agsbx_path_join(env->grant->roots[AGSBX_ROOT_OUTPUT].path, name);
 	struct agsbx_exec_result xr = { 0 };
 	json_t *res, *ctl;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("link-read", env->canary_file, inside), &res, &xr) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("link-read", env->canary_file, inside), &res, &xr) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	bool leaked = run_output_contains(&xr.run, env->canary_secret);
+	bool leaked = cf_run_output_contains(&xr.run, env->canary_secret);
 	agsbx_exec_result_clear(&xr);
 	struct stat a, c;
 	bool alias = host && lstat(host, &a) == 0 && stat(env->canary_file, &c) == 0 && a.st_ino == c.st_ino &&
 		     a.st_dev == c.st_dev;
-	control_op(env, out, ARGS("link-read", env->canary_file, ctl_path), &ctl);
+	cf_control_op(env, out, ARGS("link-read", env->canary_file, ctl_path), &ctl);
 	bool control = json_is_true(sub(ctl, "link_ok"));
 	unlink(ctl_path);
 	json_object_set_new(out->facts, "alias_on_host", json_boolean(alias));
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_link_ok", json_boolean(control));
 	if (!control) {
-		out->forced_verdict = "skip";
-		check_reason(out, "control failed: the canary cannot be hard-linked outside the sandbox either (%s)",
-			     json_string_value(sub(ctl, "link_errno")) ?: "?");
+		cf_skip(out, "control failed: the canary cannot be hard-linked outside the sandbox either (%s)",
+			   json_string_value(sub(ctl, "link_errno")) ?: "?");
 		return;
 	}
 	out->observed_pass = res && !json_is_true(sub(res, "link_ok")) && !alias && !leaked;
-	check_reason(out, "hard link to the canary inside the output root: %s (%s); alias %s on the host; "
+	cf_reason(out, "hard link to the canary inside the output root: %s (%s); alias %s on the host; "
 			  "control link ok",
 		     json_is_true(sub(res, "link_ok")) ? "MADE" : "denied", json_string_value(sub(res, "link_errno")) ?: "none",
 		     alias ? "PRESENT" : "absent");
@@ -764,8 +755,8 @@ static int residue_attempt(const struct check_env *env, struct check_out *out, s
 	_cleanup_free_ char *inside = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, skip_name);
 	const char *tmp = pl[np - 2].dir, *home = pl[np - 1].dir;
 	json_t *m = NULL;
-	int r1 = sandbox_op(env, out, env->h, NULL, home ? ARGS("mounts", tmp, home) : ARGS("mounts", tmp), &m, NULL);
-	int r2 = sandbox_op(env, out, env->h, NULL, ARGS("write", inside, "x"), NULL, NULL);
+	int r1 = cf_sandbox_op(env, out, env->h, NULL, home ? ARGS("mounts", tmp, home) : ARGS("mounts", tmp), &m, NULL);
+	int r2 = cf_sandbox_op(env, out, env->h, NULL, ARGS("write", inside, "x"), NULL, NULL);
 	const char *mounts = json_string_value(sub(m, "mount_points"));
 	/* In the host's own mount namespace (landlock, trusted_local) every
 	 * mount point is the host's: the sandbox made none, so nothing new in
@@ -817,11 +808,11 @@ void check_fs_no_host_residue(const struct check_env *env, struct check_out *out
 		free(pl[i].dir);
 	json_object_set_new(out->facts, "new_entries", rec);
 	if (found < 0) {
-		check_reason(out, "provider refused to execute");
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	out->observed_pass = found == 0;
-	check_reason(out, found == 0 ? "no new entry in the work dir, the grant's parent, its writable roots, /tmp or "
+	cf_reason(out, found == 0 ? "no new entry in the work dir, the grant's parent, its writable roots, /tmp or "
 				       "$HOME after sandboxed runs"
 				     : "%d new entr%s left on the host by sandboxed runs (see facts)",
 		     found, found == 1 ? "y" : "ies");
@@ -842,20 +833,20 @@ void check_exec_status_fidelity(const struct check_env *env, struct check_out *o
 	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(cases); i++) {
 		struct agsbx_exec_result xr = { 0 };
 		json_t *res;
-		if (sandbox_op(env, out, env->h, &lim, ARGS(cases[i].op, cases[i].arg), &res, &xr) < 0) {
+		if (cf_sandbox_op(env, out, env->h, &lim, ARGS(cases[i].op, cases[i].arg), &res, &xr) < 0) {
 			json_decref(seen);
-			check_reason(out, "provider refused to execute");
+			cf_reason(out, "provider refused to execute");
 			return;
 		}
 		const struct agsbx_run_result *r = &xr.run;
-		bool ran = res && result_ok(res);
+		bool ran = res && cf_result_ok(res);
 		bool ok = ran && !r->timed_out && r->status == cases[i].status &&
 			  (cases[i].sig ? (r->term_signal == cases[i].sig || (r->exited && r->exit_code == cases[i].status))
 					: (r->exited && r->exit_code == cases[i].status && r->term_signal == 0));
 		pass &= ok;
 		/* The paired control: outside, the payload really ends so. */
 		json_t *cres;
-		control_op(env, out, ARGS(cases[i].op, cases[i].arg), &cres);
+		cf_control_op(env, out, ARGS(cases[i].op, cases[i].arg), &cres);
 		const json_t *co = json_array_get(out->observations, json_array_size(out->observations) - 1);
 		bool ctl = json_integer_value(json_object_get(co, "exit_status")) == cases[i].status &&
 			   json_integer_value(json_object_get(co, "signal")) == cases[i].sig;
@@ -872,12 +863,11 @@ void check_exec_status_fidelity(const struct check_env *env, struct check_out *o
 	}
 	json_object_set_new(out->facts, "cases", seen);
 	if (!ctl_all) {
-		out->forced_verdict = "skip";
-		check_reason(out, "control failed: outside the sandbox the payload does not end as asked either; %s", detail);
+		cf_skip(out, "control failed: outside the sandbox the payload does not end as asked either; %s", detail);
 		return;
 	}
 	out->observed_pass = pass;
-	check_reason(out, "%s; the controls outside ended exactly so", detail);
+	cf_reason(out, "%s; the controls outside ended exactly so", detail);
 }
 
 /* ---- contract: TOCTOU guard and config ------------------------------------------- */
@@ -921,13 +911,13 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 	struct agsbx_handle *h = NULL;
 	struct agsbx_failure fail = { 0 };
 	if (r < 0 || env->ops->ensure(env->ctx, g, &h, &fail) < 0) {
-		check_reason(out, r < 0 ? "internal: cannot prepare a second grant" : "ensure of a second grant failed: %s",
+		cf_reason(out, r < 0 ? "internal: cannot prepare a second grant" : "ensure of a second grant failed: %s",
 			     fail.message);
 		agsbx_grant_destroy(g);
 		return;
 	}
 	json_t *before = NULL;
-	sandbox_op(env, out, h, NULL, ARGS("true"), &before, NULL);
+	cf_sandbox_op(env, out, h, NULL, ARGS("true"), &before, NULL);
 	_cleanup_free_ char *data = agsbx_path_join(g->roots[AGSBX_ROOT_SOURCE].path, "data.txt");
 	_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, "after-change");
 	_cleanup_free_ char *host = agsbx_path_join(g->roots[AGSBX_ROOT_OUTPUT].path, "after-change");
@@ -937,22 +927,22 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 		chmod(data, 0644); /* the owner may: materialisation made it read-only */
 	_cleanup_close_ int fd = data ? open(data, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
 	bool changed = fd >= 0 && write(fd, "tampered\n", 9) == 9;
-	int after = changed ? sandbox_op(env, out, h, NULL, ARGS("write", inside, "ran"), NULL, NULL) : 0;
+	int after = changed ? cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "ran"), NULL, NULL) : 0;
 	const char *why = after < 0 ? last_refusal(out) : NULL;
 	bool ran = host && access(host, F_OK) == 0;
 	env->ops->release(h);
 	agsbx_handle_free(h);
 	agsbx_grant_destroy(g);
-	json_object_set_new(out->facts, "baseline_ran", json_boolean(result_ok(before)));
+	json_object_set_new(out->facts, "baseline_ran", json_boolean(cf_result_ok(before)));
 	json_object_set_new(out->facts, "refusal_reason", why ? json_string(why) : json_null());
 	json_object_set_new(out->facts, "executed_after_change", json_boolean(ran));
-	if (!result_ok(before) || !changed) {
-		check_reason(out, !changed ? "internal: cannot change the materialised source file"
-					   : "the unchanged bundle did not execute (%s)", result_errno(before));
+	if (!cf_result_ok(before) || !changed) {
+		cf_reason(out, !changed ? "internal: cannot change the materialised source file"
+					   : "the unchanged bundle did not execute (%s)", cf_result_errno(before));
 		return;
 	}
 	out->observed_pass = after < 0 && why && strcmp(why, "bundle_changed") == 0 && !ran;
-	check_reason(out, "after a source file changed: execution %s%s; payload %s", after < 0 ? "refused with " : "ALLOWED",
+	cf_reason(out, "after a source file changed: execution %s%s; payload %s", after < 0 ? "refused with " : "ALLOWED",
 		     after < 0 ? (why ? why : "?") : "", ran ? "RAN" : "never ran");
 }
 
@@ -979,7 +969,7 @@ void check_config_unknown_rejected(const struct check_env *env, struct check_out
 	/* The paired control is the shared handle itself: ensure with the
 	 * provider's own config succeeded (the check needs it). */
 	out->observed_pass = er < 0 && fail.reason && strcmp(fail.reason, "config_invalid") == 0;
-	check_reason(out, "ensure with the unknown config key '%s': %s%s; control: ensure with the given config succeeded",
+	cf_reason(out, "ensure with the unknown config key '%s': %s%s; control: ensure with the given config succeeded",
 		     key, er < 0 ? "refused with " : "ACCEPTED", er < 0 ? (fail.reason ? fail.reason : "no reason") : "");
 }
 
@@ -988,12 +978,12 @@ void check_config_unknown_rejected(const struct check_env *env, struct check_out
 void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out)
 {
 	json_t *res, *ctl;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("io-uring"), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("io-uring"), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	control_op(env, out, ARGS("io-uring"), &ctl);
-	if (!result_ok(ctl)) {
+	cf_control_op(env, out, ARGS("io-uring"), &ctl);
+	if (!cf_result_ok(ctl)) {
 		control_skip(out, "io_uring_setup is refused", ctl);
 		return;
 	}
@@ -1001,12 +991,12 @@ void check_syscalls_io_uring_denied(const struct check_env *env, struct check_ou
 	 * host's io_uring, the attack surface, is then not reachable. Seen as
 	 * a kernel release inside that is not the host's. */
 	json_t *un = NULL;
-	if (result_ok(res))
-		sandbox_op(env, out, env->h, NULL, ARGS("uname"), &un, NULL);
+	if (cf_result_ok(res))
+		cf_sandbox_op(env, out, env->h, NULL, ARGS("uname"), &un, NULL);
 	const char *rel = json_string_value(sub(un, "release"));
 	bool own_kernel = rel && env->host_kernel_release && strcmp(rel, env->host_kernel_release) != 0;
 	json_object_set_new(out->facts, "served_by_sandbox_kernel", json_boolean(own_kernel));
-	out->observed_pass = res && (!result_ok(res) || own_kernel);
-	check_reason(out, "io_uring_setup inside: %s%s; control ok outside", denial(res),
-		     result_ok(res) ? (own_kernel ? " by the sandbox's own kernel, not the host's" : " by the HOST kernel") : "");
+	out->observed_pass = res && (!cf_result_ok(res) || own_kernel);
+	cf_reason(out, "io_uring_setup inside: %s%s; control ok outside", denial(res),
+		     cf_result_ok(res) ? (own_kernel ? " by the sandbox's own kernel, not the host's" : " by the HOST kernel") : "");
 }

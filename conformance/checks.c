@@ -23,21 +23,6 @@
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static bool claims_fs(const struct agsbx_caps *c) { return c->host_filesystem_restricted; }
-static bool claims_proc(const struct agsbx_caps *c) { return c->process_contained; }
-static bool claims_priv(const struct agsbx_caps *c) { return c->privilege_escalation_blocked; }
-static bool claims_sys(const struct agsbx_caps *c) { return c->syscalls_restricted; }
-static bool claims_env(const struct agsbx_caps *c) { return c->environment_scrubbed; }
-static bool claims_netns(const struct agsbx_caps *c)
-{
-	return c->network && strcmp(c->network, AGSBX_NET_ISOLATED) == 0;
-}
-static bool claims_egress(const struct agsbx_caps *c)
-{
-	return c->network && (strcmp(c->network, AGSBX_NET_ISOLATED) == 0 ||
-			      strcmp(c->network, AGSBX_NET_TCP_RESTRICTED) == 0);
-}
-
 /* A failing control (or a host that cannot run the check) shows nothing
  * about the mechanism: the check is skipped with the reason, never
  * failed; a leak seen despite it still fails (a secret in the output is
@@ -50,8 +35,7 @@ static void inconclusive(struct check_out *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	out->forced_verdict = "skip";
-	check_reason(out, "inconclusive on this host: %s", buf);
+	cf_skip(out, "inconclusive on this host: %s", buf);
 }
 
 static char *host_path(const struct check_env *env, enum agsbx_root_role r, const char *rel)
@@ -77,16 +61,16 @@ static void fs_grant_write(const struct check_env *env, struct check_out *out)
 	_cleanup_free_ char *inside = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
 	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name);
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("write", inside, n), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("write", inside, n), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	_cleanup_free_ char *got = agsbx_read_line(host);
 	out->observed_pass = got && strcmp(got, n) == 0;
 	json_object_set_new(out->facts, "host_read", got ? agsbx_json_string_sanitized(got, strlen(got)) : json_null());
-	check_reason(out, out->observed_pass ? "the host read the nonce the sandbox wrote into output"
+	cf_reason(out, out->observed_pass ? "the host read the nonce the sandbox wrote into output"
 					     : "the nonce written into output did not reach the host (%s)",
-		     result_errno(res));
+		     cf_result_errno(res));
 }
 
 static void fs_readonly_grant_denied(const struct check_env *env, struct check_out *out)
@@ -98,9 +82,9 @@ static void fs_readonly_grant_denied(const struct check_env *env, struct check_o
 	_cleanup_free_ char *in_new = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, newname);
 	_cleanup_free_ char *host_new = host_path(env, AGSBX_ROOT_SOURCE, newname);
 	json_t *r1, *r2;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("write", in_canary, n), &r1, NULL) < 0 ||
-	    sandbox_op(env, out, env->h, NULL, ARGS("write", in_new, n), &r2, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("write", in_canary, n), &r1, NULL) < 0 ||
+	    cf_sandbox_op(env, out, env->h, NULL, ARGS("write", in_new, n), &r2, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	_cleanup_free_ char *content = agsbx_read_line(env->ro_canary);
@@ -108,9 +92,9 @@ static void fs_readonly_grant_denied(const struct check_env *env, struct check_o
 	bool absent = access(host_new, F_OK) < 0;
 	json_object_set_new(out->facts, "source_canary_unchanged", json_boolean(unchanged));
 	json_object_set_new(out->facts, "new_file_absent", json_boolean(absent));
-	out->observed_pass = r1 && r2 && !result_ok(r1) && !result_ok(r2) && unchanged && absent;
-	check_reason(out, "overwrite in source: %s; create in source: %s; host content %s",
-		     r1 && !result_ok(r1) ? result_errno(r1) : "allowed", r2 && !result_ok(r2) ? result_errno(r2) : "allowed",
+	out->observed_pass = r1 && r2 && !cf_result_ok(r1) && !cf_result_ok(r2) && unchanged && absent;
+	cf_reason(out, "overwrite in source: %s; create in source: %s; host content %s",
+		     r1 && !cf_result_ok(r1) ? cf_result_errno(r1) : "allowed", r2 && !cf_result_ok(r2) ? cf_result_errno(r2) : "allowed",
 		     unchanged && absent ? "unchanged" : "CHANGED");
 }
 
@@ -134,10 +118,10 @@ static void variant_record(struct variants *v, const struct check_env *env, enum
 {
 	static const char *const names[] = { "denied", "ALLOWED", "not_run" };
 	_cleanup_free_ char *payload = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, AGSBX_PAYLOAD_NAME);
-	const char *argv0 = via == AGSBX_VIA_DIRECT && payload ? payload : agsbx_via_argv0(via);
+	const char *argv0 = via == AGSBX_VIA_DIRECT && payload ? payload : cf_via_argv0(via);
 	if (via == AGSBX_VIA_DIRECT) {
 		v->direct_denied = o == O_DENIED;
-		v->direct_errno = result_errno(res);
+		v->direct_errno = cf_result_errno(res);
 	} else {
 		size_t len = strlen(v->summary);
 		snprintf(v->summary + len, sizeof v->summary - len, "%svia %s: %s", len ? ", " : "", argv0, names[o]);
@@ -145,7 +129,7 @@ static void variant_record(struct variants *v, const struct check_env *env, enum
 	v->any_allowed |= o == O_ALLOWED;
 	json_array_append_new(v->argv0, json_string(argv0));
 	json_array_append_new(v->list, json_pack("{s:s, s:s, s:s}", "argv0", argv0, "outcome", names[o], "errno",
-						 result_errno(res)));
+						 cf_result_errno(res)));
 }
 
 static bool variants_pass(const struct variants *v)
@@ -175,16 +159,16 @@ static bool read_variants(const struct check_env *env, struct check_out *out, co
 		struct agsbx_exec_result xr = { 0 };
 		json_t *res;
 		const char *const *args = link ? ARGS(op, link, target) : ARGS(op, target);
-		if (sandbox_op_via(env, out, env->h, NULL, via, args, &res, &xr) < 0) {
+		if (cf_sandbox_op_via(env, out, env->h, NULL, via, args, &res, &xr) < 0) {
 			if (via == AGSBX_VIA_DIRECT)
 				return false;
 			variant_record(v, env, via, O_NOT_RUN, NULL);
 			continue;
 		}
-		bool leaked = run_output_contains(&xr.run, env->canary_secret);
+		bool leaked = cf_run_output_contains(&xr.run, env->canary_secret);
 		agsbx_exec_result_clear(&xr);
 		*leaked_any |= leaked;
-		variant_record(v, env, via, leaked || (res && result_ok(res)) ? O_ALLOWED : res ? O_DENIED : O_NOT_RUN, res);
+		variant_record(v, env, via, leaked || (res && cf_result_ok(res)) ? O_ALLOWED : res ? O_DENIED : O_NOT_RUN, res);
 	}
 	return true;
 }
@@ -195,23 +179,23 @@ static void fs_host_read_denied(const struct check_env *env, struct check_out *o
 	bool leaked = false;
 	if (!read_variants(env, out, "read", env->canary_file, NULL, &v, &leaked)) {
 		variants_facts(&v, out);
-		check_reason(out, "provider refused to execute");
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	json_t *ctl;
-	control_op(env, out, ARGS("read", env->canary_file), &ctl);
-	bool control = ctl && result_ok(ctl);
+	cf_control_op(env, out, ARGS("read", env->canary_file), &ctl);
+	bool control = ctl && cf_result_ok(ctl);
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_read_ok", json_boolean(control));
 	out->observed_pass = variants_pass(&v) && control;
 	if (!control && variants_pass(&v))
 		inconclusive(out, "control failed: the canary is not readable outside the sandbox either (%s)",
-			     result_errno(ctl));
+			     cf_result_errno(ctl));
 	else if (!control)
-		check_reason(out, "read of a 0644 canary outside the grant: ALLOWED inside [%s]; control read failed",
+		cf_reason(out, "read of a 0644 canary outside the grant: ALLOWED inside [%s]; control read failed",
 			     v.summary);
 	else
-		check_reason(out, "read of a 0644 canary outside the grant: %s inside (%s) [%s]; control read ok outside",
+		cf_reason(out, "read of a 0644 canary outside the grant: %s inside (%s) [%s]; control read ok outside",
 			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
 	variants_facts(&v, out);
 }
@@ -228,10 +212,10 @@ static void fs_host_write_denied(const struct check_env *env, struct check_out *
 		if (asprintf(&in, "%s/hw-%s-%d", env->canary_wdir, n, via) < 0)
 			break;
 		json_t *res;
-		if (sandbox_op_via(env, out, env->h, NULL, via, ARGS("write", in, n), &res, NULL) < 0) {
+		if (cf_sandbox_op_via(env, out, env->h, NULL, via, ARGS("write", in, n), &res, NULL) < 0) {
 			if (via == AGSBX_VIA_DIRECT) {
 				variants_facts(&v, out);
-				check_reason(out, "provider refused to execute");
+				cf_reason(out, "provider refused to execute");
 				return;
 			}
 			variant_record(&v, env, via, O_NOT_RUN, NULL);
@@ -239,22 +223,22 @@ static void fs_host_write_denied(const struct check_env *env, struct check_out *
 		}
 		bool absent = access(in, F_OK) < 0;
 		absent_all &= absent;
-		variant_record(&v, env, via, !absent || (res && result_ok(res)) ? O_ALLOWED : res ? O_DENIED : O_NOT_RUN, res);
+		variant_record(&v, env, via, !absent || (res && cf_result_ok(res)) ? O_ALLOWED : res ? O_DENIED : O_NOT_RUN, res);
 	}
 	json_t *ctl;
-	control_op(env, out, ARGS("write", ctl_path, n), &ctl);
-	bool control = ctl && result_ok(ctl) && access(ctl_path, F_OK) == 0;
+	cf_control_op(env, out, ARGS("write", ctl_path, n), &ctl);
+	bool control = ctl && cf_result_ok(ctl) && access(ctl_path, F_OK) == 0;
 	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent_all));
 	json_object_set_new(out->facts, "control_write_ok", json_boolean(control));
 	out->observed_pass = variants_pass(&v) && absent_all && control;
 	if (!control && variants_pass(&v) && absent_all)
 		inconclusive(out, "control failed: cannot create in the canary dir outside the sandbox either (%s)",
-			     result_errno(ctl));
+			     cf_result_errno(ctl));
 	else if (!control)
-		check_reason(out, "create outside the grant: ALLOWED [%s], file(s) %s on the host; control create failed",
+		cf_reason(out, "create outside the grant: ALLOWED [%s], file(s) %s on the host; control create failed",
 			     v.summary, absent_all ? "absent" : "PRESENT");
 	else
-		check_reason(out, "create outside the grant: %s (%s) [%s], file(s) %s on the host; control create ok",
+		cf_reason(out, "create outside the grant: %s (%s) [%s], file(s) %s on the host; control create ok",
 			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary,
 			     absent_all ? "absent" : "PRESENT");
 	variants_facts(&v, out);
@@ -266,12 +250,12 @@ static void fs_symlink_escape_denied(const struct check_env *env, struct check_o
 	bool leaked = false;
 	if (!read_variants(env, out, "symlink-read", env->canary_file, "link", &v, &leaked)) {
 		variants_facts(&v, out);
-		check_reason(out, "provider refused to execute");
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	out->observed_pass = variants_pass(&v);
-	check_reason(out, "read of the canary through a symlink in a writable root: %s (%s) [%s]",
+	cf_reason(out, "read of the canary through a symlink in a writable root: %s (%s) [%s]",
 		     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
 	variants_facts(&v, out);
 }
@@ -282,21 +266,21 @@ static void fs_remount_denied(const struct check_env *env, struct check_out *out
 	 * claim the filesystem axis: a mount that succeeds outside a sandbox
 	 * would change the host's mount table. */
 	if (!env->required) {
-		check_reason(out, "not attempted: the provider does not claim host_filesystem_restricted, and a "
+		cf_reason(out, "not attempted: the provider does not claim host_filesystem_restricted, and a "
 				  "successful mount outside a sandbox would change the host");
 		json_object_set_new(out->facts, "attempted", json_false());
 		return;
 	}
 	_cleanup_free_ char *src = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, NULL);
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("remount", src), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("remount", src), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	out->observed_pass = res && json_object_get(res, "ok") && !result_ok(res);
+	out->observed_pass = res && json_object_get(res, "ok") && !cf_result_ok(res);
 	json_t *rm = json_object_get(res, "remount"), *tm = json_object_get(res, "tmpfs");
-	check_reason(out, "remount read-write: %s; mount tmpfs: %s", result_ok(rm) ? "ALLOWED" : result_errno(rm),
-		     result_ok(tm) ? "ALLOWED" : result_errno(tm));
+	cf_reason(out, "remount read-write: %s; mount tmpfs: %s", cf_result_ok(rm) ? "ALLOWED" : cf_result_errno(rm),
+		     cf_result_ok(tm) ? "ALLOWED" : cf_result_errno(tm));
 }
 
 /* ---- network ----------------------------------------------------------- */
@@ -305,19 +289,18 @@ static void net_namespace_distinct(const struct check_env *env, struct check_out
 {
 	struct stat st;
 	if (stat("/proc/self/ns/net", &st) < 0) {
-		out->forced_verdict = "skip";
-		check_reason(out, "host net namespace unreadable: %s", strerror(errno));
+		cf_skip(out, "host net namespace unreadable: %s", strerror(errno));
 		return;
 	}
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("ns"), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("ns"), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	json_t *inside = json_object_get(json_object_get(res, "ns"), "net");
 	json_object_set_new(out->facts, "host_net_ns", json_integer((json_int_t)st.st_ino));
 	out->observed_pass = json_is_integer(inside) && (ino_t)json_integer_value(inside) != st.st_ino;
-	check_reason(out, "net namespace inode inside %lld vs host %llu", json_is_integer(inside) ? (long long)json_integer_value(inside) : -1LL,
+	cf_reason(out, "net namespace inode inside %lld vs host %llu", json_is_integer(inside) ? (long long)json_integer_value(inside) : -1LL,
 		     (unsigned long long)st.st_ino);
 }
 
@@ -343,27 +326,26 @@ static void net_egress_denied(const struct check_env *env, struct check_out *out
 	int port = 0;
 	_cleanup_close_ int lfd = loopback_listener(&port);
 	if (lfd < 0) {
-		out->forced_verdict = "skip";
-		check_reason(out, "cannot open a loopback listener: %s", strerror(-lfd));
+		cf_skip(out, "cannot open a loopback listener: %s", strerror(-lfd));
 		return;
 	}
 	char ports[16];
 	snprintf(ports, sizeof ports, "%d", port);
 	json_t *res, *ctl;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("connect", "127.0.0.1", ports, "2000"), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("connect", "127.0.0.1", ports, "2000"), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	control_op(env, out, ARGS("connect", "127.0.0.1", ports, "2000"), &ctl);
-	bool control = ctl && result_ok(ctl);
+	cf_control_op(env, out, ARGS("connect", "127.0.0.1", ports, "2000"), &ctl);
+	bool control = ctl && cf_result_ok(ctl);
 	json_object_set_new(out->facts, "listener", json_pack("{s:s, s:i}", "address", "127.0.0.1", "port", port));
 	json_object_set_new(out->facts, "control_connect_ok", json_boolean(control));
-	out->observed_pass = res && json_object_get(res, "ok") && !result_ok(res) && control;
-	if (!control && res && json_object_get(res, "ok") && !result_ok(res))
-		inconclusive(out, "control failed: the host could not connect to its own listener (%s)", result_errno(ctl));
+	out->observed_pass = res && json_object_get(res, "ok") && !cf_result_ok(res) && control;
+	if (!control && res && json_object_get(res, "ok") && !cf_result_ok(res))
+		inconclusive(out, "control failed: the host could not connect to its own listener (%s)", cf_result_errno(ctl));
 	else
-		check_reason(out, "connect to a host loopback listener: %s (%s); control connect %s",
-			     res && !result_ok(res) ? "denied" : "ALLOWED", result_errno(res), control ? "ok" : "failed");
+		cf_reason(out, "connect to a host loopback listener: %s (%s); control connect %s",
+			     res && !cf_result_ok(res) ? "denied" : "ALLOWED", cf_result_errno(res), control ? "ok" : "failed");
 }
 
 /* ---- process, privilege, environment, syscalls -------------------------- */
@@ -375,17 +357,17 @@ static void proc_contained(const struct check_env *env, struct check_out *out)
 	struct stat st;
 	bool host_ns = stat("/proc/self/ns/pid", &st) == 0;
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("pid-visible", pid), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("pid-visible", pid), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	json_t *ns = json_object_get(res, "pid_ns");
 	bool distinct = host_ns && json_is_integer(ns) && (ino_t)json_integer_value(ns) != st.st_ino;
-	bool visible = !res || result_ok(res);
+	bool visible = !res || cf_result_ok(res);
 	json_object_set_new(out->facts, "harness_pid", json_integer(env->harness_pid));
 	json_object_set_new(out->facts, "pid_ns_distinct", json_boolean(distinct));
 	out->observed_pass = res && !visible && distinct;
-	check_reason(out, "harness pid %d %s inside; pid namespace %s", (int)env->harness_pid,
+	cf_reason(out, "harness pid %d %s inside; pid namespace %s", (int)env->harness_pid,
 		     visible ? "VISIBLE" : "not visible", distinct ? "distinct" : "SHARED with the host");
 }
 
@@ -396,8 +378,8 @@ static void proc_contained(const struct check_env *env, struct check_out *out)
 static void priv_no_escalation(const struct check_env *env, struct check_out *out)
 {
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	json_t *nnp_j = json_object_get(res, "no_new_privs");
@@ -407,7 +389,7 @@ static void priv_no_escalation(const struct check_env *env, struct check_out *ou
 	json_object_set_new(out->facts, "no_new_privs", nnp >= 0 ? json_integer(nnp) : json_null());
 	json_object_set_new(out->facts, "cap_eff", capeff ? json_string(capeff) : json_null());
 	out->observed_pass = res && nnp == 1 && capzero;
-	check_reason(out, "NoNewPrivs=%lld%s, effective capabilities %s%s", (long long)nnp, nnp == 1 ? "" : " (NOT set)",
+	cf_reason(out, "NoNewPrivs=%lld%s, effective capabilities %s%s", (long long)nnp, nnp == 1 ? "" : " (NOT set)",
 		     capzero ? "none" : capeff ? capeff : "unknown", capzero ? "" : " (NOT empty)");
 }
 
@@ -415,23 +397,23 @@ static void env_scrubbed(const struct check_env *env, struct check_out *out)
 {
 	struct agsbx_exec_result xr = { 0 };
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("env", env->o->env_canary_name), &res, &xr) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("env", env->o->env_canary_name), &res, &xr) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	bool leaked = run_output_contains(&xr.run, env->o->env_canary_value);
+	bool leaked = cf_run_output_contains(&xr.run, env->o->env_canary_value);
 	agsbx_exec_result_clear(&xr);
 	bool present = !res || json_is_true(json_object_get(res, "present"));
 	json_object_set_new(out->facts, "canary_variable", json_string(env->o->env_canary_name));
 	out->observed_pass = !present && !leaked;
-	check_reason(out, "harness canary variable %s inside", present || leaked ? "VISIBLE" : "not visible");
+	cf_reason(out, "harness canary variable %s inside", present || leaked ? "VISIBLE" : "not visible");
 }
 
 static void syscalls_restricted(const struct check_env *env, struct check_out *out)
 {
 	json_t *res;
-	if (sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	json_int_t mode = json_integer_value(json_object_get(res, "seccomp"));
@@ -440,7 +422,7 @@ static void syscalls_restricted(const struct check_env *env, struct check_out *o
 	json_object_set_new(out->facts, "host_kernel_release",
 			    env->host_kernel_release ? json_string(env->host_kernel_release) : json_null());
 	out->observed_pass = res && (mode == 2 || other_kernel);
-	check_reason(out, "seccomp mode %lld inside; kernel release inside %s%s", (long long)mode, rel ? rel : "unknown",
+	cf_reason(out, "seccomp mode %lld inside; kernel release inside %s%s", (long long)mode, rel ? rel : "unknown",
 		     other_kernel ? " (a user-space kernel mediates syscalls)" : " (the host kernel)");
 }
 
@@ -467,8 +449,8 @@ static void output_bounded(const struct check_env *env, struct check_out *out)
 	struct agsbx_limits lim = { .max_output_bytes = FLOOD_CAP, .timeout_ms = 120000, .cancel_fd = -1 };
 	long before = vm_hwm_kib();
 	struct agsbx_exec_result xr = { 0 };
-	if (sandbox_op(env, out, env->h, &lim, ARGS("flood", bytes), NULL, &xr) < 0) {
-		check_reason(out, "provider refused to execute");
+	if (cf_sandbox_op(env, out, env->h, &lim, ARGS("flood", bytes), NULL, &xr) < 0) {
+		cf_reason(out, "provider refused to execute");
 		return;
 	}
 	long after = vm_hwm_kib();
@@ -482,7 +464,7 @@ static void output_bounded(const struct check_env *env, struct check_out *out)
 	json_object_set_new(out->facts, "harness_vm_hwm_kib_before", json_integer(before));
 	json_object_set_new(out->facts, "harness_vm_hwm_kib_after", json_integer(after));
 	out->observed_pass = capped && flagged && !r->timed_out;
-	check_reason(out, "captured %zu/%zu bytes (limit %u), truncation flags %s/%s, %s", r->out_len, r->err_len,
+	cf_reason(out, "captured %zu/%zu bytes (limit %u), truncation flags %s/%s, %s", r->out_len, r->err_len,
 		     FLOOD_CAP, r->out_truncated ? "set" : "UNSET", r->err_truncated ? "set" : "UNSET",
 		     r->timed_out ? "TIMED OUT" : "finished");
 	agsbx_exec_result_clear(&xr);
@@ -536,7 +518,7 @@ struct cancel_arg {
 static void *cancel_thread(void *p)
 {
 	struct cancel_arg *a = p;
-	a->rc = sandbox_op(a->env, a->out, a->env->h, &a->lim, a->args, NULL, &a->xr);
+	a->rc = cf_sandbox_op(a->env, a->out, a->env->h, &a->lim, a->args, NULL, &a->xr);
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -575,7 +557,7 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 	if (cancel) {
 		pthread_t t;
 		if (efd < 0 || pthread_create(&t, NULL, cancel_thread, &a) != 0) {
-			check_reason(out, "internal: cannot start the cancelling run");
+			cf_reason(out, "internal: cannot start the cancelling run");
 			return false;
 		}
 		spawned = wait_for_ready(host_ready, &a, 20000);
@@ -587,7 +569,7 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 		spawned = access(host_ready, F_OK) == 0;
 	}
 	if (a.rc < 0) {
-		check_reason(out, "provider refused to execute");
+		cf_reason(out, "provider refused to execute");
 		kill_marker(marker);
 		return false;
 	}
@@ -597,7 +579,7 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 	json_object_set_new(out->facts, "detached_tree_started", json_boolean(spawned));
 	json_object_set_new(out->facts, "marker", json_string(marker));
 	out->observed_pass = spawned && ended && left == 0 && res_left == 0;
-	check_reason(out, "%s; detached tree %s; %d marker process(es) and %d provider resource(s) left",
+	cf_reason(out, "%s; detached tree %s; %d marker process(es) and %d provider resource(s) left",
 		     cancel ? (ended ? "cancelled" : "NOT cancelled") : (ended ? "timed out (124)" : "did NOT time out"),
 		     spawned ? "started" : "NEVER STARTED", left, res_left);
 	kill_marker(marker);
@@ -637,12 +619,12 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	struct agsbx_handle *h = NULL;
 	struct agsbx_failure fail = { 0 };
 	if (env->ops->ensure(env->ctx, env->grant, &h, &fail) < 0) {
-		check_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
+		cf_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
 		return;
 	}
 	int health_before = env->ops->health(h);
 	struct agsbx_exec_result xr = { 0 };
-	int run = sandbox_op(env, out, h, NULL, ARGS("true"), NULL, &xr);
+	int run = cf_sandbox_op(env, out, h, NULL, ARGS("true"), NULL, &xr);
 	json_t *claims = agsbx_caps_to_json(&env->probe->caps);
 	const json_t *meta = xr.meta;
 	bool meta_ok = run == 0 && meta &&
@@ -661,7 +643,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 		name = NULL;
 	_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, name ? name : "x");
 	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name ? name : "x");
-	int after = sandbox_op(env, out, h, NULL, ARGS("write", inside, "after-release"), NULL, NULL);
+	int after = cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "after-release"), NULL, NULL);
 	bool ran_after = access(host, F_OK) == 0;
 	env->ops->release(h); /* idempotent */
 	agsbx_handle_free(h);
@@ -669,7 +651,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "health_after_release", json_string(health_after == 0 ? "ready" : "unhealthy"));
 	json_object_set_new(out->facts, "execute_after_release_refused", json_boolean(after < 0 && !ran_after));
 	out->observed_pass = health_before == 0 && health_after != 0 && after < 0 && !ran_after && meta_ok;
-	check_reason(out, "health %s before release, %s after; execute after release %s; result metadata %s the probe",
+	cf_reason(out, "health %s before release, %s after; execute after release %s; result metadata %s the probe",
 		     health_before == 0 ? "ready" : "UNHEALTHY", health_after == 0 ? "READY" : "unhealthy",
 		     after < 0 && !ran_after ? "refused" : "RAN", meta_ok ? "matches" : "DISAGREES WITH");
 }
@@ -679,8 +661,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	bool real = !env->probe->available;
 	const char *sim = env->ops->fail_closed_simulation;
 	if (!real && !sim) {
-		out->forced_verdict = "skip";
-		check_reason(out, "%s has no mechanism that can be made unavailable", env->ops->id);
+		cf_skip(out, "%s has no mechanism that can be made unavailable", env->ops->id);
 		return;
 	}
 	struct agsbx_ctx c = *env->ctx;
@@ -698,7 +679,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	if (er == 0 && h) {
 		/* Fail-open: the provider accepted work it could not isolate. */
 		_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, name ? name : "x");
-		sandbox_op(env, out, h, NULL, ARGS("write", inside, "fail-open"), NULL, NULL);
+		cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "fail-open"), NULL, NULL);
 		env->ops->release(h);
 		agsbx_handle_free(h);
 	}
@@ -711,7 +692,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	json_object_set_new(out->facts, "ensure_message", json_string(fail.message));
 	json_object_set_new(out->facts, "payload_marker_written", json_boolean(executed));
 	out->observed_pass = er < 0 && documented && !executed && !p.available;
-	check_reason(out, "%s: ensure %s%s%s; payload %s", real ? "unavailable" : sim,
+	cf_reason(out, "%s: ensure %s%s%s; payload %s", real ? "unavailable" : sim,
 		     er < 0 ? "refused with " : "SUCCEEDED", er < 0 ? (fail.reason ? fail.reason : "no reason") : "",
 		     er < 0 && !documented ? " (NOT in the documented set)" : "", executed ? "EXECUTED" : "never executed");
 	agsbx_provider_probe_clear(&p);
@@ -722,11 +703,11 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
  * Both facts go into facts.host_condition. */
 static bool blocked_reason_true(const struct check_env *env, const struct agsbx_probe *p, json_t *facts)
 {
-	const char *cond = p->available ? NULL : agsbx_reason_condition(env->ops, p->reason);
+	const char *cond = p->available ? NULL : cf_reason_condition(env->ops, p->reason);
 	if (!cond)
 		return true;
 	json_t *how = json_object();
-	int holds = agsbx_hostcond_decide(env, cond, how);
+	int holds = cf_hostcond_decide(env, cond, how);
 	json_object_set_new(facts, "host_condition",
 			    json_pack("{s:s, s:s, s:b, s:o, s:o}", "reason", p->reason, "condition", cond,
 				      "provider_says", 1, "harness_observed", holds < 0 ? json_null() : json_boolean(holds),
@@ -769,7 +750,7 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 	json_object_set_new(out->facts, "facts_match_host", compared);
 	bool host_agrees = blocked_reason_true(env, p, out->facts);
 	out->observed_pass = in_set && consistent && stable && facts_ok && host_agrees;
-	check_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s%s",
+	cf_reason(out, "reason '%s' %s the closed set; available %s reason ready; second probe %s%s%s",
 		     p->reason ? p->reason : "(none)", in_set ? "is in" : "is NOT in", consistent ? "<=>" : "does NOT match",
 		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes",
 		     host_agrees ? "" : "; the host does NOT have the condition the reason asserts");
@@ -778,36 +759,69 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 
 /* capabilities.truthful is computed by the matrix from all the others. */
 
-const struct check_def agsbx_checks[] = {
-	{ "bundle.integrity_enforced", "contract", "a source file changed after materialisation: execution refused with bundle_changed", NULL, check_bundle_integrity_enforced, true, false },
-	{ "config.unknown_rejected", "contract", "an unknown config key: ensure refuses with config_invalid", NULL, check_config_unknown_rejected, true, false },
-	{ "env.scrubbed", "environment_scrubbed", "a harness canary variable is not visible inside", claims_env, env_scrubbed, true, false },
-	{ "exec.status_fidelity", "contract", "exit 0/1/42/127 and death by SIGTERM/SIGKILL are reported exactly", NULL, check_exec_status_fidelity, true, false },
-	{ "fail.closed", "contract", "an unavailable mechanism refuses work; nothing executes; no fallback", NULL, fail_closed, false, false },
-	{ "fs.grant_write", "contract", "a nonce written into the output root reaches the host", NULL, fs_grant_write, true, false },
-	{ "fs.hardlink_alias_denied", "host_filesystem_restricted", "a hard link to the canary cannot be made in a writable root (control: can outside)", claims_fs, check_fs_hardlink_alias_denied, true, false },
-	{ "fs.host_read_denied", "host_filesystem_restricted", "a 0644 canary outside the grant is unreadable (control: readable outside)", claims_fs, fs_host_read_denied, true, false },
-	{ "fs.host_write_denied", "host_filesystem_restricted", "creating a file outside the grant is denied and absent on the host", claims_fs, fs_host_write_denied, true, false },
-	{ "fs.no_host_residue", "contract", "sandboxed runs leave nothing new in the work dir, grant parent, /tmp or $HOME", NULL, check_fs_no_host_residue, true, true },
-	{ "fs.readonly_grant_denied", "host_filesystem_restricted", "writes into the read-only source root are denied; host content unchanged", claims_fs, fs_readonly_grant_denied, true, false },
-	{ "fs.remount_denied", "host_filesystem_restricted", "remounting a read-only bind read-write or mounting a filesystem is denied", claims_fs, fs_remount_denied, true, false },
-	{ "fs.symlink_escape_denied", "host_filesystem_restricted", "a symlink in a writable root does not reach the canary", claims_fs, fs_symlink_escape_denied, true, false },
-	{ "ipc.host_sockets_denied", "process_contained", "host pathname and abstract unix sockets (and Docker's) are unreachable (control: reachable outside)", claims_proc, check_ipc_host_sockets_denied, true, false },
-	{ "lifecycle.cancel_cleanup", "contract", "cancelling mid-run leaves no process and no provider resource", NULL, lifecycle_cancel_cleanup, true, AGSBX_EXCLUSIVE_ORPHANS },
-	{ "lifecycle.consistent", "contract", "probe, ensure, health, execute, release, health, execute agree", NULL, lifecycle_consistent, true, false },
-	{ "lifecycle.timeout_cleanup", "contract", "a timeout kills a detached SIGTERM-ignoring tree; nothing left", NULL, lifecycle_timeout_cleanup, true, AGSBX_EXCLUSIVE_ORPHANS },
-	{ "net.egress_denied", "network", "a host loopback listener is unreachable (control: reachable outside)", claims_egress, net_egress_denied, true, false },
-	{ "net.egress_ipv6_denied", "network", "[::1] and ::ffff:127.0.0.1 TCP listeners are unreachable, also from a detached descendant", claims_egress, check_net_egress_ipv6_denied, true, false },
-	{ "net.egress_udp_denied", "network", "a 127.0.0.1 UDP receiver gets nothing, also from a detached descendant", claims_netns, check_net_egress_udp_denied, true, false },
-	{ "net.namespace_distinct", "network", "the net namespace differs from the host's", claims_netns, net_namespace_distinct, true, false },
-	{ "output.bounded", "contract", "64 MiB floods on stdout and stderr are capped and flagged", NULL, output_bounded, true, false },
-	{ "priv.capabilities_dropped", "privilege_escalation_blocked", "no capability inside; a setuid-root program gains nothing (control: it does outside)", claims_priv, check_priv_capabilities_dropped, true, false },
-	{ "priv.no_escalation", "privilege_escalation_blocked", "NoNewPrivs is set and no effective capability is held", claims_priv, priv_no_escalation, true, false },
-	{ "probe.truthful", "contract", "reason in the closed set; available <=> ready; facts match the host", NULL, probe_truthful, false, false },
-	{ "proc.contained", "process_contained", "own pid namespace; the harness pid is not visible", claims_proc, proc_contained, true, false },
-	{ "proc.ptrace_denied", "process_contained", "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside are denied", claims_proc, check_proc_ptrace_denied, true, false },
-	{ "secrets.home_denied", "host_filesystem_restricted", "a key in a dot-directory of the real $HOME is unreadable (control: readable outside)", claims_fs, check_secrets_home_denied, true, false },
-	{ "syscalls.io_uring_denied", "syscalls_restricted", "io_uring_setup is refused (control: allowed outside)", claims_sys, check_syscalls_io_uring_denied, true, false },
-	{ "syscalls.restricted", "syscalls_restricted", "a seccomp filter or a user-space kernel mediates syscalls", claims_sys, syscalls_restricted, true, false },
+const struct check_def cf_checks[] = {
+	{ .id = "bundle.integrity_enforced", .axis = AGSBX_AXIS_CONTRACT, .run = check_bundle_integrity_enforced, .needs_handle = true,
+	  .title = "a source file changed after materialisation: execution refused with bundle_changed" },
+	{ .id = "capabilities.truthful", .axis = AGSBX_AXIS_CONTRACT, .phase = CHECK_PHASE_JUDGE,
+	  .run = judge_capabilities_truthful, .needs_handle = true,
+	  .title = "every claimed axis is backed by passing checks of that axis (an overclaim is a defect)" },
+	{ .id = "config.unknown_rejected", .axis = AGSBX_AXIS_CONTRACT, .run = check_config_unknown_rejected, .needs_handle = true,
+	  .title = "an unknown config key: ensure refuses with config_invalid" },
+	{ .id = "env.scrubbed", .axis = AGSBX_AXIS_ENVIRONMENT, .run = env_scrubbed, .needs_handle = true,
+	  .title = "a harness canary variable is not visible inside" },
+	{ .id = "exec.status_fidelity", .axis = AGSBX_AXIS_CONTRACT, .run = check_exec_status_fidelity, .needs_handle = true,
+	  .title = "exit 0/1/42/127 and death by SIGTERM/SIGKILL are reported exactly" },
+	{ .id = "fail.closed", .axis = AGSBX_AXIS_CONTRACT, .run = fail_closed,
+	  .title = "an unavailable mechanism refuses work; nothing executes; no fallback" },
+	{ .id = "fs.grant_write", .axis = AGSBX_AXIS_CONTRACT, .run = fs_grant_write, .needs_handle = true,
+	  .title = "a nonce written into the output root reaches the host" },
+	{ .id = "fs.hardlink_alias_denied", .axis = AGSBX_AXIS_FILESYSTEM, .evidence = CHECK_REFUTES, .run = check_fs_hardlink_alias_denied, .needs_handle = true,
+	  .title = "a hard link to the canary cannot be made in a writable root (control: can outside)" },
+	{ .id = "fs.host_read_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_host_read_denied, .needs_handle = true,
+	  .title = "a 0644 canary outside the grant is unreadable (control: readable outside)" },
+	{ .id = "fs.host_write_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_host_write_denied, .needs_handle = true,
+	  .title = "creating a file outside the grant is denied and absent on the host" },
+	{ .id = "fs.no_host_residue", .axis = AGSBX_AXIS_CONTRACT, .run = check_fs_no_host_residue, .needs_handle = true, .exclusive = true,
+	  .title = "sandboxed runs leave nothing new in the work dir, grant parent, /tmp or $HOME" },
+	{ .id = "fs.readonly_grant_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_readonly_grant_denied, .needs_handle = true,
+	  .title = "writes into the read-only source root are denied; host content unchanged" },
+	{ .id = "fs.remount_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_remount_denied, .needs_handle = true,
+	  .title = "remounting a read-only bind read-write or mounting a filesystem is denied" },
+	{ .id = "fs.symlink_escape_denied", .axis = AGSBX_AXIS_FILESYSTEM, .run = fs_symlink_escape_denied, .needs_handle = true,
+	  .title = "a symlink in a writable root does not reach the canary" },
+	{ .id = "ipc.host_sockets_denied", .axis = AGSBX_AXIS_PROCESS, .evidence = CHECK_REFUTES, .run = check_ipc_host_sockets_denied, .needs_handle = true,
+	  .title = "host pathname and abstract unix sockets (and Docker's) are unreachable (control: reachable outside)" },
+	{ .id = "lifecycle.cancel_cleanup", .axis = AGSBX_AXIS_CONTRACT, .run = lifecycle_cancel_cleanup, .needs_handle = true, .exclusive = AGSBX_EXCLUSIVE_ORPHANS,
+	  .title = "cancelling mid-run leaves no process and no provider resource" },
+	{ .id = "lifecycle.consistent", .axis = AGSBX_AXIS_CONTRACT, .run = lifecycle_consistent, .needs_handle = true,
+	  .title = "probe, ensure, health, execute, release, health, execute agree" },
+	{ .id = "lifecycle.timeout_cleanup", .axis = AGSBX_AXIS_CONTRACT, .run = lifecycle_timeout_cleanup, .needs_handle = true, .exclusive = AGSBX_EXCLUSIVE_ORPHANS,
+	  .title = "a timeout kills a detached SIGTERM-ignoring tree; nothing left" },
+	{ .id = "net.egress_denied", .axis = AGSBX_AXIS_NET_EGRESS, .run = net_egress_denied, .needs_handle = true,
+	  .title = "a host loopback listener is unreachable (control: reachable outside)" },
+	{ .id = "net.egress_ipv6_denied", .axis = AGSBX_AXIS_NET_EGRESS, .evidence = CHECK_REFUTES, .run = check_net_egress_ipv6_denied, .needs_handle = true,
+	  .title = "[::1] and ::ffff:127.0.0.1 TCP listeners are unreachable, also from a detached descendant" },
+	{ .id = "net.egress_udp_denied", .axis = AGSBX_AXIS_NET_NAMESPACE, .evidence = CHECK_REFUTES, .run = check_net_egress_udp_denied, .needs_handle = true,
+	  .title = "a 127.0.0.1 UDP receiver gets nothing, also from a detached descendant" },
+	{ .id = "net.namespace_distinct", .axis = AGSBX_AXIS_NET_NAMESPACE, .run = net_namespace_distinct, .needs_handle = true,
+	  .title = "the net namespace differs from the host's" },
+	{ .id = "output.bounded", .axis = AGSBX_AXIS_CONTRACT, .run = output_bounded, .needs_handle = true,
+	  .title = "64 MiB floods on stdout and stderr are capped and flagged" },
+	{ .id = "priv.capabilities_dropped", .axis = AGSBX_AXIS_PRIVILEGE, .evidence = CHECK_REFUTES, .run = check_priv_capabilities_dropped, .needs_handle = true,
+	  .title = "no capability inside; a setuid-root program gains nothing (control: it does outside)" },
+	{ .id = "priv.no_escalation", .axis = AGSBX_AXIS_PRIVILEGE, .run = priv_no_escalation, .needs_handle = true,
+	  .title = "NoNewPrivs is set and no effective capability is held" },
+	{ .id = "probe.truthful", .axis = AGSBX_AXIS_CONTRACT, .run = probe_truthful,
+	  .title = "reason in the closed set; available <=> ready; facts match the host" },
+	{ .id = "proc.contained", .axis = AGSBX_AXIS_PROCESS, .run = proc_contained, .needs_handle = true,
+	  .title = "own pid namespace; the harness pid is not visible" },
+	{ .id = "proc.ptrace_denied", .axis = AGSBX_AXIS_PROCESS, .evidence = CHECK_REFUTES, .run = check_proc_ptrace_denied, .needs_handle = true,
+	  .title = "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside are denied" },
+	{ .id = "secrets.home_denied", .axis = AGSBX_AXIS_FILESYSTEM, .evidence = CHECK_REFUTES, .run = check_secrets_home_denied, .needs_handle = true,
+	  .title = "a key in a dot-directory of the real $HOME is unreadable (control: readable outside)" },
+	{ .id = "syscalls.io_uring_denied", .axis = AGSBX_AXIS_SYSCALLS, .evidence = CHECK_REFUTES, .run = check_syscalls_io_uring_denied, .needs_handle = true,
+	  .title = "io_uring_setup is refused (control: allowed outside)" },
+	{ .id = "syscalls.restricted", .axis = AGSBX_AXIS_SYSCALLS, .run = syscalls_restricted, .needs_handle = true,
+	  .title = "a seccomp filter or a user-space kernel mediates syscalls" },
 };
-const size_t agsbx_checks_count = AGSBX_ARRAY_SIZE(agsbx_checks);
+const size_t cf_checks_count = AGSBX_ARRAY_SIZE(cf_checks);

@@ -15,7 +15,7 @@
  * --max-output-bytes below it cannot yield a verdict and is bad usage. */
 #define AGSBX_PAYLOAD_RESULT_MAX 1024
 
-struct agsbx_matrix_opts {
+struct agsbx_conformance_opts {
 	const struct agsbx_ctx *ctx;  /* tool_dir, payload, run_as, simulate, host */
 	const char *work_dir;         /* parent of execution areas and canaries; no symlink */
 	const char *env_canary_name;  /* a variable the harness set in its own environment */
@@ -36,20 +36,17 @@ struct agsbx_matrix_opts {
  * of the bundle (new reference): {id, verdict, reason, probe, claims,
  * observed, underclaim, failing_checks, checks[], timings}. NULL only on
  * out-of-memory or an internal error (err set). */
-json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsbx_matrix_opts *opts,
+json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *opts,
 			 char *err, size_t err_size);
 
 /* Number of checks in a provider's result (the catalogue, sorted by id,
  * plus capabilities.truthful). */
-size_t agsbx_check_count(void);
+size_t agsbx_conformance_check_count(void);
 
 /* Removes any canary the checks placed outside the work dir (the one in
  * the user's real $HOME). Async-signal-safe: a CLI calls it from its
  * SIGINT/SIGTERM/SIGHUP handler, so an interrupted run leaves nothing. */
-void agsbx_matrix_remove_canaries(void);
+void agsbx_conformance_remove_canaries(void);
 
-/* Evidence helpers shared with bench and tests. */
-json_t *agsbx_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
-			       const json_t *result);
 
 #endif

@@ -84,7 +84,7 @@ static int decide_runtime(const struct check_env *env, json_t *how)
 	return json_object_get(rt, want ? want : "runsc") ? 0 : 1;
 }
 
-const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const char *reason)
+const char *cf_reason_condition(const struct agsbx_provider_ops *ops, const char *reason)
 {
 	for (const struct agsbx_reason_cond *c = ops->reason_conds; reason && c && c->reason; c++)
 		if (strcmp(c->reason, reason) == 0)
@@ -92,7 +92,7 @@ const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const c
 	return NULL;
 }
 
-int agsbx_hostcond_decide(const struct check_env *env, const char *cond, json_t *how)
+int cf_hostcond_decide(const struct check_env *env, const char *cond, json_t *how)
 {
 	if (strcmp(cond, AGSBX_HOSTCOND_USERNS_BLOCKED) == 0)
 		return decide_userns(env, how);

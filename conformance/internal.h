@@ -1,16 +1,17 @@
 /* Private to conformance/: the environment a check runs in and what it
- * reports back. */
+ * reports back. Functions and globals shared between its files carry the
+ * cf_ prefix (never agsbx_, which is cross-module API). */
 #ifndef AGSBX_CONFORMANCE_INTERNAL_H
 #define AGSBX_CONFORMANCE_INTERNAL_H
 
 #include "conformance/conformance.h"
+#include "evidence/bundle.h"
 
 #define AGSBX_PAYLOAD_NAME "agsbx-payload"
-#define AGSBX_EXCERPT_MAX 2048
 
 struct check_env {
 	const struct agsbx_provider_ops *ops;
-	const struct agsbx_matrix_opts *o;
+	const struct agsbx_conformance_opts *o;
 	const struct agsbx_ctx *ctx;        /* the provider's context */
 	const struct agsbx_grant *grant;
 	struct agsbx_handle *h;             /* shared handle; NULL when blocked */
@@ -24,23 +25,39 @@ struct check_env {
 	const char *host_kernel_release;
 	int64_t lifecycle_timeout_ms;       /* scaled to the provider's start-up latency */
 	bool required;                      /* set per check: the provider claims its axis */
+	/* Judge-phase checks only: every check's outcome so far (the whole
+	 * catalogue, in its order); NULL in the run phase. */
+	const struct check_result *results;
+	size_t nresults;
 };
 
 struct check_out {
 	json_t *observations;               /* array */
 	json_t *facts;                      /* object */
 	bool observed_pass;                 /* what the observation showed, claimed or not */
-	const char *forced_verdict;         /* "skip" / "blocked": overrides pass/fail */
+	bool skipped;                       /* inconclusive (skip): overrides pass/fail */
 	bool result_cut;                    /* a payload result line was cut by the output limit */
 	char reason[512];
 };
 
+/* How a check bears on its axis for capabilities.truthful. */
+enum check_evidence {
+	CHECK_BACKS,      /* the axis is observed only if every backing check passes (a skip: inconclusive) */
+	CHECK_REFUTES,    /* a fail refutes the axis; a skip (the host could not show the attack) does not */
+};
+enum check_phase {
+	CHECK_PHASE_RUN,  /* runs the attack, concurrently with the others */
+	CHECK_PHASE_JUDGE,/* runs after every run-phase check, on their results (env->results) */
+};
+
+/* One row of the catalogue (checks.c, sorted by id). Adding a check on an
+ * existing axis: its run function and one row naming the axis. */
 struct check_def {
 	const char *id;
-	const char *axis;
+	enum agsbx_axis axis;             /* required of a provider iff it claims the axis */
+	enum check_evidence evidence;
+	enum check_phase phase;
 	const char *title;
-	/* NULL: required of every provider. */
-	bool (*required)(const struct agsbx_caps *claims);
 	void (*run)(const struct check_env *env, struct check_out *out);
 	bool needs_handle;
 	/* Runs alone, after the concurrent ones: its detached tree is
@@ -52,37 +69,51 @@ struct check_def {
 	 * process tree (ops->outside_harness_tree) runs it alongside. */
 	unsigned char exclusive;
 };
+/* What a judge sees of a finished check. */
+struct check_result {
+	const struct check_def *def;
+	enum agsbx_check_verdict verdict;
+	bool observed_pass;
+};
 #define AGSBX_EXCLUSIVE_ORPHANS 2
 
-extern const struct check_def agsbx_checks[];
-extern const size_t agsbx_checks_count;
+extern const struct check_def cf_checks[];
+extern const size_t cf_checks_count;
 
-void check_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cf_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Inconclusive: the check is skipped with the reason (a control that
+ * failed, a host that cannot run the attack), never failed. */
+void cf_skip(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Runs the payload op inside the sandbox through the provider: appends an
  * observation (role "sandbox") and returns the parsed payload result
  * (borrowed from the observation; NULL if none) in *result. rc < 0 when
  * the provider refused; run (may be NULL) receives the raw result. */
-int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+int cf_sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep);
 /* argv[0] variants of the filesystem attacks: the payload itself,
  * `/bin/sh -c 'exec PAYLOAD "$@"' sh ARGS...`, `/usr/bin/env PAYLOAD ARGS...`. */
 enum agsbx_via { AGSBX_VIA_DIRECT, AGSBX_VIA_SH, AGSBX_VIA_ENV, AGSBX_VIA_COUNT };
-const char *agsbx_via_argv0(enum agsbx_via via);
-int sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+const char *cf_via_argv0(enum agsbx_via via);
+int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 		   const struct agsbx_limits *limits, enum agsbx_via via, const char *const *args, json_t **result,
 		   struct agsbx_exec_result *keep);
 /* The paired control: the same payload op outside any sandbox, as the same
  * user the sandbox runs as (role "control"). */
-int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
+int cf_control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result);
 
 /* Host conditions (conformance/hostcond.c): the condition a provider's
  * reason asserts (ops->reason_conds), or NULL; and the harness's own
  * decision as the sandbox user: 1 holds, 0 does not, -1 undecidable (how
  * it was decided goes into how). */
-const char *agsbx_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
-int agsbx_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
+const char *cf_reason_condition(const struct agsbx_provider_ops *ops, const char *reason);
+int cf_hostcond_decide(const struct check_env *env, const char *cond, json_t *how);
+
+/* capabilities.truthful (truthful.c): the judge, and the provider's
+ * observed axes {process_contained..., network} from the results. */
+void judge_capabilities_truthful(const struct check_env *env, struct check_out *out);
+json_t *cf_observed(const struct check_result *results, size_t n);
 
 /* Catalogue v2 (attacks.c). */
 void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out);
@@ -98,12 +129,12 @@ void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out
 void check_secrets_home_denied(const struct check_env *env, struct check_out *out);
 void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out);
 
-bool result_ok(const json_t *result);
+bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout
  * (len bytes, any content: sandbox-controlled), numbers beyond +-2^53 and
  * reals nulled; NULL when there is none, or it nests deeper than 32. */
-json_t *agsbx_payload_result_parse(const char *out, size_t len);
-const char *result_errno(const json_t *result);
-bool run_output_contains(const struct agsbx_run_result *r, const char *needle);
+json_t *cf_payload_result_parse(const char *out, size_t len);
+const char *cf_result_errno(const json_t *result);
+bool cf_run_output_contains(const struct agsbx_run_result *r, const char *needle);
 
 #endif

@@ -11,7 +11,7 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
-void check_reason(struct check_out *out, const char *fmt, ...)
+void cf_reason(struct check_out *out, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -19,39 +19,13 @@ void check_reason(struct check_out *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-static json_t *excerpt(const char *data, size_t len)
+void cf_skip(struct check_out *out, const char *fmt, ...)
 {
-	return agsbx_json_string_sanitized(data ? data : "", len > AGSBX_EXCERPT_MAX ? AGSBX_EXCERPT_MAX : len);
-}
-
-static json_t *argv_json(const char *const *argv)
-{
-	json_t *a = json_array();
-	for (; argv && *argv; argv++)
-		json_array_append_new(a, agsbx_json_string_sanitized(*argv, strlen(*argv)));
-	return a;
-}
-
-json_t *agsbx_observation_json(const char *role, const char *const *argv, const struct agsbx_run_result *r,
-			       const json_t *result)
-{
-	const json_t *e = result ? json_object_get(result, "errno") : NULL;
-	json_t *errno_j = json_is_string(e) ? json_incref((json_t *)e) : json_null();
-	if (r->spawn_errno) {
-		json_decref(errno_j);
-		errno_j = json_string(strerrorname_np(r->spawn_errno) ? strerrorname_np(r->spawn_errno) : "E?");
-	}
-	return json_pack("{s:s, s:o, s:i, s:b, s:i, s:b, s:b, s:o, s:I, s:o, s:b, s:I, s:o, s:b, s:I, s:O}",
-			 "role", role, "argv", argv_json(argv), "exit_status", r->status, "exited", r->exited,
-			 "signal", r->term_signal, "timed_out", r->timed_out, "cancelled", r->cancelled,
-			 "errno", errno_j, "duration_us", (json_int_t)r->duration_us,
-			 "stdout", excerpt(r->out, r->out_len),
-			 "stdout_truncated", r->out_truncated || r->out_len > AGSBX_EXCERPT_MAX,
-			 "stdout_bytes", (json_int_t)r->out_total,
-			 "stderr", excerpt(r->err, r->err_len),
-			 "stderr_truncated", r->err_truncated || r->err_len > AGSBX_EXCERPT_MAX,
-			 "stderr_bytes", (json_int_t)r->err_total,
-			 "result", result ? (json_t *)result : json_null());
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof out->reason, fmt, ap);
+	va_end(ap);
+	out->skipped = true;
 }
 
 /* What a sandbox prints is hostile input: the bundle admits integers
@@ -92,7 +66,7 @@ static bool scrub_numbers(json_t *j, int depth)
 	return ok;
 }
 
-json_t *agsbx_payload_result_parse(const char *out, size_t len)
+json_t *cf_payload_result_parse(const char *out, size_t len)
 {
 	if (!out || len == 0)
 		return NULL;
@@ -124,7 +98,7 @@ static bool result_line_cut(const struct agsbx_run_result *r)
 
 static json_t *parse_result(const struct agsbx_run_result *r)
 {
-	return agsbx_payload_result_parse(r->out, r->out_len);
+	return cf_payload_result_parse(r->out, r->out_len);
 }
 
 static const char **build_argv(const char *payload, const char *const *args)
@@ -180,20 +154,20 @@ static const char **build_via(enum agsbx_via via, const char *payload, const cha
 	return v;
 }
 
-const char *agsbx_via_argv0(enum agsbx_via via)
+const char *cf_via_argv0(enum agsbx_via via)
 {
 	static const char *const names[] = { "payload", "/bin/sh", "/usr/bin/env" };
 	return names[via];
 }
 
-int sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+int cf_sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep)
 {
-	return sandbox_op_via(env, out, h, limits, AGSBX_VIA_DIRECT, args, result, keep);
+	return cf_sandbox_op_via(env, out, h, limits, AGSBX_VIA_DIRECT, args, result, keep);
 }
 
-int sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
+int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 		   const struct agsbx_limits *limits, enum agsbx_via via, const char *const *args, json_t **result,
 		   struct agsbx_exec_result *keep)
 {
@@ -219,16 +193,14 @@ int sandbox_op_via(const struct check_env *env, struct check_out *out, struct ag
 	int r = h->ops->execute(h, &step, &lim, &xr, &fail);
 	if (r < 0) {
 		json_array_append_new(out->observations,
-				      json_pack("{s:s, s:o, s:s, s:s}", "role", "sandbox", "argv",
-						argv_json(argv), "refused", fail.reason ? fail.reason : "error",
-						"message", fail.message));
+				      agsbx_bundle_refusal(argv, fail.reason ? fail.reason : "error", fail.message));
 		agsbx_exec_result_clear(&xr);
 		return r < 0 ? r : -EIO;
 	}
 	json_t *res = parse_result(&xr.run);
 	size_t cap = limits ? limits->max_output_bytes : env->o->max_output_bytes;
 	out->result_cut |= !res && cap < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&xr.run);
-	json_t *obs = agsbx_observation_json("sandbox", argv, &xr.run, res);
+	json_t *obs = agsbx_bundle_observation("sandbox", argv, &xr.run, res);
 	if (xr.meta)
 		json_object_set(obs, "meta", xr.meta);
 	json_array_append_new(out->observations, obs);
@@ -242,7 +214,7 @@ int sandbox_op_via(const struct check_env *env, struct check_out *out, struct ag
 	return 0;
 }
 
-int control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result)
+int cf_control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result)
 {
 	*result = NULL;
 	_cleanup_free_ const char **argv = build_argv(env->ctx->payload_path, args);
@@ -261,25 +233,25 @@ int control_op(const struct check_env *env, struct check_out *out, const char *c
 	int r = agsbx_run(&o, &rr);
 	json_t *res = r == 0 ? parse_result(&rr) : NULL;
 	out->result_cut |= r == 0 && !res && env->o->max_output_bytes < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&rr);
-	json_array_append_new(out->observations, agsbx_observation_json("control", argv, &rr, res));
+	json_array_append_new(out->observations, agsbx_bundle_observation("control", argv, &rr, res));
 	*result = res;
 	json_decref(res);
 	agsbx_run_result_free(&rr);
 	return r;
 }
 
-bool result_ok(const json_t *result)
+bool cf_result_ok(const json_t *result)
 {
 	return json_is_true(json_object_get(result, "ok"));
 }
 
-const char *result_errno(const json_t *result)
+const char *cf_result_errno(const json_t *result)
 {
 	const char *e = json_string_value(json_object_get(result, "errno"));
 	return e ? e : "none";
 }
 
-bool run_output_contains(const struct agsbx_run_result *r, const char *needle)
+bool cf_run_output_contains(const struct agsbx_run_result *r, const char *needle)
 {
 	size_t n = strlen(needle);
 	return (r->out && memmem(r->out, r->out_len, needle, n)) || (r->err && memmem(r->err, r->err_len, needle, n));

@@ -75,14 +75,14 @@ int agsbx_split_cmdline(const char *cmdline, char ***argv_out, char *err, size_t
 		n++;
 	}
 	if (n == 0) {
-		set_err(err, err_size, "empty command");
+		ev_set_err(err, err_size, "empty command");
 		agsbx_argv_free(argv);
 		return -EINVAL;
 	}
 	*argv_out = argv;
 	return 0;
 unterminated:
-	set_err(err, err_size, "unterminated quote in command: %.200s", cmdline);
+	ev_set_err(err, err_size, "unterminated quote in command: %.200s", cmdline);
 	agsbx_argv_free(argv);
 	return -EINVAL;
 }
@@ -303,7 +303,7 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 	memset(&res, 0, sizeof res);
 	int r = agsbx_run(&o, &res);
 	if (r < 0) {
-		set_err(err, err_size, "cannot run '%s': %s", argv[0], strerror(res.spawn_errno ? res.spawn_errno : -r));
+		ev_set_err(err, err_size, "cannot run '%s': %s", argv[0], strerror(res.spawn_errno ? res.spawn_errno : -r));
 		agsbx_run_result_free(&res);
 		agsbx_argv_free(argv);
 		return NULL;
@@ -314,7 +314,7 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 	agsbx_argv_free(argv);
 	/* the summary is parsed from everything kept, the tails are bounded */
 	json_t *summary = agsbx_attachment_summary(res.out ? res.out : "", res.out_len);
-	if (summary && strcmp(jstr(summary, "format"), "none") == 0) {
+	if (summary && strcmp(ev_jstr(summary, "format"), "none") == 0) {
 		json_decref(summary);
 		summary = agsbx_attachment_summary(res.err ? res.err : "", res.err_len);
 	}
@@ -329,6 +329,6 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 			      err_cut || res.err_truncated);
 	agsbx_run_result_free(&res);
 	if (!a)
-		set_err(err, err_size, "out of memory");
+		ev_set_err(err, err_size, "out of memory");
 	return a;
 }

@@ -3,6 +3,7 @@
  * bundle file's sha256 (what `gh attestation verify FILE` hashes); tests are
  * "provider/check" ids; the configuration names the tool that collected the
  * evidence and a digest of the check catalogue it ran. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 
 #include <errno.h>
@@ -84,10 +85,10 @@ static const char *classify(const json_t *providers, json_t *passed, json_t *war
 	json_t *p, *c;
 	json_array_foreach(providers, i, p) {
 		const char *pid = json_string_value(json_object_get(p, "id"));
-		const char *pv = json_string_value(json_object_get(p, "verdict"));
-		if (pv && strcmp(pv, "defective") == 0)
+		enum agsbx_provider_verdict pv = agsbx_provider_verdict_of(p);
+		if (pv == AGSBX_PROVIDER_DEFECTIVE)
 			any_fail = true;
-		else if (!pv || strcmp(pv, "conformant") != 0)
+		else if (pv != AGSBX_PROVIDER_CONFORMANT)
 			any_warn = true;  /* blocked or skipped: not a defect, not a pass */
 		json_array_foreach(json_object_get(p, "checks"), j, c) {
 			const char *cid = json_string_value(json_object_get(c, "id"));
@@ -97,12 +98,18 @@ static const char *classify(const json_t *providers, json_t *passed, json_t *war
 				continue;
 			/* not_claimed: the provider does not claim the axis; neither
 			 * a pass nor a warning nor a failure, so in no list. */
-			if (strcmp(v, "pass") == 0)
+			switch (agsbx_check_verdict_parse(v)) {
+			case AGSBX_CHECK_PASS:
 				json_array_append_new(passed, json_string(name));
-			else if (strcmp(v, "fail") == 0)
+				break;
+			case AGSBX_CHECK_FAIL:
 				json_array_append_new(failed, json_string(name)), any_fail = true;
-			else if (strcmp(v, "not_claimed") != 0)
+				break;
+			case AGSBX_CHECK_NOT_CLAIMED:
+				break;
+			default:
 				json_array_append_new(warned, json_string(name)), any_warn = true;
+			}
 			free(name);
 		}
 	}

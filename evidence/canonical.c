@@ -207,7 +207,7 @@ static void digest_sink(void *ud, const void *data, size_t n)
 		crypto_hash_sha256_update(&d->s256, data, n);
 }
 
-int agsbx_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
+int ev_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
 				size_t *out_len)
 {
 	struct digest d = { .sha512 = strcmp(alg, "sha512") == 0 };

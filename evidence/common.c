@@ -117,6 +117,17 @@ char *sbuf_take(struct sbuf *b, size_t *len)
 	return p;
 }
 
+int sbuf_json(struct sbuf *b, const json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!s)
+		return -ENOMEM;
+	sbuf_puts(b, s);
+	sbuf_putc(b, '\n');
+	free(s);
+	return 0;
+}
+
 void sbuf_free(struct sbuf *b)
 {
 	free(b->p);
@@ -158,7 +169,7 @@ int sshrd_expect(struct sshrd *r, const char *want)
 	return 0;
 }
 
-char *b64_encode(const void *data, size_t n)
+char *ev_b64_encode(const void *data, size_t n)
 {
 	size_t size = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
 	char *out = malloc(size);
@@ -168,7 +179,7 @@ char *b64_encode(const void *data, size_t n)
 	return out;
 }
 
-uint8_t *b64_decode(const char *s, size_t slen, const char *ignore, size_t *n)
+uint8_t *ev_b64_decode(const char *s, size_t slen, const char *ignore, size_t *n)
 {
 	size_t cap = slen / 4 * 3 + 3;
 	uint8_t *out = malloc(cap + 1);
@@ -183,9 +194,9 @@ uint8_t *b64_decode(const char *s, size_t slen, const char *ignore, size_t *n)
 	return out;
 }
 
-void b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width)
+void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width)
 {
-	char *s = b64_encode(data, n);
+	char *s = ev_b64_encode(data, n);
 	if (!s) {
 		b->oom = true;
 		return;
@@ -198,7 +209,7 @@ void b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width)
 	free(s);
 }
 
-void set_err(char *err, size_t size, const char *fmt, ...)
+void ev_set_err(char *err, size_t size, const char *fmt, ...)
 {
 	if (!err || size == 0)
 		return;
@@ -208,13 +219,13 @@ void set_err(char *err, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *jstr(const json_t *obj, const char *key)
+const char *ev_jstr(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* Glob with '*' and '?', as OpenSSH's match_pattern(). */
-bool match_pattern(const char *s, const char *p)
+/* Glob with '*' and '?', as OpenSSH's ev_match_pattern(). */
+bool ev_match_pattern(const char *s, const char *p)
 {
 	for (;;) {
 		if (!*p)
@@ -225,7 +236,7 @@ bool match_pattern(const char *s, const char *p)
 			if (!*p)
 				return true;
 			for (; *s; s++)
-				if (match_pattern(s, p))
+				if (ev_match_pattern(s, p))
 					return true;
 			return false;
 		}
@@ -238,7 +249,7 @@ bool match_pattern(const char *s, const char *p)
 	}
 }
 
-bool match_pattern_list(const char *s, const char *list)
+bool ev_match_pattern_list(const char *s, const char *list)
 {
 	bool got = false;
 	const char *p = list;
@@ -250,7 +261,7 @@ bool match_pattern_list(const char *s, const char *list)
 		if (n - off < sizeof pat) {
 			memcpy(pat, p + off, n - off);
 			pat[n - off] = '\0';
-			if (match_pattern(s, pat)) {
+			if (ev_match_pattern(s, pat)) {
 				if (neg)
 					return false;
 				got = true;

@@ -1,6 +1,7 @@
 /* diff: what changed between two bundles — host facts, provider and check
  * verdicts (regressions first), capability claims, mechanism versions.
  * Providers and checks are matched by id. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -53,7 +54,7 @@ static json_t *index_by_id(const json_t *arr)
 	json_t *idx = json_object();
 	for (size_t i = 0; idx && i < json_array_size(arr); i++) {
 		json_t *e = json_array_get(arr, i);
-		const char *id = jstr(e, "id");
+		const char *id = ev_jstr(e, "id");
 		if (id && !json_object_get(idx, id))
 			json_object_set(idx, id, e);
 	}
@@ -69,7 +70,7 @@ static json_t *union_ids(const json_t *a, const json_t *b)
 	const json_t *both[2] = { a, b };
 	for (size_t k = 0; k < 2 && ids && seen; k++) {
 		for (size_t i = 0; i < json_array_size(both[k]); i++) {
-			const char *id = jstr(json_array_get(both[k], i), "id");
+			const char *id = ev_jstr(json_array_get(both[k], i), "id");
 			if (!id || json_object_get(seen, id))
 				continue;
 			json_object_set_new(seen, id, json_true());
@@ -134,40 +135,38 @@ static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 	}
 }
 
-static bool is(const char *v, const char *want)
+/* The rules both levels share: newly bad is a regression, a record that
+ * is gone or lost its evidence too, and a loss the host caused is a host
+ * change. */
+static enum change_class classify(bool old_bad, bool new_bad, bool gone, bool lost, bool host_lost)
 {
-	return v && strcmp(v, want) == 0;
+	if (new_bad)
+		return old_bad ? CHANGE : REGRESSION;
+	if (gone || lost)
+		return REGRESSION;
+	return host_lost ? HOST_CHANGE : CHANGE;
 }
 
 /* A check regresses when it newly fails or its evidence is lost: a pass
  * that became skip / not_claimed, or a check that is gone (its provider
  * still there). pass -> blocked is the host's doing. */
-static enum change_class check_class(const char *o, const char *n, bool gone)
+static enum change_class check_class(const char *old_v, const char *new_v, bool gone)
 {
-	if (is(n, "fail"))
-		return is(o, "fail") ? CHANGE : REGRESSION;
-	if (gone)
-		return REGRESSION;
-	if (is(o, "pass") && (is(n, "skip") || is(n, "not_claimed")))
-		return REGRESSION;
-	if (is(o, "pass") && is(n, "blocked"))
-		return HOST_CHANGE;
-	return CHANGE;
+	enum agsbx_check_verdict o = agsbx_check_verdict_parse(old_v), n = agsbx_check_verdict_parse(new_v);
+	bool was_pass = o == AGSBX_CHECK_PASS;
+	return classify(o == AGSBX_CHECK_FAIL, n == AGSBX_CHECK_FAIL, gone,
+			was_pass && (n == AGSBX_CHECK_SKIP || n == AGSBX_CHECK_NOT_CLAIMED),
+			was_pass && n == AGSBX_CHECK_BLOCKED);
 }
 
 /* A provider regresses when it is newly defective, is gone, or was
  * conformant and is now skipped; conformant -> blocked is a host change. */
-static enum change_class provider_class(const char *o, const char *n, bool gone)
+static enum change_class provider_class(const char *old_v, const char *new_v, bool gone)
 {
-	if (is(n, "defective"))
-		return is(o, "defective") ? CHANGE : REGRESSION;
-	if (gone)
-		return REGRESSION;
-	if (is(o, "conformant") && is(n, "skipped"))
-		return REGRESSION;
-	if (is(o, "conformant") && is(n, "blocked"))
-		return HOST_CHANGE;
-	return CHANGE;
+	enum agsbx_provider_verdict o = agsbx_provider_verdict_parse(old_v), n = agsbx_provider_verdict_parse(new_v);
+	bool was_ok = o == AGSBX_PROVIDER_CONFORMANT;
+	return classify(o == AGSBX_PROVIDER_DEFECTIVE, n == AGSBX_PROVIDER_DEFECTIVE, gone,
+			was_ok && n == AGSBX_PROVIDER_SKIPPED, was_ok && n == AGSBX_PROVIDER_BLOCKED);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -298,7 +297,7 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 		diff_checks(checks, id, op, np, &cord);
 		if (op && np)
 			diff_claims(json_object_get(d, "claims"), id, json_object_get(op, "claims"),
-				    json_object_get(np, "claims"), json_is_string(nv) && strcmp(json_string_value(nv), "blocked") == 0,
+				    json_object_get(np, "claims"), agsbx_provider_verdict_of(np) == AGSBX_PROVIDER_BLOCKED,
 				    &aord);
 		else
 			diff_keys(json_object_get(d, "claims"), id, "axis", "", json_object_get(op, "claims"),
@@ -334,34 +333,34 @@ static const char *const titles[] = { "Providers", "Checks", "Host facts", "Capa
 static void put_subject(struct sbuf *b, const char *section, const json_t *e, enum esc_mode m)
 {
 	if (strcmp(section, "host") == 0) {
-		put_esc(b, jstr(e, "family"), m, 64);
-		if (jstr(e, "fact")) {
+		ev_put_esc(b, ev_jstr(e, "family"), m, 64);
+		if (ev_jstr(e, "fact")) {
 			sbuf_putc(b, '.');
-			put_esc(b, jstr(e, "fact"), m, 64);
+			ev_put_esc(b, ev_jstr(e, "fact"), m, 64);
 		}
 	} else if (strcmp(section, "providers") == 0) {
-		put_esc(b, jstr(e, "id"), m, 64);
+		ev_put_esc(b, ev_jstr(e, "id"), m, 64);
 	} else if (strcmp(section, "checks") == 0) {
-		put_esc(b, jstr(e, "provider"), m, 64);
+		ev_put_esc(b, ev_jstr(e, "provider"), m, 64);
 		sbuf_putc(b, '/');
-		put_esc(b, jstr(e, "id"), m, 128);
+		ev_put_esc(b, ev_jstr(e, "id"), m, 128);
 	} else {
-		if (jstr(e, "provider")) {
-			put_esc(b, jstr(e, "provider"), m, 64);
+		if (ev_jstr(e, "provider")) {
+			ev_put_esc(b, ev_jstr(e, "provider"), m, 64);
 			sbuf_putc(b, '.');
 		}
-		put_esc(b, jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
+		ev_put_esc(b, ev_jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
 	}
 }
 
 static void put_value(struct sbuf *b, const json_t *v, enum esc_mode m)
 {
 	if (json_is_string(v))
-		put_esc(b, json_string_value(v), m, 120);
+		ev_put_esc(b, json_string_value(v), m, 120);
 	else if (json_is_null(v))
 		sbuf_puts(b, "(none)");
 	else
-		put_json_esc(b, v, m, 120);
+		ev_put_json_esc(b, v, m, 120);
 }
 
 static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
@@ -417,12 +416,8 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out)
 	if (strcmp(format, "text") == 0 || strcmp(format, "markdown") == 0) {
 		render_diff_text(&b, diff, format[0] == 'm');
 	} else if (strcmp(format, "json") == 0) {
-		char *s = json_dumps(diff, JSON_INDENT(2) | JSON_SORT_KEYS);
-		if (!s)
+		if (sbuf_json(&b, diff) < 0)
 			return -ENOMEM;
-		sbuf_puts(&b, s);
-		sbuf_putc(&b, '\n');
-		free(s);
 	} else {
 		return -EINVAL;
 	}

@@ -1,4 +1,7 @@
-/* Private helpers shared by the files of evidence/ (not part of the API). */
+/* Private helpers shared by the files of evidence/ (not part of the API).
+ * Loose functions carry the ev_ prefix; the sbuf_, sshrd_, sshkey_,
+ * sshsig_, openssh_ and ed25519_ families are private by their family
+ * name. Never agsbx_, which is cross-module API. */
 #ifndef AGSBX_EVIDENCE_INTERNAL_H
 #define AGSBX_EVIDENCE_INTERNAL_H
 
@@ -37,6 +40,8 @@ void sbuf_u32(struct sbuf *b, uint32_t v);
 void sbuf_sshstr(struct sbuf *b, const void *data, size_t n);
 /* Hands the NUL-terminated contents over (NULL after OOM) and resets b. */
 char *sbuf_take(struct sbuf *b, size_t *len);
+/* j as indented JSON with sorted keys and a newline; -ENOMEM. */
+int sbuf_json(struct sbuf *b, const json_t *j);
 void sbuf_free(struct sbuf *b);
 
 /* ---- SSH wire reader ------------------------------------------------- */
@@ -54,12 +59,12 @@ int sshrd_expect(struct sshrd *r, const char *want);
 /* ---- base64 ------------------------------------------------------------ */
 
 /* Standard base64 with padding, malloc'd NUL-terminated. */
-char *b64_encode(const void *data, size_t n);
+char *ev_b64_encode(const void *data, size_t n);
 /* Decodes standard base64 (padding required), ignoring the characters in
  * ignore (may be NULL). malloc'd; NULL when invalid. */
-uint8_t *b64_decode(const char *s, size_t slen, const char *ignore, size_t *n);
+uint8_t *ev_b64_decode(const char *s, size_t slen, const char *ignore, size_t *n);
 /* Wraps b64 text at width columns, each line ending in "\n". */
-void b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width);
+void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width);
 
 /* ---- keys ------------------------------------------------------------ */
 
@@ -150,29 +155,29 @@ enum esc_mode {
 };
 /* Appends s escaped for mode; max_chars > 0 cuts at that many characters
  * and appends "...". NULL s appends "?". */
-void put_esc(struct sbuf *b, const char *s, enum esc_mode mode, size_t max_chars);
+void ev_put_esc(struct sbuf *b, const char *s, enum esc_mode mode, size_t max_chars);
 /* A markdown code span (ids in tables). */
-void put_code(struct sbuf *b, const char *s, size_t max_chars);
+void ev_put_code(struct sbuf *b, const char *s, size_t max_chars);
 /* A JSON value compactly, then escaped (for diff output). */
-void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars);
+void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars);
 /* host.<family>.<fact>.value, borrowed or NULL. */
-const json_t *host_value(const json_t *bundle, const char *family, const char *fact);
+const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact);
 /* "Linux 6.18.0 x86_64, Debian GNU/Linux 12" or "?" pieces. */
-void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
+void ev_put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
 /* Writes b to out when r == 0 and b is intact; frees b. */
 int sbuf_flush(struct sbuf *b, int r, FILE *out);
 
 /* Provenance (provenance.c) on one line, parts separated by sep; and the
  * blocked providers with their reasons. */
-void agsbx_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep);
-void agsbx_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep);
+void ev_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep);
+void ev_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep);
 
 /* ---- canonical digest (canonical.c) -------------------------------------- */
 
 /* sha512 / sha256 ("alg") of the canonical form of j without skip_key,
  * streamed: the canonical bytes are never held in full. 0, -EINVAL for an
  * unknown alg, or the canonical form's errors (-EDOM, -ERANGE, -EILSEQ). */
-int agsbx_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
+int ev_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
 				size_t *out_len);
 
 /* ---- strict JSON (parse.c) ---------------------------------------------- */
@@ -180,15 +185,15 @@ int agsbx_json_canonical_digest(const json_t *j, const char *skip_key, const cha
 /* Parses one JSON object with the bundle rules (no duplicate keys, integers
  * within +-2^53 only, no -0, valid UTF-8, no \u0000). -EINVAL with a
  * one-line reason and position in err. */
-int agsbx_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size);
+int ev_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size);
 
 /* ---- misc ------------------------------------------------------------ */
 
-void set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ev_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Borrowed string member or NULL. */
-const char *jstr(const json_t *obj, const char *key);
+const char *ev_jstr(const json_t *obj, const char *key);
 /* OpenSSH-style pattern lists: "a*,b?,!c". Negation wins. */
-bool match_pattern(const char *s, const char *pattern);
-bool match_pattern_list(const char *s, const char *list);
+bool ev_match_pattern(const char *s, const char *pattern);
+bool ev_match_pattern_list(const char *s, const char *list);
 
 #endif

@@ -40,7 +40,7 @@ int sshkey_parse_line(const char *s, struct sshkey *k)
 	size_t blen = strcspn(s, " \t\r\n");
 	if (blen == 0)
 		return -EINVAL;
-	k->blob = b64_decode(s, blen, NULL, &k->blob_len);
+	k->blob = ev_b64_decode(s, blen, NULL, &k->blob_len);
 	if (!k->blob)
 		return -EINVAL;
 	struct sshrd rd = { k->blob, k->blob_len };
@@ -90,7 +90,7 @@ void sshkey_fingerprint(const uint8_t *blob, size_t n, char out[64])
 
 char *sshkey_format(const char *type, const uint8_t *blob, size_t n, const char *comment)
 {
-	_cleanup_free_ char *b64 = b64_encode(blob, n);
+	_cleanup_free_ char *b64 = ev_b64_encode(blob, n);
 	if (!b64)
 		return NULL;
 	char *s = NULL;
@@ -116,7 +116,7 @@ static uint8_t *pem_body(const char *text, size_t len, size_t *n)
 	const char *e = memmem(b, len - (size_t)(b - text), PEM_END, strlen(PEM_END));
 	if (!e)
 		return NULL;
-	return b64_decode(b, (size_t)(e - b), " \t\r\n", n);
+	return ev_b64_decode(b, (size_t)(e - b), " \t\r\n", n);
 }
 
 static int parse_private_section(struct sshrd *rd, struct ed25519_private *k, char *err, size_t err_size)
@@ -125,26 +125,26 @@ static int parse_private_section(struct sshrd *rd, struct ed25519_private *k, ch
 	const uint8_t *pk, *sk, *comment;
 	size_t pkn, skn, cn;
 	if (sshrd_u32(rd, &c1) < 0 || sshrd_u32(rd, &c2) < 0) {
-		set_err(err, err_size, "truncated private key");
+		ev_set_err(err, err_size, "truncated private key");
 		return -EINVAL;
 	}
 	if (c1 != c2) {
-		set_err(err, err_size, "private key check bytes differ (corrupt or wrongly decrypted)");
+		ev_set_err(err, err_size, "private key check bytes differ (corrupt or wrongly decrypted)");
 		return -EINVAL;
 	}
 	if (sshrd_expect(rd, "ssh-ed25519") < 0 || sshrd_str(rd, &pk, &pkn) < 0 || pkn != ED25519_PK ||
 	    sshrd_str(rd, &sk, &skn) < 0 || skn != ED25519_SK || sshrd_str(rd, &comment, &cn) < 0) {
-		set_err(err, err_size, "malformed Ed25519 private key");
+		ev_set_err(err, err_size, "malformed Ed25519 private key");
 		return -EINVAL;
 	}
 	/* libsodium's secret key is seed || public key, as OpenSSH stores it. */
 	if (memcmp(sk + 32, pk, ED25519_PK) != 0) {
-		set_err(err, err_size, "private and public halves of the key differ");
+		ev_set_err(err, err_size, "private and public halves of the key differ");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < rd->left; i++) {
 		if (rd->p[i] != (uint8_t)(i + 1)) {
-			set_err(err, err_size, "bad private key padding");
+			ev_set_err(err, err_size, "bad private key padding");
 			return -EINVAL;
 		}
 	}
@@ -161,7 +161,7 @@ int openssh_private_parse(const char *text, size_t len, enum private_key_kind *k
 	size_t n;
 	_cleanup_free_ uint8_t *raw = pem_body(text, len, &n);
 	if (!raw) {
-		set_err(err, err_size, "not an OpenSSH private key (openssh-key-v1 PEM)");
+		ev_set_err(err, err_size, "not an OpenSSH private key (openssh-key-v1 PEM)");
 		return -EINVAL;
 	}
 	struct sshrd rd = { raw, n };
@@ -169,7 +169,7 @@ int openssh_private_parse(const char *text, size_t len, enum private_key_kind *k
 	size_t cipher_n, kdf_n, kdfopts_n, pub_n, priv_n;
 	uint32_t nkeys;
 	if (n < sizeof KEY_MAGIC || memcmp(raw, KEY_MAGIC, sizeof KEY_MAGIC) != 0) {
-		set_err(err, err_size, "not an openssh-key-v1 private key");
+		ev_set_err(err, err_size, "not an openssh-key-v1 private key");
 		return -EINVAL;
 	}
 	rd.p += sizeof KEY_MAGIC;
@@ -177,7 +177,7 @@ int openssh_private_parse(const char *text, size_t len, enum private_key_kind *k
 	if (sshrd_str(&rd, &cipher, &cipher_n) < 0 || sshrd_str(&rd, &kdf, &kdf_n) < 0 ||
 	    sshrd_str(&rd, &kdfopts, &kdfopts_n) < 0 || sshrd_u32(&rd, &nkeys) < 0 || nkeys != 1 ||
 	    sshrd_str(&rd, &pub, &pub_n) < 0 || sshrd_str(&rd, &priv, &priv_n) < 0) {
-		set_err(err, err_size, "malformed openssh-key-v1 private key");
+		ev_set_err(err, err_size, "malformed openssh-key-v1 private key");
 		return -EINVAL;
 	}
 	bool plain_cipher = cipher_n == 4 && memcmp(cipher, "none", 4) == 0;
@@ -199,7 +199,7 @@ int openssh_private_parse(const char *text, size_t len, enum private_key_kind *k
 	}
 	if (memcmp(raw_pk, k->pk, ED25519_PK) != 0) {
 		ed25519_private_clear(k);
-		set_err(err, err_size, "public key does not match the private key");
+		ev_set_err(err, err_size, "public key does not match the private key");
 		return -EINVAL;
 	}
 	*kind = PRIVKEY_ED25519;
@@ -231,7 +231,7 @@ char *openssh_private_format(const struct ed25519_private *k)
 
 	sbuf_puts(&pem, PEM_BEGIN "\n");
 	if (!raw.oom)
-		b64_wrapped(&pem, raw.p, raw.len, 70);
+		ev_b64_wrapped(&pem, raw.p, raw.len, 70);
 	sbuf_puts(&pem, PEM_END "\n");
 	if (priv.p)
 		sodium_memzero(priv.p, priv.len);
@@ -289,12 +289,12 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 	if (asprintf(&pub_path, "%s.pub", path) < 0)
 		return -ENOMEM;
 	if (comment && strpbrk(comment, "\r\n")) {
-		set_err(err, err_size, "the key comment must be one line");
+		ev_set_err(err, err_size, "the key comment must be one line");
 		return -EINVAL;
 	}
 	struct stat st;
 	if (lstat(path, &st) == 0 || lstat(pub_path, &st) == 0) {
-		set_err(err, err_size, "%s: already exists; refusing to overwrite a key",
+		ev_set_err(err, err_size, "%s: already exists; refusing to overwrite a key",
 			lstat(path, &st) == 0 ? path : pub_path);
 		return -EEXIST;
 	}
@@ -315,7 +315,7 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 	int r = write_exclusive(path, pem, pem_len, 0600);
 	sodium_memzero(pem, pem_len);
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, strerror(-r));
+		ev_set_err(err, err_size, "%s: %s", path, strerror(-r));
 		return r;
 	}
 	_cleanup_free_ char *pub_text = NULL;
@@ -326,7 +326,7 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 	r = write_exclusive(pub_path, pub_text, strlen(pub_text), 0644);
 	if (r < 0) {
 		unlink(path); /* we created it a moment ago: no half pair */
-		set_err(err, err_size, "%s: %s", pub_path, strerror(-r));
+		ev_set_err(err, err_size, "%s: %s", pub_path, strerror(-r));
 		return r;
 	}
 	return 0;

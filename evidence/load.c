@@ -1,5 +1,6 @@
 /* Strict loading of bundles (size cap, duplicate keys, integers only, known
  * schema, member types) and atomic writing. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -36,8 +37,6 @@ struct field {
 };
 
 static const char *const schema_values[] = { AGSBX_BUNDLE_SCHEMA, NULL };
-static const char *const provider_verdicts[] = { "conformant", "defective", "blocked", "skipped", NULL };
-static const char *const check_verdicts[] = { "pass", "fail", "not_claimed", "skip", "blocked", NULL };
 static const char *const roles[] = { "sandbox", "control", NULL };
 static const char *const provider_kinds[] = { "external", "wrap", NULL };
 static const char *const summary_formats[] = { "pytest", "ctest", "plain", "none", NULL };
@@ -83,7 +82,7 @@ static const struct field observation_fields[] = {
 };
 static const struct field check_fields[] = {
 	F("id", T_STR, .required = true), F("axis", T_STR | T_NULL),
-	F("verdict", T_STR, .values = check_verdicts), F("observed_pass", T_BOOL | T_NULL),
+	F("verdict", T_STR, .values = agsbx_check_verdict_names), F("observed_pass", T_BOOL | T_NULL),
 	F("reason", T_STR), F("duration_us", T_INT),
 	F("observations", T_ARR, .items = T_OBJ, .item_members = observation_fields),
 	F("facts", T_OBJ | T_NULL),
@@ -93,7 +92,7 @@ static const struct field timings_fields[] = {
 	F("probe_us", T_INT), F("ensure_us", T_INT), F("checks_us", T_INT), F("total_us", T_INT), { .key = NULL }
 };
 static const struct field provider_fields[] = {
-	F("id", T_STR, .required = true), F("verdict", T_STR, .values = provider_verdicts),
+	F("id", T_STR, .required = true), F("verdict", T_STR, .values = agsbx_provider_verdict_names),
 	F("reason", T_STR), F("probe", T_OBJ, .members = probe_fields),
 	F("claims", T_OBJ | T_NULL), F("observed", T_OBJ | T_NULL),
 	F("underclaim", T_ARR, .items = T_STR), F("failing_checks", T_ARR, .items = T_STR),
@@ -193,7 +192,7 @@ static int bad(char *err, size_t err_size, const struct where *w, const char *wh
 {
 	char path[256];
 	put_where(path, sizeof path, w);
-	set_err(err, err_size, "%s: %s%s", path, what, detail);
+	ev_set_err(err, err_size, "%s: %s%s", path, what, detail);
 	return -EINVAL;
 }
 
@@ -274,7 +273,7 @@ static int check_id_list(const json_t *arr, const struct where *at, char *err, s
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		struct where item = { at, NULL, i }, sub = { &item, "id", 0 };
-		const char *id = jstr(json_array_get(arr, i), "id");
+		const char *id = ev_jstr(json_array_get(arr, i), "id");
 		if (!id) /* the member checks said what is wrong with it */
 			continue;
 		if (!id_ok(id))
@@ -305,20 +304,20 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 {
 	*bundle = NULL;
 	if (len > AGSBX_BUNDLE_MAX_BYTES) {
-		set_err(err, err_size, "bundle larger than %u MiB", AGSBX_BUNDLE_MAX_BYTES >> 20);
+		ev_set_err(err, err_size, "bundle larger than %u MiB", AGSBX_BUNDLE_MAX_BYTES >> 20);
 		return -EFBIG;
 	}
 	_cleanup_json_ json_t *j = NULL;
-	int r = agsbx_json_parse_strict(data, len, &j, err, err_size);
+	int r = ev_json_parse_strict(data, len, &j, err, err_size);
 	if (r < 0)
 		return r;
-	const char *schema = jstr(j, "schema");
+	const char *schema = ev_jstr(j, "schema");
 	if (!schema) {
-		set_err(err, err_size, "not a bundle: no \"schema\" member");
+		ev_set_err(err, err_size, "not a bundle: no \"schema\" member");
 		return -EINVAL;
 	}
 	if (strcmp(schema, AGSBX_BUNDLE_SCHEMA) != 0) {
-		set_err(err, err_size, "unknown schema \"%.64s\" (this tool reads %s)", schema, AGSBX_BUNDLE_SCHEMA);
+		ev_set_err(err, err_size, "unknown schema \"%.64s\" (this tool reads %s)", schema, AGSBX_BUNDLE_SCHEMA);
 		return -EINVAL;
 	}
 	r = check_members(j, bundle_fields, NULL, err, err_size);
@@ -337,17 +336,17 @@ int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_s
 	size_t len = 0;
 	int r = agsbx_read_file(path, AGSBX_BUNDLE_MAX_BYTES, &data, &len);
 	if (r == -EFBIG) {
-		set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
+		ev_set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
 		return r;
 	}
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
+		ev_set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
 		return r;
 	}
 	char why[400] = "";
 	r = agsbx_bundle_parse(data, len, bundle, why, sizeof why);
 	if (r < 0)
-		set_err(err, err_size, "%s: %s", path, why);
+		ev_set_err(err, err_size, "%s: %s", path, why);
 	return r;
 }
 

@@ -1,6 +1,7 @@
 /* matrix: many bundles side by side — one row per host/bundle, one column
  * per provider, cells = verdict + failing check ids. Bundles from other
  * tool versions may lack members; those show as "?". */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -17,7 +18,7 @@ static json_t *str_or_q(const char *s)
 
 static const char *host_str(const json_t *bundle, const char *family, const char *fact)
 {
-	return json_string_value(host_value(bundle, family, fact));
+	return json_string_value(ev_host_value(bundle, family, fact));
 }
 
 static json_t *provider_cell(const json_t *p)
@@ -26,16 +27,15 @@ static json_t *provider_cell(const json_t *p)
 	const json_t *checks = json_object_get(p, "checks");
 	for (size_t i = 0; failing && i < json_array_size(checks); i++) {
 		const json_t *c = json_array_get(checks, i);
-		const char *v = jstr(c, "verdict");
-		if (v && strcmp(v, "fail") == 0 && jstr(c, "id"))
-			json_array_append_new(failing, json_string(jstr(c, "id")));
+		if (agsbx_check_verdict_of(c) == AGSBX_CHECK_FAIL && ev_jstr(c, "id"))
+			json_array_append_new(failing, json_string(ev_jstr(c, "id")));
 	}
 	/* older bundles may only carry failing_checks */
 	const json_t *listed = json_object_get(p, "failing_checks");
 	if (failing && json_array_size(failing) == 0 && json_array_size(listed))
 		json_array_extend(failing, (json_t *)listed);
-	return json_pack("{s:o, s:o, s:o}", "verdict", str_or_q(jstr(p, "verdict")), "reason",
-			 str_or_q(jstr(p, "reason")), "failing_checks", failing ? failing : json_array());
+	return json_pack("{s:o, s:o, s:o}", "verdict", str_or_q(ev_jstr(p, "verdict")), "reason",
+			 str_or_q(ev_jstr(p, "reason")), "failing_checks", failing ? failing : json_array());
 }
 
 json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n)
@@ -51,7 +51,7 @@ json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *name
 		const json_t *providers = json_object_get(b, "providers");
 		for (size_t k = 0; cells && k < json_array_size(providers); k++) {
 			const json_t *p = json_array_get(providers, k);
-			const char *id = jstr(p, "id");
+			const char *id = ev_jstr(p, "id");
 			if (!id || json_object_get(cells, id))
 				continue;
 			json_object_set_new(cells, id, provider_cell(p));
@@ -65,7 +65,7 @@ json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *name
 					"host", "kernel", str_or_q(host_str(b, "kernel", "release")), "os",
 					str_or_q(host_str(b, "os", "pretty_name")), "machine",
 					str_or_q(host_str(b, "kernel", "machine")), "created_at",
-					str_or_q(jstr(b, "created_at")), "tool_version", str_or_q(jstr(tool, "version")),
+					str_or_q(ev_jstr(b, "created_at")), "tool_version", str_or_q(ev_jstr(tool, "version")),
 					"signed", json_object_get(b, "signature") != NULL, "providers",
 					cells ? cells : json_object());
 		if (!row)
@@ -81,16 +81,16 @@ static void put_cell(struct sbuf *b, const json_t *cell)
 		sbuf_puts(b, "?");
 		return;
 	}
-	put_esc(b, jstr(cell, "verdict"), ESC_MD, 32);
-	if (jstr(cell, "verdict") && strcmp(jstr(cell, "verdict"), "blocked") == 0) {
+	ev_put_esc(b, ev_jstr(cell, "verdict"), ESC_MD, 32);
+	if (agsbx_provider_verdict_of(cell) == AGSBX_PROVIDER_BLOCKED) {
 		sbuf_puts(b, " (");
-		put_esc(b, jstr(cell, "reason"), ESC_MD, 64);
+		ev_put_esc(b, ev_jstr(cell, "reason"), ESC_MD, 64);
 		sbuf_putc(b, ')');
 	}
 	const json_t *failing = json_object_get(cell, "failing_checks");
 	for (size_t i = 0; i < json_array_size(failing); i++) {
 		sbuf_puts(b, i ? ", " : ": ");
-		put_code(b, json_string_value(json_array_get(failing, i)), 80);
+		ev_put_code(b, json_string_value(json_array_get(failing, i)), 80);
 	}
 }
 
@@ -101,7 +101,7 @@ static void render_markdown(struct sbuf *b, const json_t *m)
 	sbuf_puts(b, prov ? "| Host | Created | Tool | Provenance |" : "| Host | Created | Tool |");
 	for (size_t i = 0; i < json_array_size(ids); i++) {
 		sbuf_putc(b, ' ');
-		put_esc(b, json_string_value(json_array_get(ids, i)), ESC_MD, 64);
+		ev_put_esc(b, json_string_value(json_array_get(ids, i)), ESC_MD, 64);
 		sbuf_puts(b, " |");
 	}
 	sbuf_puts(b, prov ? "\n|---|---|---|---|" : "\n|---|---|---|");
@@ -111,21 +111,21 @@ static void render_markdown(struct sbuf *b, const json_t *m)
 	for (size_t r = 0; r < json_array_size(rows); r++) {
 		const json_t *row = json_array_get(rows, r), *host = json_object_get(row, "host");
 		sbuf_puts(b, "| ");
-		put_esc(b, jstr(host, "kernel"), ESC_MD, 64);
+		ev_put_esc(b, ev_jstr(host, "kernel"), ESC_MD, 64);
 		sbuf_putc(b, ' ');
-		put_esc(b, jstr(host, "machine"), ESC_MD, 32);
+		ev_put_esc(b, ev_jstr(host, "machine"), ESC_MD, 32);
 		sbuf_puts(b, ", ");
-		put_esc(b, jstr(host, "os"), ESC_MD, 80);
+		ev_put_esc(b, ev_jstr(host, "os"), ESC_MD, 80);
 		sbuf_puts(b, " (");
-		put_esc(b, jstr(row, "file"), ESC_MD, 80);
+		ev_put_esc(b, ev_jstr(row, "file"), ESC_MD, 80);
 		sbuf_puts(b, ") | ");
-		put_esc(b, jstr(row, "created_at"), ESC_MD, 32);
+		ev_put_esc(b, ev_jstr(row, "created_at"), ESC_MD, 32);
 		sbuf_puts(b, " | ");
-		put_esc(b, jstr(row, "tool_version"), ESC_MD, 32);
+		ev_put_esc(b, ev_jstr(row, "tool_version"), ESC_MD, 32);
 		sbuf_puts(b, " |");
 		if (prov) {
 			sbuf_putc(b, ' ');
-			agsbx_provenance_put(b, json_object_get(row, "provenance"), ESC_MD, "; ");
+			ev_provenance_put(b, json_object_get(row, "provenance"), ESC_MD, "; ");
 			sbuf_puts(b, " |");
 		}
 		for (size_t i = 0; i < json_array_size(ids); i++) {
@@ -143,33 +143,30 @@ static void render_markdown(struct sbuf *b, const json_t *m)
  * blocked or skipped, green otherwise. */
 static void render_badge(struct sbuf *b, const json_t *m)
 {
-	static const char *const verdicts[] = { "conformant", "defective", "blocked", "skipped" };
-	size_t count[4] = { 0 }, other = 0;
+	size_t count[AGSBX_PROVIDER_VERDICT_COUNT] = { 0 }, other = 0;
 	const json_t *rows = json_object_get(m, "rows");
 	for (size_t r = 0; r < json_array_size(rows); r++) {
 		const char *id;
 		json_t *cell;
 		json_object_foreach(json_object_get(json_array_get(rows, r), "providers"), id, cell) {
-			const char *v = jstr(cell, "verdict");
-			size_t k = 0;
-			while (k < 4 && (!v || strcmp(v, verdicts[k]) != 0))
-				k++;
-			if (k < 4)
-				count[k]++;
+			enum agsbx_provider_verdict v = agsbx_provider_verdict_of(cell);
+			if (v != AGSBX_PROVIDER_VERDICT_UNKNOWN)
+				count[v]++;
 			else
 				other++;
 		}
 	}
 	char msg[160] = "";
 	size_t len = 0;
-	for (size_t k = 0; k < 4; k++)
+	for (int k = 0; k < AGSBX_PROVIDER_VERDICT_COUNT; k++)
 		if (count[k])
 			len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%zu %s", len ? ", " : "", count[k],
-						verdicts[k]);
+						agsbx_provider_verdict_name(k));
 	if (other)
 		snprintf(msg + len, sizeof msg - len, "%s%zu unknown", len ? ", " : "", other);
-	const char *color = count[1] ? "red" : (count[2] || count[3] || other) ? "yellow"
-					   : count[0] ? "brightgreen" : "lightgrey";
+	const char *color = count[AGSBX_PROVIDER_DEFECTIVE] ? "red"
+			    : (count[AGSBX_PROVIDER_BLOCKED] || count[AGSBX_PROVIDER_SKIPPED] || other) ? "yellow"
+			    : count[AGSBX_PROVIDER_CONFORMANT] ? "brightgreen" : "lightgrey";
 	json_t *j = json_pack("{s:i, s:s, s:s, s:s}", "schemaVersion", 1, "label", "sandbox evidence", "message",
 			      len || other ? msg : "no providers", "color", color);
 	char *s = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
@@ -191,12 +188,8 @@ int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out)
 	} else if (strcmp(format, "markdown") == 0) {
 		render_markdown(&b, matrix);
 	} else if (strcmp(format, "json") == 0) {
-		char *s = json_dumps(matrix, JSON_INDENT(2) | JSON_SORT_KEYS);
-		if (!s)
+		if (sbuf_json(&b, matrix) < 0)
 			return -ENOMEM;
-		sbuf_puts(&b, s);
-		sbuf_putc(&b, '\n');
-		free(s);
 	} else {
 		return -EINVAL;
 	}

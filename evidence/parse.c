@@ -16,6 +16,8 @@
 #include "base/compat.h"
 #include "evidence/internal.h"
 
+#include "base/cleanup.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -56,7 +58,7 @@ static void fail(struct parser *ps, const char *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	set_err(ps->err, ps->err_size, "not valid bundle JSON: %s (line %d, column %d)", what, line, col);
+	ev_set_err(ps->err, ps->err_size, "not valid bundle JSON: %s (line %d, column %d)", what, line, col);
 }
 
 static void skip_ws(struct parser *ps)
@@ -141,14 +143,14 @@ static size_t unicode_escape(struct parser *ps, const char *s, uint32_t *cp)
 /* Decodes the string whose opening quote is at ps->p. On success *s (maybe
  * into *owned, which the caller frees) and *n; ps->p is past the closing
  * quote. Plain runs are only scanned, not copied. */
-static int parse_string(struct parser *ps, const char **s, size_t *n, char **owned)
+/* The common case, no escapes: advances *pp to the first '"', '\\' or
+ * control character (or the end), checking the UTF-8 on the way. */
+static int scan_plain(struct parser *ps, const char **pp)
 {
-	const char *p = ++ps->p, *end = ps->end;
-	*owned = NULL;
-	/* fast scan of the common case: no escapes */
 	static const unsigned char stop[256] = {
 		[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xFF] = 1,
 	};
+	const char *p = *pp, *end = ps->end;
 	while (p < end) {
 		while (p < end && !stop[(unsigned char)*p])
 			p++;
@@ -165,6 +167,75 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 		}
 		p += k;
 	}
+	*pp = p;
+	return 0;
+}
+
+/* One backslash escape at p, decoded into o + *w: the bytes consumed, 0
+ * on error (reported). */
+static size_t decode_escape(struct parser *ps, const char *p, char *o, size_t *w)
+{
+	if (ps->end - p < 2) {
+		fail(ps, p, "premature end of input in a string");
+		return 0;
+	}
+	char e = p[1];
+	const char *simple = strchr("\"\\/bfnrt", e);
+	if (e && simple) {
+		static const char decoded[] = "\"\\/\b\f\n\r\t";
+		o[(*w)++] = decoded[simple - "\"\\/bfnrt"];
+		return 2;
+	}
+	if (e == 'u') {
+		uint32_t cp;
+		size_t k = unicode_escape(ps, p, &cp);
+		if (k)
+			*w += put_utf8(o + *w, cp);
+		return k;
+	}
+	fail(ps, p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+	return 0;
+}
+
+/* From p (past the plain prefix already in o[0..*w)) to the closing quote:
+ * the quote's position, or NULL on error (reported). */
+static const char *decode_rest(struct parser *ps, const char *p, char *o, size_t *w)
+{
+	const char *end = ps->end;
+	while (p < end && *p != '"') {
+		unsigned char c = (unsigned char)*p;
+		size_t k = 1;
+		if (c < 0x20) {
+			fail(ps, p, "control character in a string");
+			return NULL;
+		}
+		if (c >= 0x80) {
+			uint32_t cp;
+			if ((k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp)) == 0) {
+				fail(ps, p, "invalid UTF-8 in a string");
+				return NULL;
+			}
+			memcpy(o + *w, p, k);
+			*w += k;
+		} else if (c != '\\')
+			o[(*w)++] = (char)c;
+		else if ((k = decode_escape(ps, p, o, w)) == 0)
+			return NULL;
+		p += k;
+	}
+	if (p >= end) {
+		fail(ps, p, "premature end of input in a string");
+		return NULL;
+	}
+	return p;
+}
+
+static int parse_string(struct parser *ps, const char **s, size_t *n, char **owned)
+{
+	const char *p = ++ps->p, *end = ps->end;
+	*owned = NULL;
+	if (scan_plain(ps, &p) < 0)
+		return -EINVAL;
 	if (p < end && *p == '"') {
 		*s = ps->p;
 		*n = (size_t)(p - ps->p);
@@ -177,54 +248,9 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 		return -ENOMEM;
 	size_t w = (size_t)(p - ps->p);
 	memcpy(o, ps->p, w);
-	while (p < end && *p != '"') {
-		unsigned char c = (unsigned char)*p;
-		if (c < 0x20) {
-			fail(ps, p, "control character in a string");
-			goto bad;
-		}
-		if (c >= 0x80) {
-			uint32_t cp;
-			size_t k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
-			if (k == 0) {
-				fail(ps, p, "invalid UTF-8 in a string");
-				goto bad;
-			}
-			memcpy(o + w, p, k);
-			w += k;
-			p += k;
-			continue;
-		}
-		if (c != '\\') {
-			o[w++] = (char)c;
-			p++;
-			continue;
-		}
-		if (end - p < 2) {
-			fail(ps, p, "premature end of input in a string");
-			goto bad;
-		}
-		char e = p[1];
-		const char *simple = strchr("\"\\/bfnrt", e);
-		if (e && simple) {
-			static const char decoded[] = "\"\\/\b\f\n\r\t";
-			o[w++] = decoded[simple - "\"\\/bfnrt"];
-			p += 2;
-		} else if (e == 'u') {
-			uint32_t cp;
-			size_t k = unicode_escape(ps, p, &cp);
-			if (k == 0)
-				goto bad;
-			w += put_utf8(o + w, cp);
-			p += k;
-		} else {
-			fail(ps, p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
-			goto bad;
-		}
-	}
-	if (p >= end) {
-		fail(ps, p, "premature end of input in a string");
-		goto bad;
+	if (!(p = decode_rest(ps, p, o, &w))) {
+		free(o);
+		return -EINVAL;
 	}
 	o[w] = '\0';
 	*s = o;
@@ -232,9 +258,6 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 	*owned = o;
 	ps->p = p + 1;
 	return 0;
-bad:
-	free(o);
-	return -EINVAL;
 }
 
 static json_t *parse_number(struct parser *ps)
@@ -279,6 +302,82 @@ static json_t *parse_number(struct parser *ps)
 
 static json_t *parse_value(struct parser *ps);
 
+/* After a member or element: 1 on ',' (another follows), 0 on the
+ * closing bracket, -1 on anything else (reported). Consumes it. */
+static int separator(struct parser *ps, char close)
+{
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ',') {
+		ps->p++;
+		return 1;
+	}
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return 0;
+	}
+	if (ps->p >= ps->end)
+		fail(ps, ps->p, "premature end of input");
+	else
+		fail(ps, ps->p, "',' or '%c' expected", close);
+	return -1;
+}
+
+/* An empty object or array: its closing bracket right after the opening
+ * one (consumed). */
+static bool closes_at_once(struct parser *ps, char close)
+{
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return true;
+	}
+	return false;
+}
+
+static void fail_duplicate(struct parser *ps, const char *kpos, const char *key, size_t klen)
+{
+	char shown[41];
+	size_t i = 0;
+	for (; i < klen && i < sizeof shown - 1; i++) /* one printable line */
+		shown[i] = key[i] >= 0x20 && key[i] < 0x7f ? key[i] : '?';
+	shown[i] = '\0';
+	fail(ps, kpos, "duplicate object key \"%s\"", shown);
+}
+
+/* "key": value into obj; -1 on error (reported). */
+static int parse_member(struct parser *ps, json_t *obj)
+{
+	skip_ws(ps);
+	if (ps->p >= ps->end || *ps->p != '"') {
+		fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "string or '}' expected");
+		return -1;
+	}
+	const char *kpos = ps->p, *key;
+	size_t klen;
+	_cleanup_free_ char *owned = NULL;
+	if (parse_string(ps, &key, &klen, &owned) < 0) {
+		fail(ps, kpos, "out of memory");
+		return -1;
+	}
+	if (agsbx_json_getn(obj, key, klen)) {
+		fail_duplicate(ps, kpos, key, klen);
+		return -1;
+	}
+	skip_ws(ps);
+	if (ps->p >= ps->end || *ps->p != ':') {
+		fail(ps, ps->p, "':' expected");
+		return -1;
+	}
+	ps->p++;
+	json_t *v = parse_value(ps);
+	if (!v || agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
+		/* EILSEQ: a NUL in a key, which jansson < 2.14 cannot hold */
+		fail(ps, kpos, v && errno == EILSEQ ? "object key contains NUL" : "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static json_t *parse_object(struct parser *ps)
 {
 	const char *open = ps->p++;
@@ -287,62 +386,14 @@ static json_t *parse_object(struct parser *ps)
 		fail(ps, open, "out of memory");
 		return NULL;
 	}
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == '}') {
-		ps->p++;
+	if (closes_at_once(ps, '}'))
 		return obj;
-	}
-	for (;;) {
-		skip_ws(ps);
-		if (ps->p >= ps->end || *ps->p != '"') {
-			fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "string or '}' expected");
-			goto bad;
-		}
-		const char *kpos = ps->p, *key;
-		size_t klen;
-		char *owned;
-		if (parse_string(ps, &key, &klen, &owned) < 0) {
-			fail(ps, kpos, "out of memory");
-			goto bad;
-		}
-		if (agsbx_json_getn(obj, key, klen)) {
-			char shown[41];
-			size_t i = 0;
-			for (; i < klen && i < sizeof shown - 1; i++) /* one printable line */
-				shown[i] = key[i] >= 0x20 && key[i] < 0x7f ? key[i] : '?';
-			shown[i] = '\0';
-			fail(ps, kpos, "duplicate object key \"%s\"", shown);
-			free(owned);
-			goto bad;
-		}
-		skip_ws(ps);
-		if (ps->p >= ps->end || *ps->p != ':') {
-			free(owned);
-			fail(ps, ps->p, "':' expected");
-			goto bad;
-		}
-		ps->p++;
-		json_t *v = parse_value(ps);
-		if (!v || agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
-			free(owned);
-			/* EILSEQ: a NUL in a key, which jansson < 2.14 cannot hold */
-			fail(ps, kpos, v && errno == EILSEQ ? "object key contains NUL" : "out of memory");
-			goto bad;
-		}
-		free(owned);
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			continue;
-		}
-		if (ps->p < ps->end && *ps->p == '}') {
-			ps->p++;
-			return obj;
-		}
-		fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "',' or '}' expected");
-		goto bad;
-	}
-bad:
+	int more;
+	do
+		more = parse_member(ps, obj) < 0 ? -1 : separator(ps, '}');
+	while (more == 1);
+	if (more == 0)
+		return obj;
 	json_decref(obj);
 	return NULL;
 }
@@ -355,31 +406,21 @@ static json_t *parse_array(struct parser *ps)
 		fail(ps, open, "out of memory");
 		return NULL;
 	}
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == ']') {
-		ps->p++;
+	if (closes_at_once(ps, ']'))
 		return arr;
-	}
-	for (;;) {
+	int more;
+	do {
 		json_t *v = parse_value(ps);
 		if (!v || json_array_append_new(arr, v) < 0) {
 			fail(ps, ps->p, "out of memory");
-			json_decref(arr);
-			return NULL;
-		}
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			continue;
-		}
-		if (ps->p < ps->end && *ps->p == ']') {
-			ps->p++;
-			return arr;
-		}
-		fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "',' or ']' expected");
-		json_decref(arr);
-		return NULL;
-	}
+			more = -1;
+		} else
+			more = separator(ps, ']');
+	} while (more == 1);
+	if (more == 0)
+		return arr;
+	json_decref(arr);
+	return NULL;
 }
 
 static json_t *literal(struct parser *ps, const char *word, json_t *value)
@@ -452,13 +493,13 @@ static json_t *parse_value(struct parser *ps)
 	return v;
 }
 
-int agsbx_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size)
+int ev_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size)
 {
 	struct parser ps = { .start = data, .p = data, .end = data + len, .err = err, .err_size = err_size };
 	*out = NULL;
 	skip_ws(&ps);
 	if (ps.p < ps.end && *ps.p == '[') {
-		set_err(err, err_size, "not a bundle: top level is not an object");
+		ev_set_err(err, err_size, "not a bundle: top level is not an object");
 		return -EINVAL;
 	}
 	if (ps.p >= ps.end || *ps.p != '{') {

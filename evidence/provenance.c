@@ -2,6 +2,7 @@
  * signed and by a trusted signer, is it representative and why not, which
  * labelled simulations shaped it, the maintainer's challenge, the subject
  * commit, the tool; and which providers were blocked, with the reason. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -42,7 +43,7 @@ static json_t *simulation_names(const json_t *ctx)
 	json_t *names = json_array();
 	const json_t *sims = json_object_get(ctx, "simulations");
 	for (size_t i = 0; names && i < json_array_size(sims); i++) {
-		const char *n = jstr(json_array_get(sims, i), "name");
+		const char *n = ev_jstr(json_array_get(sims, i), "name");
 		if (n)
 			json_array_append_new(names, json_string(n));
 	}
@@ -55,14 +56,13 @@ static json_t *blocked_providers(const json_t *bundle)
 	const json_t *providers = json_object_get(bundle, "providers");
 	for (size_t i = 0; out && i < json_array_size(providers); i++) {
 		const json_t *pr = json_array_get(providers, i);
-		const char *v = jstr(pr, "verdict");
-		if (!v || strcmp(v, "blocked") != 0)
+		if (agsbx_provider_verdict_of(pr) != AGSBX_PROVIDER_BLOCKED)
 			continue;
 		const json_t *probe = json_object_get(pr, "probe");
-		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o}", "id", str_or_null(jstr(pr, "id")),
-						     "reason", str_or_null(jstr(pr, "reason")), "detail",
-						     str_or_null(jstr(probe, "detail")), "hint",
-						     str_or_null(jstr(probe, "hint"))));
+		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o}", "id", str_or_null(ev_jstr(pr, "id")),
+						     "reason", str_or_null(ev_jstr(pr, "reason")), "detail",
+						     str_or_null(ev_jstr(probe, "detail")), "hint",
+						     str_or_null(ev_jstr(probe, "hint"))));
 	}
 	return out;
 }
@@ -79,16 +79,16 @@ json_t *agsbx_bundle_provenance(const json_t *bundle, const struct agsbx_verify_
 	const json_t *reasons = json_object_get(ctx, "representative_reasons");
 	json_object_set_new(p, "representative_reasons", json_is_array(reasons) ? json_deep_copy(reasons) : json_array());
 	json_object_set_new(p, "simulations", simulation_names(ctx));
-	json_object_set_new(p, "challenge", str_or_null(jstr(bundle, "challenge")));
+	json_object_set_new(p, "challenge", str_or_null(ev_jstr(bundle, "challenge")));
 	const json_t *subj = json_object_get(bundle, "subject");
 	json_object_set_new(p, "subject", json_is_object(subj)
-		? json_pack("{s:o, s:o, s:o}", "commit", str_or_null(jstr(subj, "commit")), "branch",
-			    str_or_null(jstr(subj, "branch")), "dirty", json_is_boolean(json_object_get(subj, "dirty"))
+		? json_pack("{s:o, s:o, s:o}", "commit", str_or_null(ev_jstr(subj, "commit")), "branch",
+			    str_or_null(ev_jstr(subj, "branch")), "dirty", json_is_boolean(json_object_get(subj, "dirty"))
 			    ? json_copy(json_object_get(subj, "dirty")) : json_null())
 		: json_null());
 	const json_t *tool = json_object_get(bundle, "tool");
-	json_object_set_new(p, "tool", json_pack("{s:o, s:o}", "version", str_or_null(jstr(tool, "version")),
-						 "git_commit", str_or_null(jstr(tool, "git_commit"))));
+	json_object_set_new(p, "tool", json_pack("{s:o, s:o}", "version", str_or_null(ev_jstr(tool, "version")),
+						 "git_commit", str_or_null(ev_jstr(tool, "git_commit"))));
 	json_object_set_new(p, "blocked", blocked_providers(bundle));
 	return TAKE_PTR(p);
 }
@@ -104,23 +104,23 @@ static void put_list(struct sbuf *b, const json_t *arr, enum esc_mode m, const c
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		if (i)
 			sbuf_puts(b, ", ");
-		put_esc(b, json_string_value(json_array_get(arr, i)), m, 64);
+		ev_put_esc(b, json_string_value(json_array_get(arr, i)), m, 64);
 	}
 }
 
-void agsbx_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep)
+void ev_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep)
 {
-	const char *sig = jstr(p, "signature");
+	const char *sig = ev_jstr(p, "signature");
 	const json_t *trusted = json_object_get(p, "trusted");
 	sbuf_puts(b, "signature ");
-	put_esc(b, sig, m, 16);
-	if (jstr(p, "fingerprint")) {
+	ev_put_esc(b, sig, m, 16);
+	if (ev_jstr(p, "fingerprint")) {
 		sbuf_putc(b, ' ');
-		put_esc(b, jstr(p, "fingerprint"), m, 64);
+		ev_put_esc(b, ev_jstr(p, "fingerprint"), m, 64);
 	}
 	if (json_is_true(trusted)) {
 		sbuf_puts(b, ", trusted signer ");
-		put_esc(b, jstr(p, "signer"), m, 80);
+		ev_put_esc(b, ev_jstr(p, "signer"), m, 80);
 	} else if (json_is_false(trusted)) {
 		sbuf_puts(b, ", signer NOT trusted");
 	} else if (sig && strcmp(sig, "good") == 0) {
@@ -139,33 +139,33 @@ void agsbx_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, cons
 	put_list(b, sims, m, "none");
 	sbuf_puts(b, sep);
 	sbuf_puts(b, "challenge: ");
-	put_esc(b, jstr(p, "challenge") ? jstr(p, "challenge") : "none", m, 64);
+	ev_put_esc(b, ev_jstr(p, "challenge") ? ev_jstr(p, "challenge") : "none", m, 64);
 	sbuf_puts(b, sep);
 	const json_t *subj = json_object_get(p, "subject");
 	sbuf_puts(b, "subject: ");
 	if (json_is_object(subj)) {
-		put_esc(b, jstr(subj, "branch") ? jstr(subj, "branch") : "?", m, 64);
+		ev_put_esc(b, ev_jstr(subj, "branch") ? ev_jstr(subj, "branch") : "?", m, 64);
 		sbuf_putc(b, '@');
-		put_esc(b, jstr(subj, "commit"), m, 12);
+		ev_put_esc(b, ev_jstr(subj, "commit"), m, 12);
 		sbuf_puts(b, json_is_true(json_object_get(subj, "dirty")) ? " (dirty)" : "");
 	} else {
 		sbuf_puts(b, "none");
 	}
 	sbuf_puts(b, sep);
 	sbuf_puts(b, "tool ");
-	put_esc(b, jstr(json_object_get(p, "tool"), "version"), m, 32);
+	ev_put_esc(b, ev_jstr(json_object_get(p, "tool"), "version"), m, 32);
 }
 
-void agsbx_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep)
+void ev_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m, const char *sep)
 {
 	const json_t *blocked = json_object_get(p, "blocked");
 	for (size_t i = 0; i < json_array_size(blocked); i++) {
 		const json_t *e = json_array_get(blocked, i);
 		if (i)
 			sbuf_puts(b, sep);
-		put_esc(b, jstr(e, "id"), m, 64);
+		ev_put_esc(b, ev_jstr(e, "id"), m, 64);
 		sbuf_puts(b, " blocked: ");
-		put_esc(b, jstr(e, "reason"), m, 64);
+		ev_put_esc(b, ev_jstr(e, "reason"), m, 64);
 	}
 }
 
@@ -180,16 +180,16 @@ int agsbx_provenance_render(const json_t *const *provs, const char *const *label
 	sbuf_puts(&b, md ? "#### Provenance\n\n| Bundle | Provenance | Blocked |\n|---|---|---|\n" : "provenance:\n");
 	for (size_t i = 0; i < n; i++) {
 		sbuf_puts(&b, md ? "| " : "  ");
-		put_esc(&b, labels[i], m, 80);
+		ev_put_esc(&b, labels[i], m, 80);
 		sbuf_puts(&b, md ? " | " : ": ");
-		agsbx_provenance_put(&b, provs[i], m, md ? "; " : "\n      ");
+		ev_provenance_put(&b, provs[i], m, md ? "; " : "\n      ");
 		if (md) {
 			sbuf_puts(&b, " | ");
-			agsbx_provenance_put_blocked(&b, provs[i], m, "; ");
+			ev_provenance_put_blocked(&b, provs[i], m, "; ");
 			sbuf_puts(&b, " |\n");
 		} else if (json_array_size(json_object_get(provs[i], "blocked"))) {
 			sbuf_puts(&b, "\n      ");
-			agsbx_provenance_put_blocked(&b, provs[i], m, "\n      ");
+			ev_provenance_put_blocked(&b, provs[i], m, "\n      ");
 			sbuf_putc(&b, '\n');
 		} else {
 			sbuf_putc(&b, '\n');
@@ -209,7 +209,7 @@ int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels
 		if (!json_array_size(sims))
 			continue;
 		sbuf_puts(&b, md ? "> **Note:** " : "note: ");
-		put_esc(&b, labels[i], m, 80);
+		ev_put_esc(&b, labels[i], m, 80);
 		sbuf_puts(&b, " is a labelled simulation (");
 		put_list(&b, sims, m, "");
 		sbuf_puts(&b, "): what it shows blocked is simulated, not this host's policy\n");

@@ -119,102 +119,134 @@ static void put_cp_esc(struct sbuf *b, uint32_t cp, enum esc_mode mode)
 		sbuf_printf(b, "\\u%04x", (unsigned)cp);
 }
 
+/* One character per target: s[0..n) is its encoding, cp its code point. */
+
+/* Every text field is one line: a raw newline could forge the lines after
+ * it ("signature: good ..."). */
+static void put_text(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	if (!agsbx_term_unsafe(cp)) {
+		sbuf_put(b, s, n);
+		return;
+	}
+	char esc[8];
+	sbuf_put(b, esc, agsbx_term_escape_cp(cp, esc));
+}
+
+static void put_md(struct sbuf *b, const unsigned char *s, size_t n, size_t at, size_t left, uint32_t cp)
+{
+	if (is_control(cp))
+		put_cp_esc(b, cp, ESC_MD);
+	else if (md_neutralise(b, s, at, left, cp))
+		return;
+	else if (cp == '<')
+		sbuf_puts(b, "&lt;");
+	else if (cp == '>')
+		sbuf_puts(b, "&gt;");
+	else if (cp == '&')
+		sbuf_puts(b, "&amp;");
+	else if (cp < 0x80 && strchr("|*_`[]\\#~", (int)cp)) {
+		sbuf_putc(b, '\\');
+		sbuf_putc(b, (char)cp);
+	} else
+		sbuf_put(b, s, n);
+}
+
+static void put_mdcode(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	if (is_control(cp))
+		put_cp_esc(b, cp, ESC_MDCODE);
+	else if (cp == '`')
+		sbuf_putc(b, '\'');
+	else if (cp == '|')
+		sbuf_puts(b, "\\|");
+	else
+		sbuf_put(b, s, n);
+}
+
+static void put_xml(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	static const struct {
+		uint32_t cp;
+		const char *entity;
+	} entities[] = { { '&', "&amp;" }, { '<', "&lt;" }, { '>', "&gt;" }, { '"', "&quot;" }, { '\'', "&apos;" } };
+	if (cp == '\n' || cp == '\r' || cp == '\t') {
+		sbuf_printf(b, "&#%u;", (unsigned)cp);
+		return;
+	}
+	if (is_control(cp)) { /* a character reference would decode back to it */
+		put_cp_esc(b, cp, ESC_TEXT);
+		return;
+	}
+	if (!xml_ok(cp)) {
+		sbuf_puts(b, "\xEF\xBF\xBD");
+		return;
+	}
+	for (size_t i = 0; i < sizeof entities / sizeof entities[0]; i++)
+		if (cp == entities[i].cp) {
+			sbuf_puts(b, entities[i].entity);
+			return;
+		}
+	sbuf_put(b, s, n);
+}
+
+static void put_tap(struct sbuf *b, const unsigned char *s, size_t n, uint32_t cp)
+{
+	if (is_control(cp))
+		put_cp_esc(b, cp, ESC_TAP);
+	else if (cp == '#' || cp == '\\') {
+		sbuf_putc(b, '\\');
+		sbuf_putc(b, (char)cp);
+	} else
+		sbuf_put(b, s, n);
+}
+
+static void put_yaml(struct sbuf *b, uint32_t cp)
+{
+	if (cp == '"' || cp == '\\') {
+		sbuf_putc(b, '\\');
+		sbuf_putc(b, (char)cp);
+	} else if (cp >= 0x20 && cp < 0x7F)
+		sbuf_putc(b, (char)cp);
+	else if (cp == '\n')
+		sbuf_puts(b, "\\n");
+	else
+		put_cp_esc(b, cp, ESC_YAML);
+}
+
 static void put_one(struct sbuf *b, const unsigned char *s, size_t n, size_t at, size_t left, uint32_t cp,
 		    enum esc_mode mode)
 {
 	switch (mode) {
 	case ESC_TEXT:
-		/* every text field is one line: a raw newline could forge the
-		 * lines after it ("signature: good ...") */
-		if (!agsbx_term_unsafe(cp)) {
-			sbuf_put(b, s, n);
-		} else {
-			char esc[8];
-			sbuf_put(b, esc, agsbx_term_escape_cp(cp, esc));
-		}
+		put_text(b, s, n, cp);
 		return;
 	case ESC_MD:
-		if (is_control(cp)) {
-			put_cp_esc(b, cp, mode);
-		} else if (md_neutralise(b, s, at, left, cp)) {
-			return;
-		} else if (cp == '<') {
-			sbuf_puts(b, "&lt;");
-		} else if (cp == '>') {
-			sbuf_puts(b, "&gt;");
-		} else if (cp == '&') {
-			sbuf_puts(b, "&amp;");
-		} else if (cp < 0x80 && strchr("|*_`[]\\#~", (int)cp)) {
-			sbuf_putc(b, '\\');
-			sbuf_putc(b, (char)cp);
-		} else {
-			sbuf_put(b, s, n);
-		}
+		put_md(b, s, n, at, left, cp);
 		return;
 	case ESC_MDCODE:
-		if (is_control(cp))
-			put_cp_esc(b, cp, mode);
-		else if (cp == '`')
-			sbuf_putc(b, '\'');
-		else if (cp == '|')
-			sbuf_puts(b, "\\|");
-		else
-			sbuf_put(b, s, n);
+		put_mdcode(b, s, n, cp);
 		return;
 	case ESC_XML:
-		if (cp == '\n' || cp == '\r' || cp == '\t')
-			sbuf_printf(b, "&#%u;", (unsigned)cp);
-		else if (is_control(cp)) /* a character reference would decode back to it */
-			put_cp_esc(b, cp, ESC_TEXT);
-		else if (!xml_ok(cp))
-			sbuf_puts(b, "\xEF\xBF\xBD");
-		else if (cp == '&')
-			sbuf_puts(b, "&amp;");
-		else if (cp == '<')
-			sbuf_puts(b, "&lt;");
-		else if (cp == '>')
-			sbuf_puts(b, "&gt;");
-		else if (cp == '"')
-			sbuf_puts(b, "&quot;");
-		else if (cp == '\'')
-			sbuf_puts(b, "&apos;");
-		else if (cp == '\n' || cp == '\r' || cp == '\t')
-			sbuf_printf(b, "&#%u;", (unsigned)cp);
-		else
-			sbuf_put(b, s, n);
+		put_xml(b, s, n, cp);
 		return;
 	case ESC_TAP:
-		if (is_control(cp))
-			put_cp_esc(b, cp, mode);
-		else if (cp == '#' || cp == '\\') {
-			sbuf_putc(b, '\\');
-			sbuf_putc(b, (char)cp);
-		} else
-			sbuf_put(b, s, n);
+		put_tap(b, s, n, cp);
 		return;
 	case ESC_YAML:
-		if (cp == '"' || cp == '\\') {
-			sbuf_putc(b, '\\');
-			sbuf_putc(b, (char)cp);
-		} else if (cp >= 0x20 && cp < 0x7F) {
-			sbuf_putc(b, (char)cp);
-		} else if (cp == '\n') {
-			sbuf_puts(b, "\\n");
-		} else {
-			put_cp_esc(b, cp, mode);
-		}
+		put_yaml(b, cp);
 		return;
 	}
 }
 
-void put_code(struct sbuf *b, const char *s, size_t max_chars)
+void ev_put_code(struct sbuf *b, const char *s, size_t max_chars)
 {
 	sbuf_putc(b, '`');
-	put_esc(b, s, ESC_MDCODE, max_chars);
+	ev_put_esc(b, s, ESC_MDCODE, max_chars);
 	sbuf_putc(b, '`');
 }
 
-void put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_chars)
+void ev_put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_chars)
 {
 	if (!str) {
 		sbuf_putc(b, '?');
@@ -245,18 +277,18 @@ char *agsbx_text_oneline(const char *s, size_t max_chars)
 	return agsbx_term_escape(s, max_chars);
 }
 
-void put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)
+void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars)
 {
 	if (!v) {
 		sbuf_puts(b, "(absent)");
 		return;
 	}
 	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	put_esc(b, s ? s : "?", mode, max_chars);
+	ev_put_esc(b, s ? s : "?", mode, max_chars);
 	free(s);
 }
 
-const json_t *host_value(const json_t *bundle, const char *family, const char *fact)
+const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact)
 {
 	const json_t *f = json_object_get(json_object_get(json_object_get(bundle, "host"), family), fact);
 	return json_is_object(f) ? json_object_get(f, "value") : NULL;
@@ -265,14 +297,14 @@ const json_t *host_value(const json_t *bundle, const char *family, const char *f
 static void put_fact(struct sbuf *b, const json_t *bundle, const char *family, const char *fact,
 		     enum esc_mode mode)
 {
-	const json_t *v = host_value(bundle, family, fact);
+	const json_t *v = ev_host_value(bundle, family, fact);
 	if (json_is_string(v))
-		put_esc(b, json_string_value(v), mode, 120);
+		ev_put_esc(b, json_string_value(v), mode, 120);
 	else
 		sbuf_putc(b, '?');
 }
 
-void put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode)
+void ev_put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode)
 {
 	put_fact(b, bundle, "kernel", "sysname", mode);
 	sbuf_putc(b, ' ');

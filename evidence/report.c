@@ -1,5 +1,6 @@
 /* report: one bundle as text, markdown (PR comments, $GITHUB_STEP_SUMMARY),
  * JUnit XML or TAP 13. Rendered into memory first: no partial output. */
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -13,7 +14,7 @@ struct counts {
 
 static const char *verdict_of(const json_t *j)
 {
-	const char *v = jstr(j, "verdict");
+	const char *v = ev_jstr(j, "verdict");
 	return v ? v : "?";
 }
 
@@ -22,11 +23,11 @@ static struct counts count_checks(const json_t *provider)
 	struct counts c = { 0 };
 	const json_t *checks = json_object_get(provider, "checks");
 	for (size_t i = 0; i < json_array_size(checks); i++) {
-		const char *v = verdict_of(json_array_get(checks, i));
+		enum agsbx_check_verdict v = agsbx_check_verdict_of(json_array_get(checks, i));
 		c.total++;
-		if (strcmp(v, "pass") == 0)
+		if (v == AGSBX_CHECK_PASS)
 			c.pass++;
-		else if (strcmp(v, "fail") == 0)
+		else if (v == AGSBX_CHECK_FAIL)
 			c.fail++;
 		else
 			c.skip++;
@@ -38,16 +39,16 @@ static struct counts count_checks(const json_t *provider)
  * providers themselves (the summary member may be absent or stale). */
 static void put_totals(struct sbuf *b, const json_t *bundle)
 {
-	static const char *const verdicts[] = { "conformant", "defective", "blocked", "skipped" };
 	const json_t *providers = json_object_get(bundle, "providers");
-	size_t n[4] = { 0 };
-	for (size_t i = 0; i < json_array_size(providers); i++)
-		for (size_t k = 0; k < 4; k++)
-			if (strcmp(verdict_of(json_array_get(providers, i)), verdicts[k]) == 0)
-				n[k]++;
+	size_t n[AGSBX_PROVIDER_VERDICT_COUNT] = { 0 };
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		enum agsbx_provider_verdict v = agsbx_provider_verdict_of(json_array_get(providers, i));
+		if (v != AGSBX_PROVIDER_VERDICT_UNKNOWN)
+			n[v]++;
+	}
 	sbuf_printf(b, "%zu provider%s: ", json_array_size(providers), json_array_size(providers) == 1 ? "" : "s");
-	for (size_t k = 0; k < 4; k++)
-		sbuf_printf(b, "%s%zu %s", k ? ", " : "", n[k], verdicts[k]);
+	for (int k = 0; k < AGSBX_PROVIDER_VERDICT_COUNT; k++)
+		sbuf_printf(b, "%s%zu %s", k ? ", " : "", n[k], agsbx_provider_verdict_name(k));
 }
 
 /* Signature state without trust anchors (trust is 'verify''s job). */
@@ -64,21 +65,24 @@ static void put_signature(struct sbuf *b, const json_t *bundle, enum esc_mode mo
 		sbuf_puts(b, mode == ESC_MD ? "\xE2\x9A\xA0\xEF\xB8\x8F unsigned" : "unsigned");
 	else if (!res.signature_valid) {
 		sbuf_puts(b, mode == ESC_MD ? "\xE2\x9D\x8C INVALID: " : "INVALID: ");
-		put_esc(b, res.reason, mode, 200);
+		ev_put_esc(b, res.reason, mode, 200);
 	} else
 		sbuf_printf(b, "%sgood signature by %s%s%s (%s); signer not checked here, use 'agsbx-evidence verify'",
 			    mode == ESC_MD ? "\xE2\x9C\x85 " : "", md, res.fingerprint, md, res.key_type);
 }
 
-static const char *verdict_icon(const char *v)
+static const char *provider_icon(enum agsbx_provider_verdict v)
 {
-	if (strcmp(v, "conformant") == 0 || strcmp(v, "pass") == 0)
+	switch (v) {
+	case AGSBX_PROVIDER_CONFORMANT:
 		return "\xE2\x9C\x85 ";
-	if (strcmp(v, "defective") == 0 || strcmp(v, "fail") == 0)
+	case AGSBX_PROVIDER_DEFECTIVE:
 		return "\xE2\x9D\x8C ";
-	if (strcmp(v, "blocked") == 0)
+	case AGSBX_PROVIDER_BLOCKED:
 		return "\xE2\x9B\x94 ";
-	return "\xE2\x9E\x96 ";
+	default:
+		return "\xE2\x9E\x96 ";
+	}
 }
 
 static void put_argv(struct sbuf *b, const json_t *argv, enum esc_mode mode)
@@ -86,7 +90,7 @@ static void put_argv(struct sbuf *b, const json_t *argv, enum esc_mode mode)
 	for (size_t i = 0; i < json_array_size(argv); i++) {
 		if (i)
 			sbuf_putc(b, ' ');
-		put_esc(b, json_string_value(json_array_get(argv, i)), mode, 80);
+		ev_put_esc(b, json_string_value(json_array_get(argv, i)), mode, 80);
 	}
 }
 
@@ -94,10 +98,10 @@ static void put_attachment_line(struct sbuf *b, const json_t *a, enum esc_mode m
 {
 	const json_t *s = json_object_get(a, "summary");
 	sbuf_printf(b, "exit %" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(a, "exit_status")));
-	if (jstr(s, "format") && strcmp(jstr(s, "format"), "none") != 0)
+	if (ev_jstr(s, "format") && strcmp(ev_jstr(s, "format"), "none") != 0)
 		sbuf_printf(b, ", %s: %" JSON_INTEGER_FORMAT " passed, %" JSON_INTEGER_FORMAT
 			       " failed, %" JSON_INTEGER_FORMAT " skipped",
-			    jstr(s, "format"), json_integer_value(json_object_get(s, "passed")),
+			    ev_jstr(s, "format"), json_integer_value(json_object_get(s, "passed")),
 			    json_integer_value(json_object_get(s, "failed")),
 			    json_integer_value(json_object_get(s, "skipped")));
 	(void)mode;
@@ -111,7 +115,7 @@ static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
 	bool header = false;
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
-		if (strcmp(verdict_of(p), "blocked") != 0)
+		if (agsbx_provider_verdict_of(p) != AGSBX_PROVIDER_BLOCKED)
 			continue;
 		const json_t *probe = json_object_get(p, "probe");
 		if (!header)
@@ -120,201 +124,208 @@ static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
 		header = true;
 		if (md) {
 			sbuf_puts(b, "| ");
-			put_code(b, jstr(p, "id"), 64);
+			ev_put_code(b, ev_jstr(p, "id"), 64);
 			sbuf_puts(b, " | ");
-			put_code(b, jstr(p, "reason"), 80);
+			ev_put_code(b, ev_jstr(p, "reason"), 80);
 			sbuf_puts(b, " | ");
-			put_esc(b, jstr(probe, "detail") ? jstr(probe, "detail") : "", m, 400);
+			ev_put_esc(b, ev_jstr(probe, "detail") ? ev_jstr(probe, "detail") : "", m, 400);
 			sbuf_puts(b, " | ");
-			put_esc(b, jstr(probe, "hint") ? jstr(probe, "hint") : "", m, 400);
+			ev_put_esc(b, ev_jstr(probe, "hint") ? ev_jstr(probe, "hint") : "", m, 400);
 			sbuf_puts(b, " |\n");
 			continue;
 		}
 		sbuf_puts(b, "  ");
-		put_esc(b, jstr(p, "id"), m, 64);
+		ev_put_esc(b, ev_jstr(p, "id"), m, 64);
 		sbuf_puts(b, ": ");
-		put_esc(b, jstr(p, "reason"), m, 80);
-		if (jstr(probe, "detail")) {
+		ev_put_esc(b, ev_jstr(p, "reason"), m, 80);
+		if (ev_jstr(probe, "detail")) {
 			sbuf_puts(b, "\n    detail: ");
-			put_esc(b, jstr(probe, "detail"), m, 400);
+			ev_put_esc(b, ev_jstr(probe, "detail"), m, 400);
 		}
-		if (jstr(probe, "hint")) {
+		if (ev_jstr(probe, "hint")) {
 			sbuf_puts(b, "\n    hint:   ");
-			put_esc(b, jstr(probe, "hint"), m, 400);
+			ev_put_esc(b, ev_jstr(probe, "hint"), m, 400);
 		}
 		sbuf_putc(b, '\n');
 	}
 }
 
-/* ---- text ------------------------------------------------------------- */
+/* ---- shared by text and markdown ---------------------------------------- */
 
-static void render_text(struct sbuf *b, const json_t *bundle)
+/* " (root, sudo)" after the representative flag. */
+static void put_reasons(struct sbuf *b, const json_t *ctx, enum esc_mode mode)
 {
-	const json_t *tool = json_object_get(bundle, "tool");
-	sbuf_puts(b, "bundle:     ");
-	put_esc(b, jstr(bundle, "schema"), ESC_TEXT, 64);
-	sbuf_puts(b, ", created ");
-	put_esc(b, jstr(bundle, "created_at"), ESC_TEXT, 64);
-	sbuf_puts(b, " by ");
-	put_esc(b, jstr(tool, "name"), ESC_TEXT, 64);
-	sbuf_putc(b, ' ');
-	put_esc(b, jstr(tool, "version"), ESC_TEXT, 64);
-	sbuf_puts(b, "\nhost:       ");
-	put_host_line(b, bundle, ESC_TEXT);
-	const json_t *ctx = json_object_get(bundle, "context");
-	const json_t *rep = json_object_get(ctx, "representative");
-	sbuf_printf(b, "; representative: %s", json_is_true(rep) ? "yes" : json_is_false(rep) ? "no" : "?");
 	const json_t *reasons = json_object_get(ctx, "representative_reasons");
 	for (size_t i = 0; i < json_array_size(reasons); i++) {
 		sbuf_puts(b, i ? ", " : " (");
-		put_esc(b, json_string_value(json_array_get(reasons, i)), ESC_TEXT, 64);
+		ev_put_esc(b, json_string_value(json_array_get(reasons, i)), mode, 64);
 		if (i + 1 == json_array_size(reasons))
 			sbuf_putc(b, ')');
 	}
-	const json_t *subject = json_object_get(bundle, "subject");
-	if (subject) {
-		sbuf_puts(b, "\nsubject:    ");
-		put_esc(b, jstr(subject, "path"), ESC_TEXT, 200);
-		sbuf_putc(b, ' ');
-		put_esc(b, jstr(subject, "branch"), ESC_TEXT, 80);
-		sbuf_putc(b, '@');
-		put_esc(b, jstr(subject, "commit"), ESC_TEXT, 12);
-		sbuf_puts(b, json_is_true(json_object_get(subject, "dirty")) ? " (dirty)" : "");
+}
+
+/* Every failing check of every provider, one row each, under a header
+ * written before the first. */
+static void put_failing(struct sbuf *b, const json_t *providers, bool md)
+{
+	bool header = false;
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		const json_t *p = json_array_get(providers, i);
+		const json_t *checks = json_object_get(p, "checks");
+		for (size_t k = 0; k < json_array_size(checks); k++) {
+			const json_t *c = json_array_get(checks, k);
+			if (agsbx_check_verdict_of(c) != AGSBX_CHECK_FAIL)
+				continue;
+			if (!header)
+				sbuf_puts(b, md ? "\n#### Failing checks\n\n| Provider | Check | Axis | Reason |\n|---|---|---|---|\n"
+						: "\nfailing checks:\n");
+			header = true;
+			if (!md) {
+				sbuf_puts(b, "  ");
+				ev_put_esc(b, ev_jstr(p, "id"), ESC_TEXT, 64);
+				sbuf_putc(b, '/');
+				ev_put_esc(b, ev_jstr(c, "id"), ESC_TEXT, 128);
+				sbuf_puts(b, ": ");
+				ev_put_esc(b, ev_jstr(c, "reason"), ESC_TEXT, 400);
+				sbuf_putc(b, '\n');
+				continue;
+			}
+			sbuf_puts(b, "| ");
+			ev_put_code(b, ev_jstr(p, "id"), 64);
+			sbuf_puts(b, " | ");
+			ev_put_code(b, ev_jstr(c, "id"), 128);
+			sbuf_puts(b, " | ");
+			ev_put_code(b, ev_jstr(c, "axis"), 64);
+			sbuf_puts(b, " | ");
+			ev_put_esc(b, ev_jstr(c, "reason"), ESC_MD, 300);
+			sbuf_puts(b, " |\n");
+		}
 	}
-	if (jstr(bundle, "challenge")) {
+}
+
+static void put_attachments(struct sbuf *b, const json_t *bundle, bool md)
+{
+	const json_t *atts = json_object_get(bundle, "attachments");
+	if (json_array_size(atts))
+		sbuf_puts(b, md ? "\n#### Attachments\n\n| Command | Result |\n|---|---|\n" : "\nattachments:\n");
+	for (size_t i = 0; i < json_array_size(atts); i++) {
+		const json_t *a = json_array_get(atts, i);
+		sbuf_puts(b, md ? "| `" : "  ");
+		put_argv(b, json_object_get(a, "argv"), md ? ESC_MDCODE : ESC_TEXT);
+		sbuf_puts(b, md ? "` | " : ": ");
+		put_attachment_line(b, a, md ? ESC_MD : ESC_TEXT);
+		sbuf_puts(b, md ? " |\n" : "\n");
+	}
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+static void put_subject(struct sbuf *b, const json_t *subject)
+{
+	sbuf_puts(b, "\nsubject:    ");
+	ev_put_esc(b, ev_jstr(subject, "path"), ESC_TEXT, 200);
+	sbuf_putc(b, ' ');
+	ev_put_esc(b, ev_jstr(subject, "branch"), ESC_TEXT, 80);
+	sbuf_putc(b, '@');
+	ev_put_esc(b, ev_jstr(subject, "commit"), ESC_TEXT, 12);
+	sbuf_puts(b, json_is_true(json_object_get(subject, "dirty")) ? " (dirty)" : "");
+}
+
+static void text_header(struct sbuf *b, const json_t *bundle)
+{
+	const json_t *tool = json_object_get(bundle, "tool");
+	sbuf_puts(b, "bundle:     ");
+	ev_put_esc(b, ev_jstr(bundle, "schema"), ESC_TEXT, 64);
+	sbuf_puts(b, ", created ");
+	ev_put_esc(b, ev_jstr(bundle, "created_at"), ESC_TEXT, 64);
+	sbuf_puts(b, " by ");
+	ev_put_esc(b, ev_jstr(tool, "name"), ESC_TEXT, 64);
+	sbuf_putc(b, ' ');
+	ev_put_esc(b, ev_jstr(tool, "version"), ESC_TEXT, 64);
+	sbuf_puts(b, "\nhost:       ");
+	ev_put_host_line(b, bundle, ESC_TEXT);
+	const json_t *ctx = json_object_get(bundle, "context");
+	const json_t *rep = json_object_get(ctx, "representative");
+	sbuf_printf(b, "; representative: %s", json_is_true(rep) ? "yes" : json_is_false(rep) ? "no" : "?");
+	put_reasons(b, ctx, ESC_TEXT);
+	if (json_object_get(bundle, "subject"))
+		put_subject(b, json_object_get(bundle, "subject"));
+	if (ev_jstr(bundle, "challenge")) {
 		sbuf_puts(b, "\nchallenge:  ");
-		put_esc(b, jstr(bundle, "challenge"), ESC_TEXT, 128);
+		ev_put_esc(b, ev_jstr(bundle, "challenge"), ESC_TEXT, 128);
 	}
 	sbuf_puts(b, "\nsignature:  ");
 	put_signature(b, bundle, ESC_TEXT);
 	sbuf_puts(b, "\nsummary:    ");
 	put_totals(b, bundle);
 	sbuf_puts(b, "\n\n");
+}
 
+static void render_text(struct sbuf *b, const json_t *bundle)
+{
+	text_header(b, bundle);
 	const json_t *providers = json_object_get(bundle, "providers");
 	sbuf_printf(b, "%-14s %-11s %5s %5s %5s  %s\n", "PROVIDER", "VERDICT", "PASS", "FAIL", "SKIP", "REASON");
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
 		struct sbuf id = { 0 };
-		put_esc(&id, jstr(p, "id"), ESC_TEXT, 14);
+		ev_put_esc(&id, ev_jstr(p, "id"), ESC_TEXT, 14);
 		sbuf_printf(b, "%-14s %-11s %5zu %5zu %5zu  ", id.p ? id.p : "?", verdict_of(p), c.pass, c.fail, c.skip);
 		sbuf_free(&id);
-		put_esc(b, jstr(p, "reason"), ESC_TEXT, 80);
+		ev_put_esc(b, ev_jstr(p, "reason"), ESC_TEXT, 80);
 		sbuf_putc(b, '\n');
 	}
-	bool header = false;
-	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		const json_t *checks = json_object_get(p, "checks");
-		for (size_t k = 0; k < json_array_size(checks); k++) {
-			const json_t *c = json_array_get(checks, k);
-			if (strcmp(verdict_of(c), "fail") != 0)
-				continue;
-			if (!header)
-				sbuf_puts(b, "\nfailing checks:\n");
-			header = true;
-			sbuf_puts(b, "  ");
-			put_esc(b, jstr(p, "id"), ESC_TEXT, 64);
-			sbuf_putc(b, '/');
-			put_esc(b, jstr(c, "id"), ESC_TEXT, 128);
-			sbuf_puts(b, ": ");
-			put_esc(b, jstr(c, "reason"), ESC_TEXT, 400);
-			sbuf_putc(b, '\n');
-		}
-	}
+	put_failing(b, providers, false);
 	put_blocked(b, providers, false);
-	const json_t *atts = json_object_get(bundle, "attachments");
-	if (json_array_size(atts))
-		sbuf_puts(b, "\nattachments:\n");
-	for (size_t i = 0; i < json_array_size(atts); i++) {
-		const json_t *a = json_array_get(atts, i);
-		sbuf_puts(b, "  ");
-		put_argv(b, json_object_get(a, "argv"), ESC_TEXT);
-		sbuf_puts(b, ": ");
-		put_attachment_line(b, a, ESC_TEXT);
-		sbuf_putc(b, '\n');
-	}
+	put_attachments(b, bundle, false);
 }
 
 /* ---- markdown ----------------------------------------------------------- */
 
-static void render_markdown(struct sbuf *b, const json_t *bundle)
+static void markdown_header(struct sbuf *b, const json_t *bundle)
 {
-	const json_t *providers = json_object_get(bundle, "providers");
 	sbuf_puts(b, "### agsbx-evidence: ");
 	put_totals(b, bundle);
 	sbuf_puts(b, "\n\n**Host:** ");
-	put_host_line(b, bundle, ESC_MD);
+	ev_put_host_line(b, bundle, ESC_MD);
 	const json_t *ctx = json_object_get(bundle, "context");
 	const json_t *rep = json_object_get(ctx, "representative");
 	sbuf_puts(b, json_is_true(rep) ? " · representative" : json_is_false(rep) ? " · **not representative**" : "");
-	const json_t *reasons = json_object_get(ctx, "representative_reasons");
-	for (size_t i = 0; i < json_array_size(reasons); i++) {
-		sbuf_puts(b, i ? ", " : " (");
-		put_esc(b, json_string_value(json_array_get(reasons, i)), ESC_MD, 64);
-		if (i + 1 == json_array_size(reasons))
-			sbuf_putc(b, ')');
-	}
+	put_reasons(b, ctx, ESC_MD);
 	sbuf_puts(b, " · created ");
-	put_esc(b, jstr(bundle, "created_at"), ESC_MD, 64);
+	ev_put_esc(b, ev_jstr(bundle, "created_at"), ESC_MD, 64);
 	sbuf_puts(b, " · ");
-	put_esc(b, jstr(json_object_get(bundle, "tool"), "name"), ESC_MD, 64);
+	ev_put_esc(b, ev_jstr(json_object_get(bundle, "tool"), "name"), ESC_MD, 64);
 	sbuf_putc(b, ' ');
-	put_esc(b, jstr(json_object_get(bundle, "tool"), "version"), ESC_MD, 64);
+	ev_put_esc(b, ev_jstr(json_object_get(bundle, "tool"), "version"), ESC_MD, 64);
 	sbuf_puts(b, "  \n**Signature:** ");
 	put_signature(b, bundle, ESC_MD);
-	if (jstr(bundle, "challenge")) {
+	if (ev_jstr(bundle, "challenge")) {
 		sbuf_puts(b, "  \n**Challenge:** ");
-		put_esc(b, jstr(bundle, "challenge"), ESC_MD, 128);
+		ev_put_esc(b, ev_jstr(bundle, "challenge"), ESC_MD, 128);
 	}
+}
+
+static void render_markdown(struct sbuf *b, const json_t *bundle)
+{
+	markdown_header(b, bundle);
+	const json_t *providers = json_object_get(bundle, "providers");
 	sbuf_puts(b, "\n\n| Provider | Verdict | Reason | Checks pass / fail / skip |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
 		sbuf_puts(b, "| ");
-		put_code(b, jstr(p, "id"), 64);
-		sbuf_printf(b, " | %s", verdict_icon(verdict_of(p)));
-		put_esc(b, verdict_of(p), ESC_MD, 32);
+		ev_put_code(b, ev_jstr(p, "id"), 64);
+		sbuf_printf(b, " | %s", provider_icon(agsbx_provider_verdict_of(p)));
+		ev_put_esc(b, verdict_of(p), ESC_MD, 32);
 		sbuf_puts(b, " | ");
-		put_esc(b, jstr(p, "reason"), ESC_MD, 120);
+		ev_put_esc(b, ev_jstr(p, "reason"), ESC_MD, 120);
 		sbuf_printf(b, " | %zu / %zu / %zu |\n", c.pass, c.fail, c.skip);
 	}
-	bool header = false;
-	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		const json_t *checks = json_object_get(p, "checks");
-		for (size_t k = 0; k < json_array_size(checks); k++) {
-			const json_t *c = json_array_get(checks, k);
-			if (strcmp(verdict_of(c), "fail") != 0)
-				continue;
-			if (!header)
-				sbuf_puts(b, "\n#### Failing checks\n\n| Provider | Check | Axis | Reason |\n|---|---|---|---|\n");
-			header = true;
-			sbuf_puts(b, "| ");
-			put_code(b, jstr(p, "id"), 64);
-			sbuf_puts(b, " | ");
-			put_code(b, jstr(c, "id"), 128);
-			sbuf_puts(b, " | ");
-			put_code(b, jstr(c, "axis"), 64);
-			sbuf_puts(b, " | ");
-			put_esc(b, jstr(c, "reason"), ESC_MD, 300);
-			sbuf_puts(b, " |\n");
-		}
-	}
+	put_failing(b, providers, true);
 	put_blocked(b, providers, true);
-	const json_t *atts = json_object_get(bundle, "attachments");
-	if (json_array_size(atts))
-		sbuf_puts(b, "\n#### Attachments\n\n| Command | Result |\n|---|---|\n");
-	for (size_t i = 0; i < json_array_size(atts); i++) {
-		const json_t *a = json_array_get(atts, i);
-		sbuf_puts(b, "| `");
-		put_argv(b, json_object_get(a, "argv"), ESC_MDCODE);
-		sbuf_putc(b, '`');
-		sbuf_puts(b, " | ");
-		put_attachment_line(b, a, ESC_MD);
-		sbuf_puts(b, " |\n");
-	}
+	put_attachments(b, bundle, true);
 }
 
 /* ---- JUnit XML ------------------------------------------------------------ */
@@ -327,13 +338,77 @@ static void put_seconds(struct sbuf *b, const json_t *us)
 	sbuf_printf(b, "%" JSON_INTEGER_FORMAT ".%06" JSON_INTEGER_FORMAT, v / 1000000, v % 1000000);
 }
 
+/* "<verdict>: <reason>" for a skipped message. */
+static void junit_skipped(struct sbuf *b, const char *verdict, const char *reason)
+{
+	sbuf_puts(b, "      <skipped message=\"");
+	ev_put_esc(b, verdict, ESC_XML, 0);
+	sbuf_puts(b, ": ");
+	ev_put_esc(b, reason, ESC_XML, 0);
+	sbuf_puts(b, "\"/>\n");
+}
+
+static void junit_case(struct sbuf *b, const json_t *p, const json_t *ch)
+{
+	sbuf_puts(b, "    <testcase classname=\"");
+	ev_put_esc(b, ev_jstr(p, "id"), ESC_XML, 0);
+	sbuf_puts(b, "\" name=\"");
+	ev_put_esc(b, ev_jstr(ch, "id"), ESC_XML, 0);
+	sbuf_puts(b, "\" time=\"");
+	put_seconds(b, json_object_get(ch, "duration_us"));
+	sbuf_puts(b, "\"");
+	enum agsbx_check_verdict v = agsbx_check_verdict_of(ch);
+	if (v == AGSBX_CHECK_PASS) {
+		sbuf_puts(b, "/>\n");
+		return;
+	}
+	sbuf_puts(b, ">\n");
+	if (v == AGSBX_CHECK_FAIL) {
+		sbuf_puts(b, "      <failure type=\"fail\" message=\"");
+		ev_put_esc(b, ev_jstr(ch, "reason"), ESC_XML, 0);
+		sbuf_puts(b, "\">axis: ");
+		ev_put_esc(b, ev_jstr(ch, "axis"), ESC_XML, 0);
+		sbuf_puts(b, "\nreason: ");
+		ev_put_esc(b, ev_jstr(ch, "reason"), ESC_XML, 0);
+		sbuf_puts(b, "</failure>\n");
+	} else
+		junit_skipped(b, verdict_of(ch), ev_jstr(ch, "reason"));
+	sbuf_puts(b, "    </testcase>\n");
+}
+
+static void junit_suite(struct sbuf *b, const json_t *p)
+{
+	const json_t *checks = json_object_get(p, "checks");
+	struct counts c = count_checks(p);
+	bool empty = c.total == 0;
+	sbuf_puts(b, "  <testsuite name=\"");
+	ev_put_esc(b, ev_jstr(p, "id"), ESC_XML, 0);
+	sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\" time=\"",
+		    empty ? 1 : c.total, c.fail, empty ? 1 : c.skip);
+	put_seconds(b, json_object_get(json_object_get(p, "timings"), "total_us"));
+	sbuf_puts(b, "\">\n    <properties>\n      <property name=\"verdict\" value=\"");
+	ev_put_esc(b, verdict_of(p), ESC_XML, 0);
+	sbuf_puts(b, "\"/>\n      <property name=\"reason\" value=\"");
+	ev_put_esc(b, ev_jstr(p, "reason"), ESC_XML, 0);
+	sbuf_puts(b, "\"/>\n    </properties>\n");
+	if (empty) {
+		sbuf_puts(b, "    <testcase classname=\"");
+		ev_put_esc(b, ev_jstr(p, "id"), ESC_XML, 0);
+		sbuf_puts(b, "\" name=\"provider\" time=\"0.000000\">\n");
+		junit_skipped(b, verdict_of(p), ev_jstr(p, "reason"));
+		sbuf_puts(b, "    </testcase>\n");
+	}
+	for (size_t k = 0; k < json_array_size(checks); k++)
+		junit_case(b, p, json_array_get(checks, k));
+	sbuf_puts(b, "  </testsuite>\n");
+}
+
 static void render_junit(struct sbuf *b, const json_t *bundle)
 {
 	const json_t *providers = json_object_get(bundle, "providers");
 	struct counts all = { 0 };
 	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		struct counts c = count_checks(p);
+		struct counts c = count_checks(json_array_get(providers, i));
 		if (c.total == 0) /* a provider without checks is one skipped case */
 			c.total = c.skip = 1;
 		all.total += c.total;
@@ -343,64 +418,8 @@ static void render_junit(struct sbuf *b, const json_t *bundle)
 	sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	sbuf_printf(b, "<testsuites name=\"agsbx-evidence\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\">\n",
 		    all.total, all.fail, all.skip);
-	for (size_t i = 0; i < json_array_size(providers); i++) {
-		const json_t *p = json_array_get(providers, i);
-		const json_t *checks = json_object_get(p, "checks");
-		struct counts c = count_checks(p);
-		bool empty = c.total == 0;
-		sbuf_puts(b, "  <testsuite name=\"");
-		put_esc(b, jstr(p, "id"), ESC_XML, 0);
-		sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\" time=\"",
-			    empty ? 1 : c.total, c.fail, empty ? 1 : c.skip);
-		put_seconds(b, json_object_get(json_object_get(p, "timings"), "total_us"));
-		sbuf_puts(b, "\">\n    <properties>\n      <property name=\"verdict\" value=\"");
-		put_esc(b, verdict_of(p), ESC_XML, 0);
-		sbuf_puts(b, "\"/>\n      <property name=\"reason\" value=\"");
-		put_esc(b, jstr(p, "reason"), ESC_XML, 0);
-		sbuf_puts(b, "\"/>\n    </properties>\n");
-		if (empty) {
-			sbuf_puts(b, "    <testcase classname=\"");
-			put_esc(b, jstr(p, "id"), ESC_XML, 0);
-			sbuf_puts(b, "\" name=\"provider\" time=\"0.000000\">\n      <skipped message=\"");
-			put_esc(b, verdict_of(p), ESC_XML, 0);
-			sbuf_puts(b, ": ");
-			put_esc(b, jstr(p, "reason"), ESC_XML, 0);
-			sbuf_puts(b, "\"/>\n    </testcase>\n");
-		}
-		for (size_t k = 0; k < json_array_size(checks); k++) {
-			const json_t *ch = json_array_get(checks, k);
-			const char *v = verdict_of(ch);
-			sbuf_puts(b, "    <testcase classname=\"");
-			put_esc(b, jstr(p, "id"), ESC_XML, 0);
-			sbuf_puts(b, "\" name=\"");
-			put_esc(b, jstr(ch, "id"), ESC_XML, 0);
-			sbuf_puts(b, "\" time=\"");
-			put_seconds(b, json_object_get(ch, "duration_us"));
-			sbuf_puts(b, "\"");
-			if (strcmp(v, "pass") == 0) {
-				sbuf_puts(b, "/>\n");
-				continue;
-			}
-			sbuf_puts(b, ">\n");
-			if (strcmp(v, "fail") == 0) {
-				sbuf_puts(b, "      <failure type=\"fail\" message=\"");
-				put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
-				sbuf_puts(b, "\">axis: ");
-				put_esc(b, jstr(ch, "axis"), ESC_XML, 0);
-				sbuf_puts(b, "\nreason: ");
-				put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
-				sbuf_puts(b, "</failure>\n");
-			} else {
-				sbuf_puts(b, "      <skipped message=\"");
-				put_esc(b, v, ESC_XML, 0);
-				sbuf_puts(b, ": ");
-				put_esc(b, jstr(ch, "reason"), ESC_XML, 0);
-				sbuf_puts(b, "\"/>\n");
-			}
-			sbuf_puts(b, "    </testcase>\n");
-		}
-		sbuf_puts(b, "  </testsuite>\n");
-	}
+	for (size_t i = 0; i < json_array_size(providers); i++)
+		junit_suite(b, json_array_get(providers, i));
 	sbuf_puts(b, "</testsuites>\n");
 }
 
@@ -409,7 +428,7 @@ static void render_junit(struct sbuf *b, const json_t *bundle)
 static void yaml_line(struct sbuf *b, const char *key, const char *value)
 {
 	sbuf_printf(b, "  %s: \"", key);
-	put_esc(b, value ? value : "", ESC_YAML, 0);
+	ev_put_esc(b, value ? value : "", ESC_YAML, 0);
 	sbuf_puts(b, "\"\n");
 }
 
@@ -428,36 +447,37 @@ static void render_tap(struct sbuf *b, const json_t *bundle)
 		const json_t *checks = json_object_get(p, "checks");
 		if (json_array_size(checks) == 0) {
 			sbuf_printf(b, "ok %zu - ", ++num);
-			put_esc(b, jstr(p, "id"), ESC_TAP, 64);
+			ev_put_esc(b, ev_jstr(p, "id"), ESC_TAP, 64);
 			sbuf_puts(b, " # SKIP ");
-			put_esc(b, verdict_of(p), ESC_TAP, 32);
+			ev_put_esc(b, verdict_of(p), ESC_TAP, 32);
 			sbuf_puts(b, ": ");
-			put_esc(b, jstr(p, "reason"), ESC_TAP, 200);
+			ev_put_esc(b, ev_jstr(p, "reason"), ESC_TAP, 200);
 			sbuf_putc(b, '\n');
 			continue;
 		}
 		for (size_t k = 0; k < json_array_size(checks); k++) {
 			const json_t *c = json_array_get(checks, k);
 			const char *v = verdict_of(c);
-			bool fail = strcmp(v, "fail") == 0;
+			enum agsbx_check_verdict ev = agsbx_check_verdict_of(c);
+			bool fail = ev == AGSBX_CHECK_FAIL;
 			sbuf_printf(b, "%s %zu - ", fail ? "not ok" : "ok", ++num);
-			put_esc(b, jstr(p, "id"), ESC_TAP, 64);
+			ev_put_esc(b, ev_jstr(p, "id"), ESC_TAP, 64);
 			sbuf_putc(b, ' ');
-			put_esc(b, jstr(c, "id"), ESC_TAP, 128);
-			if (!fail && strcmp(v, "pass") != 0) { /* skip, not_claimed, blocked */
+			ev_put_esc(b, ev_jstr(c, "id"), ESC_TAP, 128);
+			if (!fail && ev != AGSBX_CHECK_PASS) { /* skip, not_claimed, blocked */
 				sbuf_puts(b, " # SKIP ");
-				put_esc(b, v, ESC_TAP, 32);
+				ev_put_esc(b, v, ESC_TAP, 32);
 				sbuf_puts(b, ": ");
-				put_esc(b, jstr(c, "reason"), ESC_TAP, 200);
+				ev_put_esc(b, ev_jstr(c, "reason"), ESC_TAP, 200);
 			}
 			sbuf_putc(b, '\n');
 			if (fail) {
 				sbuf_puts(b, "  ---\n");
-				yaml_line(b, "provider", jstr(p, "id"));
-				yaml_line(b, "check", jstr(c, "id"));
-				yaml_line(b, "axis", jstr(c, "axis"));
+				yaml_line(b, "provider", ev_jstr(p, "id"));
+				yaml_line(b, "check", ev_jstr(c, "id"));
+				yaml_line(b, "axis", ev_jstr(c, "axis"));
 				yaml_line(b, "verdict", v);
-				yaml_line(b, "reason", jstr(c, "reason"));
+				yaml_line(b, "reason", ev_jstr(c, "reason"));
 				sbuf_puts(b, "  ...\n");
 			}
 		}

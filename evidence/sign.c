@@ -89,7 +89,7 @@ static int sign_with_ssh_keygen(const char *key_path, const char *canon, size_t 
 		int e = errno;
 		free(dir);
 		dir = NULL;
-		set_err(err, err_size, "cannot create a temporary directory in %s: %s", tmpbase, strerror(e));
+		ev_set_err(err, err_size, "cannot create a temporary directory in %s: %s", tmpbase, strerror(e));
 		return -e;
 	}
 	_cleanup_free_ char *msg = agsbx_path_join(dir, "bundle");
@@ -98,7 +98,7 @@ static int sign_with_ssh_keygen(const char *key_path, const char *canon, size_t 
 		return -ENOMEM;
 	int r = agsbx_write_file_atomic(msg, canon, clen, 0600);
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", msg, strerror(-r));
+		ev_set_err(err, err_size, "%s: %s", msg, strerror(-r));
 		return r;
 	}
 	const char *argv[] = { "ssh-keygen", "-q", "-Y", "sign", "-f", key_path, "-n", AGSBX_SSHSIG_NAMESPACE,
@@ -109,20 +109,20 @@ static int sign_with_ssh_keygen(const char *key_path, const char *canon, size_t 
 	r = agsbx_run(&o, &res);
 	if (r < 0) {
 		agsbx_run_result_free(&res);
-		set_err(err, err_size, "cannot run ssh-keygen: %s", strerror(-r));
+		ev_set_err(err, err_size, "cannot run ssh-keygen: %s", strerror(-r));
 		return r;
 	}
 	if (res.status != 0) {
 		const char *why = res.err_len ? res.err : "no message";
 		size_t wl = strcspn(why, "\n");
-		set_err(err, err_size, "ssh-keygen -Y sign failed (status %d): %.*s", res.status, (int)wl, why);
+		ev_set_err(err, err_size, "ssh-keygen -Y sign failed (status %d): %.*s", res.status, (int)wl, why);
 		agsbx_run_result_free(&res);
 		return -EINVAL;
 	}
 	agsbx_run_result_free(&res);
 	r = agsbx_read_file(sig, KEY_FILE_MAX, armored, NULL);
 	if (r < 0)
-		set_err(err, err_size, "ssh-keygen wrote no signature: %s", strerror(-r));
+		ev_set_err(err, err_size, "ssh-keygen wrote no signature: %s", strerror(-r));
 	return r;
 }
 
@@ -143,19 +143,19 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
 	_cleanup_free_ char *canon = agsbx_bundle_canonical(bundle, &clen);
 	if (!canon) {
 		int e = errno;
-		set_err(err, err_size, "bundle has no canonical form: %s", strerror(e));
+		ev_set_err(err, err_size, "bundle has no canonical form: %s", strerror(e));
 		return -e;
 	}
 	_cleanup_free_ char *text = NULL;
 	size_t tlen;
 	int r = agsbx_read_file(key_path, KEY_FILE_MAX, &text, &tlen);
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", key_path, agsbx_file_strerror(r));
+		ev_set_err(err, err_size, "%s: %s", key_path, agsbx_file_strerror(r));
 		return r;
 	}
 	if (looks_public(text)) {
 		if (!getenv("SSH_AUTH_SOCK")) {
-			set_err(err, err_size, "%s is a public key and SSH_AUTH_SOCK is not set (no ssh-agent to sign with)",
+			ev_set_err(err, err_size, "%s is a public key and SSH_AUTH_SOCK is not set (no ssh-agent to sign with)",
 				key_path);
 			return -EINVAL;
 		}
@@ -173,7 +173,7 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
 	if (r < 0)
 		return r;
 	if (kind == PRIVKEY_OTHER_TYPE) {
-		set_err(err, err_size, "%s: only Ed25519 keys are supported", key_path);
+		ev_set_err(err, err_size, "%s: only Ed25519 keys are supported", key_path);
 		return -EINVAL;
 	}
 	_cleanup_free_ char *armored = NULL;

@@ -55,13 +55,13 @@ static int parse_blob(struct sshsig *s, char *err, size_t err_size)
 	const uint8_t *ns, *reserved, *hash, *sig;
 	size_t ns_n, reserved_n, hash_n, sig_n;
 	if (rd.left < 6 || memcmp(rd.p, SIG_MAGIC, 6) != 0) {
-		set_err(err, err_size, "signature: not an SSHSIG blob");
+		ev_set_err(err, err_size, "signature: not an SSHSIG blob");
 		return -EINVAL;
 	}
 	rd.p += 6;
 	rd.left -= 6;
 	if (sshrd_u32(&rd, &version) < 0 || version != 1) {
-		set_err(err, err_size, "signature: unsupported SSHSIG version");
+		ev_set_err(err, err_size, "signature: unsupported SSHSIG version");
 		return -EINVAL;
 	}
 	if (sshrd_str(&rd, &s->pubkey, &s->pubkey_len) < 0 || sshrd_str(&rd, &ns, &ns_n) < 0 ||
@@ -69,11 +69,11 @@ static int parse_blob(struct sshsig *s, char *err, size_t err_size)
 	    sshrd_str(&rd, &sig, &sig_n) < 0 || rd.left != 0 ||
 	    copy_str(s->namespace, sizeof s->namespace, ns, ns_n) < 0 ||
 	    copy_str(s->hash, sizeof s->hash, hash, hash_n) < 0) {
-		set_err(err, err_size, "signature: malformed SSHSIG blob");
+		ev_set_err(err, err_size, "signature: malformed SSHSIG blob");
 		return -EINVAL;
 	}
 	if (reserved_n != 0) {
-		set_err(err, err_size, "signature: reserved field not empty");
+		ev_set_err(err, err_size, "signature: reserved field not empty");
 		return -EINVAL;
 	}
 	struct sshrd srd = { sig, sig_n };
@@ -81,7 +81,7 @@ static int parse_blob(struct sshsig *s, char *err, size_t err_size)
 	size_t type_n;
 	if (sshrd_str(&srd, &type, &type_n) < 0 || copy_str(s->sigtype, sizeof s->sigtype, type, type_n) < 0 ||
 	    sshrd_str(&srd, &s->sig, &s->sig_len) < 0 || srd.left != 0) {
-		set_err(err, err_size, "signature: malformed signature field");
+		ev_set_err(err, err_size, "signature: malformed signature field");
 		return -EINVAL;
 	}
 	return 0;
@@ -92,18 +92,18 @@ int sshsig_parse_armored(const char *text, size_t len, struct sshsig *s, char *e
 	memset(s, 0, sizeof *s);
 	size_t bl = strlen(SIG_BEGIN), el = strlen(SIG_END);
 	if (len < bl + el || memcmp(text, SIG_BEGIN, bl) != 0 || memcmp(text + len - el, SIG_END, el) != 0) {
-		set_err(err, err_size, "signature: not an armored SSH signature");
+		ev_set_err(err, err_size, "signature: not an armored SSH signature");
 		return -EINVAL;
 	}
 	const char *body = text + bl;
 	size_t body_len = len - bl - el;
 	if (!armor_body_ok(body, body_len)) {
-		set_err(err, err_size, "signature: malformed armor");
+		ev_set_err(err, err_size, "signature: malformed armor");
 		return -EINVAL;
 	}
-	s->blob = b64_decode(body, body_len, "\n", &s->blob_len);
+	s->blob = ev_b64_decode(body, body_len, "\n", &s->blob_len);
 	if (!s->blob) {
-		set_err(err, err_size, "signature: invalid base64");
+		ev_set_err(err, err_size, "signature: invalid base64");
 		return -EINVAL;
 	}
 	int r = parse_blob(s, err, err_size);
@@ -160,7 +160,7 @@ char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace
 
 	sbuf_puts(&out, SIG_BEGIN);
 	if (!blob.oom)
-		b64_wrapped(&out, blob.p, blob.len, 70);
+		ev_b64_wrapped(&out, blob.p, blob.len, 70);
 	sbuf_puts(&out, SIG_END);
 	bool oom = data.oom || sigfield.oom || pub.oom || blob.oom;
 	sbuf_free(&data);
@@ -178,20 +178,20 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 			 size_t err_size)
 {
 	if (strcmp(s->namespace, namespace) != 0) {
-		set_err(err, err_size, "signature namespace is \"%s\", expected \"%s\"", s->namespace, namespace);
+		ev_set_err(err, err_size, "signature namespace is \"%s\", expected \"%s\"", s->namespace, namespace);
 		return -EBADMSG;
 	}
 	const uint8_t *pk;
 	if (sshkey_ed25519_raw(s->pubkey, s->pubkey_len, &pk) < 0 || strcmp(s->sigtype, "ssh-ed25519") != 0 ||
 	    s->sig_len != ED25519_SIG) {
-		set_err(err, err_size, "unsupported signature key type \"%s\" (only ssh-ed25519)", s->sigtype);
+		ev_set_err(err, err_size, "unsupported signature key type \"%s\" (only ssh-ed25519)", s->sigtype);
 		return -EINVAL;
 	}
 	size_t want = strcmp(s->hash, "sha512") == 0 ? crypto_hash_sha512_BYTES
 		      : strcmp(s->hash, "sha256") == 0 ? crypto_hash_sha256_BYTES
 							: 0;
 	if (want == 0 || hn != want) {
-		set_err(err, err_size, "unsupported signature hash \"%s\"", s->hash);
+		ev_set_err(err, err_size, "unsupported signature hash \"%s\"", s->hash);
 		return -EINVAL;
 	}
 	struct sbuf data = { 0 };
@@ -203,7 +203,7 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 	int ok = crypto_sign_verify_detached(s->sig, (const uint8_t *)data.p, data.len, pk);
 	sbuf_free(&data);
 	if (ok != 0) {
-		set_err(err, err_size, "signature does not match the bundle content");
+		ev_set_err(err, err_size, "signature does not match the bundle content");
 		return -EBADMSG;
 	}
 	return 0;
@@ -215,7 +215,7 @@ int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg
 	uint8_t h[crypto_hash_sha512_BYTES];
 	size_t hn;
 	if (hash_message(s->hash, msg, len, h, &hn) < 0) {
-		set_err(err, err_size, "unsupported signature hash \"%s\"", s->hash);
+		ev_set_err(err, err_size, "unsupported signature hash \"%s\"", s->hash);
 		return -EINVAL;
 	}
 	return sshsig_verify_digest(s, namespace, h, hn, err, err_size);

@@ -48,13 +48,13 @@ static int git(const char *path, const json_t *neutral, const char *const *args,
 	memset(&res, 0, sizeof res);
 	int r = agsbx_run(&o, &res);
 	if (r < 0) {
-		set_err(err, err_size, "cannot run git: %s", strerror(res.spawn_errno ? res.spawn_errno : -r));
+		ev_set_err(err, err_size, "cannot run git: %s", strerror(res.spawn_errno ? res.spawn_errno : -r));
 		agsbx_run_result_free(&res);
 		return r;
 	}
 	if (res.status != 0) {
 		const char *why = res.err && res.err_len ? res.err : "no message";
-		set_err(err, err_size, "git %s failed (status %d): %.*s", args[0], res.status,
+		ev_set_err(err, err_size, "git %s failed (status %d): %.*s", args[0], res.status,
 			(int)strcspn(why, "\n"), why);
 		agsbx_run_result_free(&res);
 		return res.status == 1 && !res.err_len ? -ENOENT : -EINVAL;
@@ -98,7 +98,7 @@ static json_t *filter_overrides(const char *path, char *err, size_t err_size)
 	/* -z --name-only: "filter.<name>.<key>\0" each; truncated output has
 	 * no such form and yields nothing usable, so refuse it */
 	if (strcmp(names, "(truncated)") == 0) {
-		set_err(err, err_size, "too many git config entries");
+		ev_set_err(err, err_size, "too many git config entries");
 		json_decref(neutral);
 		return NULL;
 	}
@@ -122,7 +122,7 @@ json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size)
 {
 	char abs[PATH_MAX];
 	if (!realpath(path, abs)) {
-		set_err(err, err_size, "%s: %s", path, strerror(errno));
+		ev_set_err(err, err_size, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	static const char *const top_args[] = { "rev-parse", "--show-toplevel", NULL };
@@ -134,18 +134,18 @@ json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size)
 	_cleanup_free_ char *top = NULL, *branch = NULL, *commit = NULL, *status = NULL;
 	char why[400];
 	if (git(abs, NULL, top_args, false, &top, why, sizeof why) < 0) {
-		set_err(err, err_size, "%s: not a usable git checkout: %s", path, why);
+		ev_set_err(err, err_size, "%s: not a usable git checkout: %s", path, why);
 		return NULL;
 	}
 	/* A repository without commits has no HEAD: branch and commit null. */
 	bool born = git(abs, NULL, commit_args, false, &commit, why, sizeof why) == 0;
 	if (born && git(abs, NULL, branch_args, false, &branch, why, sizeof why) < 0) {
-		set_err(err, err_size, "%s: %s", path, why);
+		ev_set_err(err, err_size, "%s: %s", path, why);
 		return NULL;
 	}
 	_cleanup_json_ json_t *neutral = filter_overrides(abs, why, sizeof why);
 	if (!neutral || git(abs, neutral, status_args, true, &status, why, sizeof why) < 0) {
-		set_err(err, err_size, "%s: %s", path, why);
+		ev_set_err(err, err_size, "%s: %s", path, why);
 		return NULL;
 	}
 	json_t *s = json_object();

@@ -168,7 +168,7 @@ static int parse_options(struct anchor *a, const char *opts, char *why, size_t w
 			val = eq + 1;
 			size_t vl = strlen(val);
 			if (vl < 2 || val[0] != '"' || val[vl - 1] != '"') {
-				set_err(why, why_size, "option %s: value must be quoted", opt);
+				ev_set_err(why, why_size, "option %s: value must be quoted", opt);
 				return -EINVAL;
 			}
 			val[vl - 1] = '\0';
@@ -185,11 +185,11 @@ static int parse_options(struct anchor *a, const char *opts, char *why, size_t w
 			bool after = strcasecmp(opt, "valid-after") == 0;
 			if (parse_ssh_time(val, after ? &a->valid_after : &a->valid_before,
 					   after ? &a->has_valid_after : &a->has_valid_before) < 0) {
-				set_err(why, why_size, "option %s: bad time \"%s\"", opt, val);
+				ev_set_err(why, why_size, "option %s: bad time \"%s\"", opt, val);
 				return -EINVAL;
 			}
 		} else {
-			set_err(why, why_size, "unsupported option \"%s\"", opt);
+			ev_set_err(why, why_size, "unsupported option \"%s\"", opt);
 			return -EINVAL;
 		}
 		p += n;
@@ -205,21 +205,21 @@ static int parse_signer_line(struct anchor *a, const char *line, char *why, size
 	const char *p = line;
 	a->principals = next_field(&p);
 	if (!a->principals || !*a->principals) {
-		set_err(why, why_size, "no principals");
+		ev_set_err(why, why_size, "no principals");
 		return -EINVAL;
 	}
 	if (sshkey_parse_line(p, &a->key) == 0)
 		return 0;
 	_cleanup_free_ char *opts = next_field(&p);
 	if (!opts) {
-		set_err(why, why_size, "no key");
+		ev_set_err(why, why_size, "no key");
 		return -EINVAL;
 	}
 	int r = parse_options(a, opts, why, why_size);
 	if (r < 0)
 		return r;
 	if (sshkey_parse_line(p, &a->key) < 0) {
-		set_err(why, why_size, "malformed public key");
+		ev_set_err(why, why_size, "malformed public key");
 		return -EINVAL;
 	}
 	return 0;
@@ -251,12 +251,12 @@ static int parse_anchors(struct anchors *a, const char *text, bool signers, char
 		char why[256] = "malformed public key";
 		int r = signers ? parse_signer_line(an, s, why, sizeof why) : sshkey_parse_line(s, &an->key);
 		if (r < 0) {
-			set_err(err, err_size, "%s line %d: %s", a->source, lineno, why);
+			ev_set_err(err, err_size, "%s line %d: %s", a->source, lineno, why);
 			return r == -ENOMEM ? r : -EINVAL;
 		}
 	}
 	if (a->n == 0) {
-		set_err(err, err_size, "%s: no keys", a->source);
+		ev_set_err(err, err_size, "%s: no keys", a->source);
 		return -EINVAL;
 	}
 	return 0;
@@ -268,13 +268,13 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 	size_t len;
 	int r = agsbx_read_file(path, TRUST_FILE_MAX, &text, &len);
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
+		ev_set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
 		return -EINVAL;
 	}
 	/* the lines are read as a C string: whatever follows a NUL would be
 	 * silently dropped */
 	if (memchr(text, '\0', len)) {
-		set_err(err, err_size, "%s: binary file (NUL byte)", path);
+		ev_set_err(err, err_size, "%s: binary file (NUL byte)", path);
 		return -EINVAL;
 	}
 	a->source = path;
@@ -284,13 +284,13 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 static int load_url_anchors(struct anchors *a, const char *url, bool allow_http, char *err, size_t err_size)
 {
 	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0) {
-		set_err(err, err_size, "%s: only http:// and https:// keys URLs", url);
+		ev_set_err(err, err_size, "%s: only http:// and https:// keys URLs", url);
 		return -EINVAL;
 	}
 	/* Whoever sits on the path of a plain http fetch chooses the keys we
 	 * trust: refused unless asked for (e.g. a loopback test server). */
 	if (strncmp(url, "http://", 7) == 0 && !allow_http) {
-		set_err(err, err_size, "%s: plain http keys URL refused (use https, or --allow-insecure-keys-url)", url);
+		ev_set_err(err, err_size, "%s: plain http keys URL refused (use https, or --allow-insecure-keys-url)", url);
 		return -EINVAL;
 	}
 	struct agsbx_http_request req = { .url = url, .timeout_ms = 15000, .connect_timeout_ms = 5000,
@@ -298,20 +298,20 @@ static int load_url_anchors(struct anchors *a, const char *url, bool allow_http,
 	struct agsbx_http_response resp;
 	int r = agsbx_http(&req, &resp);
 	if (r == -EFBIG) {
-		set_err(err, err_size, "%s: response larger than %u KiB", url, KEYS_URL_MAX >> 10);
+		ev_set_err(err, err_size, "%s: response larger than %u KiB", url, KEYS_URL_MAX >> 10);
 		return -EINVAL;
 	}
 	if (r < 0) {
-		set_err(err, err_size, "%s: %s", url, resp.error[0] ? resp.error : strerror(-r));
+		ev_set_err(err, err_size, "%s: %s", url, resp.error[0] ? resp.error : strerror(-r));
 		return -EIO;
 	}
 	if (resp.status != 200) {
-		set_err(err, err_size, "%s: HTTP status %ld", url, resp.status);
+		ev_set_err(err, err_size, "%s: HTTP status %ld", url, resp.status);
 		agsbx_http_response_free(&resp);
 		return -EINVAL;
 	}
 	if (memchr(resp.body, '\0', resp.len)) {
-		set_err(err, err_size, "%s: binary response", url);
+		ev_set_err(err, err_size, "%s: binary response", url);
 		agsbx_http_response_free(&resp);
 		return -EINVAL;
 	}
@@ -343,11 +343,11 @@ static void check_anchors(const struct anchors *a, const struct agsbx_verify_opt
 			res->trusted = true;
 			return;
 		}
-		if (o->identity && !match_pattern_list(o->identity, an->principals)) {
+		if (o->identity && !ev_match_pattern_list(o->identity, an->principals)) {
 			last_why = "key listed, but not for this identity";
 			continue;
 		}
-		if (an->namespaces && !match_pattern_list(AGSBX_SSHSIG_NAMESPACE, an->namespaces)) {
+		if (an->namespaces && !ev_match_pattern_list(AGSBX_SSHSIG_NAMESPACE, an->namespaces)) {
 			last_why = "key listed, but its namespaces= does not allow " AGSBX_SSHSIG_NAMESPACE;
 			continue;
 		}
@@ -368,11 +368,11 @@ static int load_anchors(const struct agsbx_verify_opts *o, struct anchors *a, ch
 {
 	int given = !!o->key_path + !!o->allowed_signers + !!o->keys_url;
 	if (given > 1) {
-		set_err(err, err_size, "give one of --key, --allowed-signers, --keys-url");
+		ev_set_err(err, err_size, "give one of --key, --allowed-signers, --keys-url");
 		return -EINVAL;
 	}
 	if (o->identity && !o->allowed_signers) {
-		set_err(err, err_size, "--identity needs --allowed-signers");
+		ev_set_err(err, err_size, "--identity needs --allowed-signers");
 		return -EINVAL;
 	}
 	if (o->key_path) {
@@ -394,7 +394,7 @@ static int load_anchors(const struct agsbx_verify_opts *o, struct anchors *a, ch
 
 static bool member_is(const json_t *sig, const char *key, const char *want)
 {
-	const char *v = jstr(sig, key);
+	const char *v = ev_jstr(sig, key);
 	return v && strcmp(v, want) == 0;
 }
 
@@ -405,40 +405,40 @@ static int check_signature(const json_t *bundle, const json_t *sig, struct agsbx
 	size_t wsz = sizeof res->reason;
 	if (!json_is_object(sig) || !member_is(sig, "format", "sshsig") ||
 	    !member_is(sig, "namespace", AGSBX_SSHSIG_NAMESPACE)) {
-		set_err(why, wsz, "signature is not an sshsig in namespace %s", AGSBX_SSHSIG_NAMESPACE);
+		ev_set_err(why, wsz, "signature is not an sshsig in namespace %s", AGSBX_SSHSIG_NAMESPACE);
 		return -EINVAL;
 	}
-	const char *armored = jstr(sig, "armored");
+	const char *armored = ev_jstr(sig, "armored");
 	if (!armored || sshsig_parse_armored(armored, strlen(armored), s, why, wsz) < 0)
 		return -EINVAL;
 	if (!member_is(sig, "hash", s->hash)) {
-		set_err(why, wsz, "signature: \"hash\" member differs from the signature's (%s)", s->hash);
+		ev_set_err(why, wsz, "signature: \"hash\" member differs from the signature's (%s)", s->hash);
 		return -EINVAL;
 	}
 	struct sshkey pub;
-	const char *pub_text = jstr(sig, "public_key");
+	const char *pub_text = ev_jstr(sig, "public_key");
 	if (!pub_text || sshkey_parse_line(pub_text, &pub) < 0) {
-		set_err(why, wsz, "signature: malformed public_key");
+		ev_set_err(why, wsz, "signature: malformed public_key");
 		return -EINVAL;
 	}
 	bool same = same_key(&pub, s->pubkey, s->pubkey_len);
 	snprintf(res->key_type, sizeof res->key_type, "%s", pub.type);
 	sshkey_clear(&pub);
 	if (!same) {
-		set_err(why, wsz, "signature: public_key is not the key that signed");
+		ev_set_err(why, wsz, "signature: public_key is not the key that signed");
 		return -EINVAL;
 	}
 	sshkey_fingerprint(s->pubkey, s->pubkey_len, res->fingerprint);
 	if (!member_is(sig, "fingerprint", res->fingerprint)) {
-		set_err(why, wsz, "signature: fingerprint member is not the signing key's");
+		ev_set_err(why, wsz, "signature: fingerprint member is not the signing key's");
 		return -EINVAL;
 	}
 	/* hash the canonical form as it is produced: never held in full */
 	uint8_t digest[64];
 	size_t dlen;
-	int r = agsbx_json_canonical_digest(bundle, "signature", s->hash, digest, &dlen);
+	int r = ev_json_canonical_digest(bundle, "signature", s->hash, digest, &dlen);
 	if (r < 0) {
-		set_err(why, wsz, "bundle has no canonical form: %s", strerror(-r));
+		ev_set_err(why, wsz, "bundle has no canonical form: %s", strerror(-r));
 		return -EINVAL;
 	}
 	return sshsig_verify_digest(s, AGSBX_SSHSIG_NAMESPACE, digest, dlen, why, wsz);
@@ -460,13 +460,13 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 	}
 	const json_t *sig = json_object_get(bundle, "signature");
 	if (o->expect_challenge) {
-		const char *c = jstr(bundle, "challenge");
+		const char *c = ev_jstr(bundle, "challenge");
 		res->challenge_checked = true;
 		res->challenge_ok = c && strcmp(c, o->expect_challenge) == 0;
 	}
 	if (!sig) {
 		res->status = AGSBX_VERIFY_UNSIGNED;
-		set_err(res->reason, sizeof res->reason, "bundle is not signed");
+		ev_set_err(res->reason, sizeof res->reason, "bundle is not signed");
 		anchors_free(&a);
 		return 0;
 	}
@@ -480,7 +480,7 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 	res->signature_valid = true;
 	if (a.n == 0) {
 		res->status = AGSBX_VERIFY_NO_ANCHOR;
-		set_err(res->reason, sizeof res->reason,
+		ev_set_err(res->reason, sizeof res->reason,
 			"signature is good but no trust anchor was given (--key, --allowed-signers or --keys-url)");
 	} else {
 		check_anchors(&a, o, s.pubkey, s.pubkey_len, res);
@@ -488,8 +488,8 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 	}
 	if (res->status == AGSBX_VERIFY_OK && res->challenge_checked && !res->challenge_ok) {
 		res->status = AGSBX_VERIFY_CHALLENGE;
-		const char *c = jstr(bundle, "challenge");
-		set_err(res->reason, sizeof res->reason, "challenge is %s%.64s%s, expected \"%.64s\"",
+		const char *c = ev_jstr(bundle, "challenge");
+		ev_set_err(res->reason, sizeof res->reason, "challenge is %s%.64s%s, expected \"%.64s\"",
 			c ? "\"" : "", c ? c : "absent", c ? "\"" : "", o->expect_challenge);
 	}
 	sshsig_clear(&s);

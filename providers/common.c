@@ -22,15 +22,13 @@ void agsbx_provider_probe_clear(struct agsbx_probe *p)
 
 json_t *agsbx_caps_to_json(const struct agsbx_caps *c)
 {
-	return json_pack("{s:b, s:b, s:b, s:b, s:s, s:b, s:s, s:s}",
-			 "process_contained", c->process_contained,
-			 "host_filesystem_restricted", c->host_filesystem_restricted,
-			 "privilege_escalation_blocked", c->privilege_escalation_blocked,
-			 "syscalls_restricted", c->syscalls_restricted,
-			 "network", c->network ? c->network : AGSBX_NET_INHERITED,
-			 "environment_scrubbed", c->environment_scrubbed,
-			 "mechanism", c->mechanism ? c->mechanism : "none",
-			 "safety_class", c->safety_class ? c->safety_class : "none");
+	json_t *j = json_pack("{s:s, s:s, s:s}", "network", c->network ? c->network : AGSBX_NET_INHERITED,
+			      "mechanism", c->mechanism ? c->mechanism : "none",
+			      "safety_class", c->safety_class ? c->safety_class : "none");
+	for (int a = 0; j && a < AGSBX_AXIS_COUNT; a++)
+		if (agsbx_axes[a].kind == AGSBX_AXIS_KIND_FLAG)
+			json_object_set_new(j, agsbx_axes[a].name, json_boolean(agsbx_axis_claimed(a, c)));
+	return j;
 }
 
 json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p)

@@ -74,6 +74,44 @@ struct agsbx_caps {
 	const char *safety_class;     /* static string, e.g. "filesystem_only" */
 };
 
+/* The capability axes: the one list every consumer iterates (the check
+ * catalogue names an axis per row; capabilities.truthful, the caps JSON,
+ * `providers` and adapters' claims walk this table). A check on an
+ * existing axis counts for capabilities.truthful by naming it. */
+enum agsbx_axis {
+	AGSBX_AXIS_CONTRACT,          /* the provider contract: required of every provider */
+	AGSBX_AXIS_PROCESS,
+	AGSBX_AXIS_FILESYSTEM,
+	AGSBX_AXIS_PRIVILEGE,
+	AGSBX_AXIS_SYSCALLS,
+	AGSBX_AXIS_ENVIRONMENT,
+	AGSBX_AXIS_NET_NAMESPACE,     /* network = isolated needs it (and egress) */
+	AGSBX_AXIS_NET_EGRESS,        /* network = tcp_restricted or isolated needs it */
+	AGSBX_AXIS_COUNT
+};
+enum agsbx_axis_kind {
+	AGSBX_AXIS_KIND_CONTRACT,
+	AGSBX_AXIS_KIND_FLAG,         /* a bool member of agsbx_caps named `name` */
+	AGSBX_AXIS_KIND_NETWORK,      /* one level of the `network` claim */
+};
+struct agsbx_axis_info {
+	/* The "axis" of its checks in the bundle; for a flag also the
+	 * capability key. Both network axes are "network". */
+	const char *name;
+	enum agsbx_axis_kind kind;
+	size_t flag_offset;           /* FLAG: offsetof(struct agsbx_caps, member) */
+	int net_rank;                 /* NETWORK: agsbx_net_rank() of the lowest claim it backs */
+};
+extern const struct agsbx_axis_info agsbx_axes[AGSBX_AXIS_COUNT];
+/* 2 isolated, 1 tcp_restricted, 0 anything else (inherited, configurable, NULL). */
+int agsbx_net_rank(const char *network);
+/* The network claim of a rank (AGSBX_NET_ISOLATED...). */
+const char *agsbx_net_of_rank(int rank);
+/* Whether caps claim the axis (the contract always is). */
+bool agsbx_axis_claimed(enum agsbx_axis a, const struct agsbx_caps *caps);
+/* FLAG axes: the member in caps; NULL for other kinds. */
+bool *agsbx_axis_flag(enum agsbx_axis a, struct agsbx_caps *caps);
+
 /* Simulations a harness may ask for; each is labelled in the bundle and
  * makes the run non-representative. Providers that cannot honour the
  * requested one must ignore it (the harness records what was requested). */

@@ -21,17 +21,12 @@ static const char *const config_keys[] = { "claims", NULL };
 
 static int claim(struct agsbx_caps *c, const char *axis)
 {
-	if (!strcmp(axis, "process_contained"))
-		c->process_contained = true;
-	else if (!strcmp(axis, "host_filesystem_restricted"))
-		c->host_filesystem_restricted = true;
-	else if (!strcmp(axis, "privilege_escalation_blocked"))
-		c->privilege_escalation_blocked = true;
-	else if (!strcmp(axis, "syscalls_restricted"))
-		c->syscalls_restricted = true;
-	else if (!strcmp(axis, "environment_scrubbed"))
-		c->environment_scrubbed = true;
-	else if (!strcmp(axis, "network_isolated"))
+	for (int a = 0; a < AGSBX_AXIS_COUNT; a++)
+		if (agsbx_axes[a].kind == AGSBX_AXIS_KIND_FLAG && !strcmp(axis, agsbx_axes[a].name)) {
+			*agsbx_axis_flag(a, c) = true;
+			return 0;
+		}
+	if (!strcmp(axis, "network_isolated"))
 		c->network = AGSBX_NET_ISOLATED;
 	else if (!strcmp(axis, "network_tcp_restricted"))
 		c->network = AGSBX_NET_TCP_RESTRICTED;

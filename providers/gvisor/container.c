@@ -179,8 +179,17 @@ static json_t *create_body(const struct gv_run_spec *s, const char *exec_id)
 	json_t *b = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s}, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
 			      "Image", s->image, "Cmd", strv_json(s->argv), "Env", strv_json(s->env),
 			      "Labels", GV_LABEL_RUN, s->run_label, GV_LABEL_EXEC, exec_id, GV_LABEL_OWNER, owner,
-			      "AttachStdin", 0, "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "OpenStdin", 0,
+			      "AttachStdin", 1, "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "OpenStdin", 1,
 			      "NetworkDisabled", 1, "HostConfig", hc);
+	/* Stdin is a pipe that loop_open() closes at once, never the host's
+	 * /dev/null: without an open stdin containerd hands runsc the host's
+	 * /dev/null as the container's fd 0, and runsc fchowns the
+	 * container's stdio to the container user (runc skips /dev/null;
+	 * runsc does not), which would leave the HOST's /dev/null owned by
+	 * that user. StdinOnce: Docker closes the pipe when that attach ends,
+	 * so the program reads EOF, as from /dev/null. */
+	if (b)
+		json_object_set_new(b, "StdinOnce", json_true());
 	if (b && s->workdir)
 		json_object_set_new(b, "WorkingDir", json_string(s->workdir));
 	if (b && s->user)
@@ -333,7 +342,7 @@ static void container_cleanup(const struct gv_docker *d, const struct gv_run_spe
 
 struct loop {
 	CURLM *m;
-	struct xfer att, wt;
+	struct xfer att, wt, in;
 	struct gv_demux demux;
 };
 
@@ -348,36 +357,27 @@ static bool cancel_requested(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
 }
 
-/* Registers attach and wait; returns once Docker has answered both
- * (headers), so the start cannot outrun them. */
-static int loop_open(struct loop *l, const struct gv_docker *d, struct gv_run_out *o)
+/* Waits until Docker has sent the headers of the three transfers, then
+ * checks their status. */
+static int loop_answered(struct loop *l, struct gv_run_out *o)
 {
-	_cleanup_free_ char *att = NULL, *wt = NULL;
-	if (asprintf(&att, "/containers/%s/attach?stream=1&stdout=1&stderr=1", o->id) < 0 ||
-	    asprintf(&wt, "/containers/%s/wait?condition=next-exit", o->id) < 0)
-		return -ENOMEM;
-	l->att.demux = &l->demux;
-	l->m = curl_multi_init();
-	if (!l->m || xfer_setup(&l->att, d, att, on_attach) < 0 || xfer_setup(&l->wt, d, wt, on_small) < 0)
-		return -ENOMEM;
-	curl_multi_add_handle(l->m, l->att.e);
-	curl_multi_add_handle(l->m, l->wt.e);
 	uint64_t deadline = agsbx_now_us() + (uint64_t)LIFECYCLE_TIMEOUT_MS * 1000;
 	for (;;) {
 		multi_step(l->m);
-		if (l->att.headers_done && l->wt.headers_done)
+		if (l->att.headers_done && l->wt.headers_done && l->in.headers_done)
 			break;
-		if (l->att.done || l->wt.done || agsbx_now_us() > deadline) {
-			fail_run(o, l->att.rc == CURLE_COULDNT_CONNECT || l->wt.rc == CURLE_COULDNT_CONNECT ?
-				 GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+		if (l->att.done || l->wt.done || l->in.done || agsbx_now_us() > deadline) {
+			bool gone = l->att.rc == CURLE_COULDNT_CONNECT || l->wt.rc == CURLE_COULDNT_CONNECT ||
+				    l->in.rc == CURLE_COULDNT_CONNECT;
+			fail_run(o, gone ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
 				 "cannot attach to container %.12s (attach/wait did not answer)", o->id);
 			return -EIO;
 		}
 		curl_multi_poll(l->m, NULL, 0, 100, NULL);
 	}
-	long sa = xfer_status(&l->att), sw = xfer_status(&l->wt);
-	if (sa != 200 && sa != 101) {
-		fail_run(o, GV_R_EXEC_FAILED, "attach to container %.12s refused (HTTP %ld)", o->id, sa);
+	long sa = xfer_status(&l->att), sw = xfer_status(&l->wt), si = xfer_status(&l->in);
+	if ((sa != 200 && sa != 101) || (si != 200 && si != 101)) {
+		fail_run(o, GV_R_EXEC_FAILED, "attach to container %.12s refused (HTTP %ld/%ld)", o->id, sa, si);
 		return -EIO;
 	}
 	if (sw != 200) {
@@ -387,8 +387,36 @@ static int loop_open(struct loop *l, const struct gv_docker *d, struct gv_run_ou
 	return 0;
 }
 
+/* Registers attach and wait, and an attach of stdin alone; returns once
+ * Docker has answered all three (headers), so the start cannot outrun
+ * them, and with the stdin attach closed (Docker then closes the
+ * container's stdin: StdinOnce). */
+static int loop_open(struct loop *l, const struct gv_docker *d, struct gv_run_out *o)
+{
+	_cleanup_free_ char *att = NULL, *wt = NULL, *in = NULL;
+	if (asprintf(&att, "/containers/%s/attach?stream=1&stdout=1&stderr=1", o->id) < 0 ||
+	    asprintf(&wt, "/containers/%s/wait?condition=next-exit", o->id) < 0 ||
+	    asprintf(&in, "/containers/%s/attach?stream=1&stdin=1", o->id) < 0)
+		return -ENOMEM;
+	l->att.demux = &l->demux;
+	l->m = curl_multi_init();
+	if (!l->m || xfer_setup(&l->att, d, att, on_attach) < 0 || xfer_setup(&l->wt, d, wt, on_small) < 0 ||
+	    xfer_setup(&l->in, d, in, on_small) < 0)
+		return -ENOMEM;
+	/* Its connection must close when we drop it, not wait in a cache. */
+	curl_easy_setopt(l->in.e, CURLOPT_FORBID_REUSE, 1L);
+	curl_multi_add_handle(l->m, l->att.e);
+	curl_multi_add_handle(l->m, l->wt.e);
+	curl_multi_add_handle(l->m, l->in.e);
+	int r = loop_answered(l, o);
+	/* Closing the stdin attach is what ends the container's stdin. */
+	xfer_cleanup(l->m, &l->in);
+	return r;
+}
+
 static void loop_close(struct loop *l)
 {
+	xfer_cleanup(l->m, &l->in);
 	xfer_cleanup(l->m, &l->att);
 	xfer_cleanup(l->m, &l->wt);
 	if (l->m)

@@ -614,9 +614,46 @@ static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUN
 	return 0;
 }
 
+/* Whether an absolute argv[0] can name a file inside our containers. The
+ * image (image.c) holds the payload and empty directories only; files
+ * appear under the grant binds (GV_MOUNT_BASE) and the runtime's own
+ * mounts (/proc, /dev, /sys, Docker's files in /etc). /bin/sh or
+ * /usr/bin/env (the conformance checks' interpreter variants) cannot
+ * exist. Relative names are left to the runtime. */
+static bool argv0_may_exist(const char *argv0)
+{
+	static const char *const dirs[] = { GV_MOUNT_BASE "/", "/proc/", "/dev/", "/sys/", "/etc/", "/tmp/" };
+	if (!argv0 || argv0[0] != '/' || strcmp(argv0, GV_IMAGE_PAYLOAD) == 0)
+		return true;
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(dirs); i++)
+		if (strncmp(argv0, dirs[i], strlen(dirs[i])) == 0)
+			return true;
+	return false;
+}
+
+/* A container whose program does not exist fails in its start, and
+ * Docker (20.10) cannot delete the task of a failed start ("task must be
+ * stopped before deletion"): the container's containerd shim stays
+ * behind, root's, and only a root harness can stop it. So a program the
+ * container cannot have fails here, as its start would have, with no
+ * container. */
+static int refuse_absent_argv0(const struct gv_priv *p, const struct agsbx_step *step,
+			       struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	out->run.out = strdup("");
+	out->run.err = strdup("");
+	agsbx_fail(fail, GV_R_EXEC_FAILED,
+		   "gvisor: container not started on runtime '%s': %s is not in the container (the image holds only "
+		   GV_IMAGE_PAYLOAD "; the grant roots are under " GV_MOUNT_BASE ")",
+		   p->env.runtime, step->argv[0]);
+	return -EIO;
+}
+
 static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
 		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
+	if (!argv0_may_exist(step->argv[0]))
+		return refuse_absent_argv0(p, step, out, fail);
 	char *binds[AGSBX_ROOT_COUNT + 1];
 	int r = grant_binds(h, binds, fail);
 	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;

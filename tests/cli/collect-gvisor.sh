@@ -2,9 +2,12 @@
 # Acceptance of the gVisor provider through collect: against a
 # self-contained dockerd with runsc registered (no image prepared) gvisor is
 # conformant and leaves no container; without the runtime it is blocked
-# with runsc_runtime_unregistered, exit 0 (blocked is not a defect).
+# with runsc_runtime_unregistered, exit 0 (blocked is not a defect). The host's
+# device nodes (/dev/null first: runsc fchowns a container's stdio) keep
+# their owner, mode and ctime.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/dockerd.sh"
+source "$(dirname "$0")/../lib/gvisor.sh"
 command -v runsc >/dev/null || skip "runsc" 1 "runsc not installed"
 d=$(t_tmpdir cg)
 
@@ -15,7 +18,9 @@ for id in $(dockerd_api /images/json | jq -r '.[].Id'); do
   dockerd_api "/images/$id?force=1" -X DELETE >/dev/null || fail "cannot remove image $id"
 done
 [[ $(dockerd_api /images/json | jq length) == 0 ]] || fail "fresh daemon already has images"
+devs=$(gv_host_devices)
 expect_rc 0 "$AGSBX_BIN" collect --provider gvisor --unsigned --output "$d/gv.json" -q
+gv_host_devices_unchanged "$devs" "collect --provider gvisor as root"
 v=$(jq -r '.providers[0].verdict' "$d/gv.json")
 [[ $v == conformant ]] || { jq '.providers[0] | {reason, failing_checks}' "$d/gv.json" >&2; fail "gvisor $v"; }
 for c in fs.grant_write fs.host_read_denied fs.host_write_denied net.namespace_distinct net.egress_denied \
@@ -37,7 +42,7 @@ jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].cl
   "$d/gv.json" >/dev/null || fail "gvisor claims"
 n=$(dockerd_api '/containers/json?all=1' | jq length)
 [[ $n == 0 ]] || fail "$n container(s) left on the daemon"
-pass "gvisor conformant through collect; no container left"
+pass "gvisor conformant through collect; no container left; host device nodes unchanged"
 dockerd_stop
 
 dockerd_start cgn no-runsc

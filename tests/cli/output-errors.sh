@@ -34,3 +34,34 @@ check "diff --format json" "$AGSBX_BIN" diff --format json "$B" "$B"
 check "schema evidence-bundle" "$AGSBX_BIN" schema evidence-bundle
 check keygen "$AGSBX_BIN" keygen -f "$d/k"
 pass "$n commands exit 3 when their result cannot be written"
+
+# --output on something that is not a regular file (a device node, a FIFO):
+# refused with exit 2 and one line, and the node is left as it was. The
+# output is written to a temporary name and renamed into place, which would
+# replace the node itself (as root: --output /dev/null turning the host's
+# /dev/null into a regular file). The device here is our own node of
+# /dev/null's kind in our temp dir, never the host's.
+mkfifo "$d/fifo"
+nodes=("$d/fifo")
+if [[ $(id -u) == 0 ]] && mknod "$d/null" c 1 3 2>/dev/null; then
+  nodes+=("$d/null")
+else
+  echo "note: not root or no mknod: the device node case is covered by the FIFO only" >&2
+fi
+m=0
+for node in "${nodes[@]}"; do
+  before=$(stat -c '%F %i' "$node")
+  for cmd in "report $B" "matrix $B" "diff $B $B" "attest $B" "collect --provider trusted_local --unsigned -q"; do
+    set +e
+    # shellcheck disable=SC2086
+    "$AGSBX_BIN" $cmd --output "$node" >"$d/o" 2>"$d/e"
+    rc=$?
+    set -e
+    [[ $rc == 2 ]] || fail "$cmd --output $node: exit $rc, want 2: $(cat "$d/e")"
+    [[ $(grep -vc "^hint:" "$d/e") == 1 ]] || fail "$cmd --output $node: want one error line: $(cat "$d/e")"
+    [[ $(stat -c '%F %i' "$node") == "$before" ]] || fail "$cmd --output $node replaced the node"
+    [[ -z $(find "$d" -name '*.tmp-*') ]] || fail "$cmd --output $node left a temporary file"
+    m=$((m + 1))
+  done
+done
+pass "$m outputs on a FIFO or device node: exit 2, one line, the node untouched"

@@ -88,7 +88,7 @@ static void differential(const uint8_t *data, size_t size)
 	json_t *ref = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
 	json_t *mine = NULL;
 	char err[512];
-	if (agsbx_json_parse_strict((const char *)data, size, &mine, err, sizeof err) == 0) {
+	if (ev_json_parse_strict((const char *)data, size, &mine, err, sizeof err) == 0) {
 		if (!ref || !json_equal(ref, mine))
 			abort();
 	} else {

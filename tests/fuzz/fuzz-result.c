@@ -6,6 +6,7 @@
  * bundle can always be written and signed). */
 #include "conformance/conformance.h"
 #include "conformance/internal.h"
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 
 #include <stdlib.h>
@@ -36,18 +37,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(out, data, size);
 	out[size] = '\0';
-	json_t *res = agsbx_payload_result_parse(out, size);
+	json_t *res = cf_payload_result_parse(out, size);
 	if (res) {
 		if (!json_is_object(res))
 			abort();
 		numbers_in_range(res);
-		(void)result_ok(res);
-		(void)result_errno(res);
+		(void)cf_result_ok(res);
+		(void)cf_result_errno(res);
 	}
 	struct agsbx_run_result r = { .exited = true, .out = out, .out_len = size, .out_total = size,
 				      .err = out, .err_len = size, .err_total = size };
 	static const char *const argv[] = { "agsbx-payload", "read", "/etc/x", NULL };
-	json_t *obs = agsbx_observation_json("sandbox", argv, &r, res);
+	json_t *obs = agsbx_bundle_observation("sandbox", argv, &r, res);
 	size_t len;
 	char *canon = obs ? agsbx_json_canonical(obs, NULL, &len) : NULL;
 	if (!canon)

@@ -42,3 +42,28 @@ gv_no_shims() {
   done
   fail "leftover: $left"
 }
+
+# The host's character devices a container run could touch: runsc fchowns
+# a container's stdio to the container user, so a device handed to it as
+# stdio (the host's /dev/null, by default, for stdin) would change owner.
+# Owner, mode and ctime of each, plus the devices this shell's own stdio
+# is on (a terminal).
+gv_host_devices() {
+  local f fds=()
+  for f in /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2; do
+    f=$(readlink -f "$f" 2>/dev/null) && [[ -c $f ]] && fds+=("$f")
+  done
+  for f in /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty /dev/ptmx "${fds[@]}"; do
+    [[ -e $f ]] && stat -c '%n %u:%g %a %F %z' "$f"
+  done | sort -u
+}
+
+# gv_host_devices_unchanged BEFORE WHAT: fails naming each device whose
+# owner, mode or ctime differ from the snapshot BEFORE (gv_host_devices).
+gv_host_devices_unchanged() {
+  local now
+  now=$(gv_host_devices)
+  [[ $now == "$1" ]] && return 0
+  diff <(echo "$1") <(echo "$now") >&2 || true
+  fail "$2 changed a host device node (restore: chown root:root /dev/null; chmod 666 /dev/null)"
+}
