@@ -169,6 +169,9 @@ int agsbx_output_open(struct agsbx_output *o, const char *path)
 		agsbx_error_errno(r, "cannot write %s", path);
 		free(o->tmp);
 		o->tmp = NULL;
+		/* callers that fail here never commit or close (matrix leaked it) */
+		free(o->path);
+		o->path = NULL;
 		return r;
 	}
 	fchmod(fd, 0644);

@@ -9,6 +9,7 @@
 # container, and a SIGKILLed run's labelled containers are removed by
 # `cleanup` (never a live run's).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+user_gcov_env
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/dockerd.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/gvisor.sh"
 
@@ -25,7 +26,7 @@ uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
 U() {
   exec setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
     env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" DOCKER_HOST="$DOCKER_HOST" \
-    ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "$stage/agsbx-evidence" "$@"
+    ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" "$stage/agsbx-evidence" "$@"
 }
 Uf() { ( U "$@" ); }
 
@@ -76,7 +77,10 @@ kill_mid_run() {
   for attempt in 1 2 3 4 5; do
     U collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/k.json" 2>/dev/null &
     pid=$!
-    for i in $(seq 400); do
+    # Until a container exists (or the run ended without one): on a loaded
+    # 2-core host the first container can take well over 8 s to appear, and
+    # a kill before that catches none (5 such misses failed the suite).
+    for i in $(seq 3000); do
       [[ $(dockerd_api '/containers/json?all=1' | jq length) -gt 0 ]] && break
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.02

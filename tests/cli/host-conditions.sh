@@ -8,6 +8,7 @@
 #  - --max-output-bytes below the payload's result line, and a config value
 #    outside its key's type, are bad usage (exit 2) before anything runs.
 source "$(dirname "$0")/../lib/common.sh"
+user_gcov_env
 
 have_test_user || skip "host conditions" 1 "needs root (unshare -n) and the user $AGSBX_TEST_USER"
 command -v unshare >/dev/null || skip unshare 1 "util-linux unshare is missing"
@@ -16,13 +17,13 @@ w=$(t_tmpdir hc); chown "$AGSBX_TEST_USER" "$w"
 uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
 as_test_user() {
   setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
-    env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "$@"
+    env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" "$@"
 }
 
 # ---- no loopback: unshare -n --------------------------------------------
 set +e
 unshare -n setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
-  env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+  env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$w" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" \
   "$stage/agsbx-evidence" collect --unsigned -q --work-dir "$w" --output "$w/netns.json" 2>"$w/netns.log"
 rc=$?
 set -e

@@ -5,6 +5,7 @@
 # collect remove the dead run's leftovers, and never a live run's.
 # Everything runs as the unprivileged test user (the contributor's case).
 source "$(dirname "$0")/../lib/common.sh"
+user_gcov_env
 
 have_test_user || skip "interrupt" 1 "needs root to run as $AGSBX_TEST_USER (make test creates it)"
 stage=$(t_stage_for_user)
@@ -17,7 +18,7 @@ new_tmp() { local t; t=$(t_tmpdir "$1"); chown "$AGSBX_TEST_USER" "$t"; echo "$t
 U() {
   local t=$1; shift
   exec setpriv --reuid="$uid" --regid="$(id -g "$AGSBX_TEST_USER")" --init-groups --reset-env -- \
-    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$t" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$t" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" \
     "$stage/agsbx-evidence" "$@"
 }
 # The same in the foreground (a subshell, so the exec ends only it).
@@ -80,7 +81,9 @@ kill_mid_lifecycle() {
     U "$t" collect --unsigned --provider landlock --provider trusted_local --output "$t/b.json" --work-dir "$t" \
       >/dev/null 2>"$t/log" &
     pid=$!
-    for i in $(seq 600); do
+    # Until the tree is there or the run ended: 12 s missed it in all five
+    # attempts on a loaded 2-core host.
+    for i in $(seq 3000); do
       pgrep -u "$uid" -f -- "$t/.* linger " >/dev/null && break
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.02

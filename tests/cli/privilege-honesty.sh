@@ -5,6 +5,7 @@
 # recorded. (priv.no_escalation's "NoNewPrivs=1 with every capability"
 # failing case is the neg_nnp_caps negative control in collect-negative.sh.)
 source "$(dirname "$0")/../lib/common.sh"
+user_gcov_env
 
 have_test_user || skip "privilege honesty" 1 "needs root to give $AGSBX_TEST_USER an ambient capability"
 stage=$(t_stage_for_user)
@@ -16,7 +17,7 @@ run_with() {
   local caps=$1 out=$2 extra=()
   [[ -n $caps ]] && extra=(--inh-caps="+$caps" --ambient-caps="+$caps")
   setpriv --reuid="$uid" --regid="$gid" --init-groups "${extra[@]}" --reset-env -- \
-    env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$d" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+    env HOME=/tmp PATH=/usr/bin:/bin TMPDIR="$d" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" \
     "$stage/agsbx-evidence" collect --provider trusted_local --unsigned -q --output "$out" --work-dir "$d" \
     || fail "collect ($caps) exited $?"
 }

@@ -90,28 +90,49 @@ t_stage_for_user() {
 # In a coverage build its counters go to a dir of that user's (created here,
 # used only if it is a real dir the user owns), merged by the coverage target.
 as_user() {
-  local uid gid gcov=()
+  local uid gid
   uid=$(id -u "$AGSBX_TEST_USER"); gid=$(id -g "$AGSBX_TEST_USER")
-  if [[ -n ${AGSBX_GCOV_USER_DIR:-} ]]; then
-    [[ -e $AGSBX_GCOV_USER_DIR ]] || install -d -m 0755 -o "$uid" -g "$gid" "$AGSBX_GCOV_USER_DIR" || true
-    if [[ -d $AGSBX_GCOV_USER_DIR && ! -L $AGSBX_GCOV_USER_DIR && $(stat -c %u "$AGSBX_GCOV_USER_DIR") == "$uid" ]]; then
-      gcov=(GCOV_PREFIX="$AGSBX_GCOV_USER_DIR" GCOV_PREFIX_STRIP="$AGSBX_GCOV_PREFIX_STRIP")
-    fi
-  fi
+  user_gcov_env
   setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env -- \
-    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${gcov[@]}" "$@"
+    env HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} "${USER_GCOV_ENV[@]}" "$@"
+}
+
+# user_gcov_env: sets USER_GCOV_ENV to the env assignments (for `env`)
+# that let the test user's runs record coverage (empty outside a coverage
+# build). For scripts with their own setpriv wrapper: without them the
+# user's counters are lost and whatever only those runs reach (interrupt
+# handling, a user's cleanup) counts as untested.
+user_gcov_env() {
+  USER_GCOV_ENV=()
+  [[ -n ${AGSBX_GCOV_USER_DIR:-} ]] || return 0
+  local uid gid
+  uid=$(id -u "$AGSBX_TEST_USER" 2>/dev/null) && gid=$(id -g "$AGSBX_TEST_USER") || return 0
+  [[ -e $AGSBX_GCOV_USER_DIR ]] || install -d -m 0755 -o "$uid" -g "$gid" "$AGSBX_GCOV_USER_DIR" || true
+  if [[ -d $AGSBX_GCOV_USER_DIR && ! -L $AGSBX_GCOV_USER_DIR && $(stat -c %u "$AGSBX_GCOV_USER_DIR") == "$uid" ]]; then
+    USER_GCOV_ENV=(GCOV_PREFIX="$AGSBX_GCOV_USER_DIR" GCOV_PREFIX_STRIP="$AGSBX_GCOV_PREFIX_STRIP")
+  fi
+}
+
+# /proc/PID/cmdline as "arg arg ... " (each argument followed by a
+# space), read with builtins only: the scans below visit every process of
+# the machine, and two forks per process made one scan take seconds on a
+# loaded host. Fails when the process is gone.
+_proc_cmdline() {
+  local -a a
+  { mapfile -d '' -t a <"/proc/$1/cmdline"; } 2>/dev/null || return 1
+  ((${#a[@]})) && printf -v _PROC_CMDLINE '%s ' "${a[@]}" || _PROC_CMDLINE=
 }
 
 # Processes of a user (for the no-leftover checks); prints "pid cmdline".
 user_processes() {
   local uid
   uid=$(id -u "$1")
-  local p
+  local p k v
   for p in /proc/[0-9]*; do
-    [[ -r $p/status ]] || continue
-    if awk -v u="$uid" '/^Uid:/ { exit !($2 == u) }' "$p/status" 2>/dev/null; then
-      printf '%s %s\n' "${p#/proc/}" "$({ tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)"
-    fi
+    { while read -r k v _; do [[ $k == Uid: ]] && break; done <"$p/status"; } 2>/dev/null || continue
+    [[ $k == Uid: && $v == "$uid" ]] || continue
+    _proc_cmdline "${p#/proc/}" || _PROC_CMDLINE=
+    printf '%s %s\n' "${p#/proc/}" "$_PROC_CMDLINE"
   done
 }
 
@@ -120,8 +141,8 @@ marker_processes() {
   local p
   for p in /proc/[0-9]*; do
     [[ $p == /proc/$$ ]] && continue
-    if { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -qF -- "$1"; then
-      echo "${p#/proc/}"
-    fi
+    _proc_cmdline "${p#/proc/}" || continue
+    [[ $_PROC_CMDLINE == *"$1"* ]] && echo "${p#/proc/}"
   done
+  return 0
 }

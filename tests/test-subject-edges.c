@@ -1,0 +1,116 @@
+/* The git subject (evidence/subject.c) at its edges, through
+ * agsbx_subject_from_repo: no git to run, a `git status` larger than the
+ * 1 MiB the harness reads (dirty either way, never "clean"), and filter
+ * configuration that names no driver. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "evidence/evidence.h"
+#include "tests/lib/testlib.h"
+
+static char *tmp;
+
+static int sh(const char *fmt, ...)
+{
+	char *cmd = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	ck_assert_int_ge(n, 0);
+	int r = system(cmd);
+	free(cmd);
+	return r;
+}
+
+static void setup(void)
+{
+	if (sh("command -v git >/dev/null") != 0)
+		agsbx_test_skip("git", true, "git not installed");
+	tmp = agsbx_test_tmpdir("subject");
+	ck_assert_ptr_nonnull(tmp);
+	ck_assert_int_eq(sh("cd '%s' && git init -q -b main repo && cd repo && echo a > f && git add f && "
+			    "git -c user.name=t -c user.email=t@x commit -qm one",
+			    tmp),
+			 0);
+}
+
+static void teardown(void)
+{
+	agsbx_test_rmtree(tmp);
+	free(tmp);
+}
+
+START_TEST(test_no_git_to_run)
+{
+	char *repo = agsbx_path_join(tmp, "repo");
+	char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", tmp, 1); /* a directory without git */
+	char err[512] = "";
+	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	setenv("PATH", path, 1);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(err, "cannot run git") != NULL, "%s", err);
+	ck_assert_ptr_nonnull(strstr(err, "repo"));
+	free(path);
+	free(repo);
+}
+END_TEST
+
+/* 4600 untracked files with 240-character names: `git status --porcelain`
+ * prints about 1.1 MiB, more than the harness reads. */
+START_TEST(test_status_over_limit_is_dirty)
+{
+	ck_assert_int_eq(sh("cd '%s/repo' && mkdir u && cd u && "
+			    "awk 'BEGIN { for (i = 0; i < 4600; i++) printf \"f%%0239d\\n\", i }' | xargs touch",
+			    tmp),
+			 0);
+	char *repo = agsbx_path_join(tmp, "repo");
+	char err[512] = "";
+	/* -uall: every untracked file, not the directory */
+	ck_assert_int_eq(sh("cd '%s' && git config status.showUntrackedFiles all", repo), 0);
+	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert(json_is_true(json_object_get(s, "dirty")));
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(s, "commit"))), 40);
+	json_decref(s);
+	free(repo);
+}
+END_TEST
+
+/* filter.<key> without a driver name is no filter driver: nothing to
+ * override, and the subject is read as usual. */
+START_TEST(test_filter_config_without_driver)
+{
+	char *repo = agsbx_path_join(tmp, "repo");
+	ck_assert_int_eq(sh("cd '%s' && git config filter.clean 'touch \"%s/ran\"' && git config filter.x.y z", repo, tmp),
+			 0);
+	char err[512] = "";
+	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert(json_is_false(json_object_get(s, "dirty")));
+	ck_assert_str_eq(json_string_value(json_object_get(s, "branch")), "main");
+	json_decref(s);
+	char *ran = agsbx_path_join(tmp, "ran");
+	ck_assert_int_ne(access(ran, F_OK), 0);
+	free(ran);
+	free(repo);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("subject-edges");
+	TCase *tc = tcase_create("subject-edges");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_no_git_to_run);
+	tcase_add_test(tc, test_status_over_limit_is_dirty);
+	tcase_add_test(tc, test_filter_config_without_driver);
+	suite_add_tcase(s, tc);
+	return agsbx_test_run_suite(s);
+}
