@@ -93,6 +93,10 @@ int agsbx_rundir_claim(const char *dir)
 	ssize_t w = write(fd, tok, len);
 	if (w != (ssize_t)len)
 		r = w < 0 ? -errno : -EIO;
+	/* readable by every sweeper whatever the umask: root sweeps a
+	 * --run-as user's dirs and that user sweeps its own */
+	if (r == 0 && fchmod(fd, 0644) < 0)
+		r = -errno;
 	if (r == 0 && rename(staged, path) < 0)
 		r = -errno;
 	if (r < 0)
