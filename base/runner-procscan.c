@@ -47,6 +47,7 @@
 #define EXIT_GRACE_US 10000     /* leftovers after a normal exit may finish */
 #define REAP_DEADLINE_US 2000000
 #define CGROUP_DEADLINE_US 1000000
+#define SWEEP_ROUNDS 16         /* orphan sweeps in one walk, at most */
 
 /* ---- small file helpers ---- */
 
@@ -497,6 +498,7 @@ struct walk {
 	unsigned fresh;                   /* members new to targets */
 	unsigned killed;                  /* SIGKILLs delivered */
 	pid_t self;
+	bool incomplete;                  /* members were still appearing */
 	struct snapshot snap;
 };
 
@@ -527,28 +529,16 @@ static void visit_pid(struct walk *w, pid_t pid)
 		visit(w, &p);
 }
 
-/* Every current member of the run (see the top of the file), zombies
- * included (they need reaping). The caller holds reg_lock. */
-static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
+/* Visits our children that are orphans of this run (see the top of the
+ * file). Returns how many were new to this walk. */
+static size_t sweep_orphans_locked(struct walk *w, pid_t our_sid, struct pidvec *kids)
 {
 	struct agsbx_run_tree *t = w->t;
-	struct pidvec kids = { 0 };
 	struct agsbx_proc p;
-	pid_t our_sid = getsid(0);
-	w->self = getpid();
-	w->snap.taken = false;
-	procset_clear(&w->snap.all);
-	procset_clear(w->set);
-
-	/* Without include_child the child has exited: its children were
-	 * re-parented to us before it became a zombie, so it is no root. */
-	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
-		visit(w, &p);
-
-	if (sweep_orphans)
-		children_of(w->self, &w->snap, &kids);
-	for (size_t i = 0; i < kids.n; i++) {
-		pid_t pid = kids.v[i];
+	size_t fresh = 0;
+	children_of(w->self, &w->snap, kids);
+	for (size_t i = 0; i < kids->n; i++) {
+		pid_t pid = kids->v[i];
 		if (registered_locked(pid) || procset_find_pid(w->set, pid))
 			continue;
 		if (agsbx_runner_read_proc(pid, &p) < 0)
@@ -557,8 +547,16 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 		    claimed_by_other_locked(t, pid, p.start) || in_other_cgroup_locked(t, pid))
 			continue;
 		visit(w, &p);
+		fresh++;
 	}
+	return fresh;
+}
 
+/* Members recorded by earlier walks and the cgroup's, as roots. */
+static void visit_known_locked(struct walk *w, bool include_child, struct pidvec *kids)
+{
+	struct agsbx_run_tree *t = w->t;
+	struct agsbx_proc p;
 	for (size_t i = 0; i < t->seen.n; i++) {
 		const struct agsbx_proc *s = &t->seen.v[i];
 		if (s->pid == t->child || procset_find_pid(w->set, s->pid))
@@ -566,24 +564,66 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 		if (agsbx_runner_read_proc(s->pid, &p) == 0 && p.start == s->start && p.state != 'Z')
 			visit(w, &p);
 	}
-
-	if (t->used_cgroup) {
-		char path[4200], *buf = NULL;
-		snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
-		if (read_all(path, 1 << 22, &buf, NULL) == 0) {
-			kids.n = 0;
-			parse_pids(buf, &kids);
-			for (size_t i = 0; i < kids.n; i++)
-				if (kids.v[i] != t->child || include_child)
-					visit_pid(w, kids.v[i]);
-		}
-		free(buf);
+	if (!t->used_cgroup)
+		return;
+	char path[4200], *buf = NULL;
+	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
+	if (read_all(path, 1 << 22, &buf, NULL) == 0) {
+		kids->n = 0;
+		parse_pids(buf, kids);
+		for (size_t i = 0; i < kids->n; i++)
+			if (kids->v[i] != t->child || include_child)
+				visit_pid(w, kids->v[i]);
 	}
+	free(buf);
+}
 
-	for (size_t i = 0; i < w->set->n; i++) {
-		children_of(w->set->v[i].pid, &w->snap, &kids);
-		for (size_t k = 0; k < kids.n; k++)
-			visit_pid(w, kids.v[k]);
+/* Every current member of the run (see the top of the file), zombies
+ * included (they need reaping). The caller holds reg_lock.
+ *
+ * A member that is exiting hands its children to us (the subreaper) in
+ * exit_notify(): read our children before that and the member's after,
+ * and such a child is in neither list. So the orphan sweep is repeated
+ * after the members' children were read, until it finds nobody new: a
+ * child in transit is then either in its parent's list or in ours. A
+ * fork chain can keep a sweep finding somebody; after SWEEP_ROUNDS the
+ * walk is marked incomplete. */
+static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
+{
+	struct agsbx_run_tree *t = w->t;
+	struct pidvec kids = { 0 };
+	struct agsbx_proc p;
+	pid_t our_sid = getsid(0);
+	w->self = getpid();
+	w->incomplete = false;
+	w->snap.taken = false;
+	procset_clear(&w->snap.all);
+	procset_clear(w->set);
+
+	/* Without include_child the child has exited: its children were
+	 * re-parented to us before it became a zombie, so it is no root. */
+	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
+		visit(w, &p);
+	if (sweep_orphans)
+		sweep_orphans_locked(w, our_sid, &kids);
+	visit_known_locked(w, include_child, &kids);
+	size_t expanded = 0;
+	for (int round = 0;; round++) {
+		for (; expanded < w->set->n; expanded++) {
+			children_of(w->set->v[expanded].pid, &w->snap, &kids);
+			for (size_t k = 0; k < kids.n; k++)
+				visit_pid(w, kids.v[k]);
+		}
+		/* A snapshot (no children files) is one instant, in which
+		 * nobody is in transit. */
+		if (!sweep_orphans || !have_children_files())
+			break;
+		if (!sweep_orphans_locked(w, our_sid, &kids))
+			break;
+		if (round + 1 >= SWEEP_ROUNDS) {
+			w->incomplete = true;
+			break;
+		}
 	}
 	free(kids.v);
 }
@@ -728,7 +768,7 @@ static size_t live_members(struct agsbx_run_tree *t, size_t *any)
 	pthread_mutex_lock(&reg_lock);
 	walk_locked(&w, false, true);
 	pthread_mutex_unlock(&reg_lock);
-	size_t live = 0;
+	size_t live = w.incomplete;   /* still appearing: somebody lives */
 	for (size_t i = 0; i < now.n; i++)
 		live += now.v[i].state != 'Z' && !(now.v[i].flags & AGSBX_PF_EXITING);
 	*any = now.n;
@@ -767,7 +807,7 @@ static bool defer_exiting(struct agsbx_run_tree *t)
 	pid_t self = getpid();
 	pthread_mutex_lock(&reg_lock);
 	walk_locked(&w, false, true);
-	bool all = true;
+	bool all = !w.incomplete;
 	for (size_t i = 0; i < now.n && all; i++)
 		all = now.v[i].state == 'Z' || (now.v[i].flags & AGSBX_PF_EXITING);
 	for (size_t i = 0; i < now.n && all; i++) {
