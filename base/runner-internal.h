@@ -44,10 +44,6 @@ struct agsbx_run_tree {
 	bool used_cgroup;
 };
 
-#define TAKE_FD_INT(fd) ({ int _t = (fd); (fd) = -1; _t; })
-
-uint64_t agsbx_runner_now_us(void);
-
 int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p);
 int agsbx_runner_pidfd_open(pid_t pid);
 

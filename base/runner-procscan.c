@@ -18,6 +18,8 @@
  * of other threads and other runs. */
 #include "base/runner.h"
 #include "base/runner-internal.h"
+#include "base/cleanup.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -698,7 +700,7 @@ static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
 {
 	struct agsbx_procset now = { 0 };
 	struct walk w = { .t = t, .set = &now, .targets = targets, .sig = sig };
-	uint64_t until = agsbx_runner_now_us() + SIGNAL_WALKS_US;
+	uint64_t until = agsbx_now_us() + SIGNAL_WALKS_US;
 	do {
 		w.fresh = 0;
 		pthread_mutex_lock(&reg_lock);
@@ -706,7 +708,7 @@ static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
 		for (size_t i = 0; i < now.n; i++)
 			procset_add(&t->seen, &now.v[i]);
 		pthread_mutex_unlock(&reg_lock);
-	} while (w.fresh && agsbx_runner_now_us() < until);
+	} while (w.fresh && agsbx_now_us() < until);
 	procset_free(&now);
 	procset_free(&w.snap.all);
 	return w.killed;
@@ -727,7 +729,7 @@ static unsigned kill_targets(const struct agsbx_procset *targets)
 static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets)
 {
 	pid_t self = getpid();
-	uint64_t until = agsbx_runner_now_us() + REAP_DEADLINE_US;
+	uint64_t until = agsbx_now_us() + REAP_DEADLINE_US;
 	long nap = 200;
 	for (;;) {
 		size_t left = 0;
@@ -749,7 +751,7 @@ static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets
 			}
 			left++;
 		}
-		if (!left || agsbx_runner_now_us() >= until)
+		if (!left || agsbx_now_us() >= until)
 			return;
 		sleep_us(nap);
 		if (nap < 20000)
@@ -829,10 +831,10 @@ unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
 	 * (bwrap's pid-1 helper outlives the bwrap monitor by microseconds)
 	 * get a short grace, so `killed` counts what really lingered. */
 	if (!kill_child) {
-		uint64_t until = agsbx_runner_now_us() + EXIT_GRACE_US;
+		uint64_t until = agsbx_now_us() + EXIT_GRACE_US;
 		long nap = 100;
 		size_t any;
-		while (live_members(t, &any) && agsbx_runner_now_us() < until) {
+		while (live_members(t, &any) && agsbx_now_us() < until) {
 			sleep_us(nap);
 			if (nap < 2000)
 				nap *= 2;
@@ -1049,16 +1051,16 @@ static void cgroup_remove(struct agsbx_run_tree *t)
 	pthread_mutex_lock(&reg_lock);
 	t->cgroup_rel = NULL;
 	pthread_mutex_unlock(&reg_lock);
-	uint64_t until = agsbx_runner_now_us() + CGROUP_DEADLINE_US;
+	uint64_t until = agsbx_now_us() + CGROUP_DEADLINE_US;
 	long nap = 200;
 	/* A reaped tree leaves the cgroup empty; rmdir fails with EBUSY
 	 * until the last member is gone. */
-	while (t->used_cgroup && cgroup_populated(t) && agsbx_runner_now_us() < until) {
+	while (t->used_cgroup && cgroup_populated(t) && agsbx_now_us() < until) {
 		sleep_us(nap);
 		if (nap < 20000)
 			nap *= 2;
 	}
-	while (rmdir(t->cgroup_dir) < 0 && errno == EBUSY && agsbx_runner_now_us() < until) {
+	while (rmdir(t->cgroup_dir) < 0 && errno == EBUSY && agsbx_now_us() < until) {
 		sleep_us(nap);
 		if (nap < 20000)
 			nap *= 2;

@@ -15,6 +15,9 @@
  *           then reap the child. */
 #include "base/runner.h"
 #include "base/runner-internal.h"
+#include "base/cleanup.h"
+#include "base/util.h"
+#include "base/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,38 +50,6 @@
 #define NO_PIDFD_TICK_MS 10          /* exit polling when pidfds are missing */
 #define DRAIN_GRACE_US 2000000       /* pipes after the tree was killed */
 #define DISCARD_CHUNK 65536
-
-/* ---- time ---- */
-
-uint64_t agsbx_runner_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* ---- process-wide abort ---- */
-
-static _Atomic int abort_fd = -1;
-
-void agsbx_runner_set_abort_fd(int fd)
-{
-	atomic_store(&abort_fd, fd);
-}
-
-int agsbx_runner_abort_fd(void)
-{
-	return atomic_load(&abort_fd);
-}
-
-bool agsbx_runner_aborted(void)
-{
-	int fd = atomic_load(&abort_fd);
-	if (fd < 0)
-		return false;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
-}
 
 /* ---- init ---- */
 
@@ -250,15 +221,6 @@ static const char *env_path(const char *const *envp)
 	return p ? p : "/usr/local/bin:/usr/bin:/bin";
 }
 
-static void strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* execvp's search, done before fork: absolute/relative paths are used as
  * given; a bare name becomes one candidate per non-empty PATH entry (an
  * empty entry would mean the current directory, which we never search). */
@@ -287,7 +249,7 @@ static int build_candidates(const char *name, const char *path, char ***out)
 		if (len > 0 && asprintf(&v[k], "%.*s/%s", (int)len, p, name) >= 0)
 			k++;
 		else if (len > 0) {
-			strv_free(v);
+			agsbx_strv_free(v);
 			return -ENOMEM;
 		}
 		if (!p[len])
@@ -491,7 +453,7 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	run->tree.start_us = agsbx_runner_now_us();
+	run->tree.start_us = agsbx_now_us();
 	pid_t pid = agsbx_runner_spawn_registered(child_main, (char *)stack + CHILD_STACK, &plan);
 	int spawn_err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -513,8 +475,8 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 	}
 	run->pidfd = agsbx_runner_pidfd_open(pid);
 	agsbx_runner_tree_begin(&run->tree, pid);
-	run->out.fd = TAKE_FD_INT(outp[0]);
-	run->err.fd = TAKE_FD_INT(errp[0]);
+	run->out.fd = TAKE_FD(outp[0]);
+	run->err.fd = TAKE_FD(errp[0]);
 	r = 0;
 out:
 	close_fd(&outp[0]);
@@ -523,7 +485,7 @@ out:
 	close_fd(&errp[1]);
 	if (stack != MAP_FAILED)
 		munmap(stack, CHILD_STACK);
-	strv_free(cands);
+	agsbx_strv_free(cands);
 	return r;
 }
 
@@ -571,7 +533,7 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 	 * at most QUIET_START_US. */
 	uint64_t quiet_until = run->pidfd >= 0 ? start + QUIET_START_US : 0;
 	for (;;) {
-		uint64_t now = agsbx_runner_now_us();
+		uint64_t now = agsbx_now_us();
 		if (deadline && now >= deadline)
 			return child_exited(run) ? END_EXITED : END_TIMEOUT;
 		if (now >= next_scan) {
@@ -633,9 +595,9 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
  * could not kill (EPERM) may hold them, hence the grace bound. */
 static void drain_rest(struct run *run)
 {
-	uint64_t until = agsbx_runner_now_us() + DRAIN_GRACE_US;
+	uint64_t until = agsbx_now_us() + DRAIN_GRACE_US;
 	while (run->out.fd >= 0 || run->err.fd >= 0) {
-		uint64_t now = agsbx_runner_now_us();
+		uint64_t now = agsbx_now_us();
 		if (now >= until)
 			break;
 		struct pollfd pf[2];
@@ -733,7 +695,7 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	}
 
 	enum run_end end = drain_loop(&run, opts->timeout_ms);
-	res->duration_us = agsbx_runner_now_us() - run.tree.start_us;
+	res->duration_us = agsbx_now_us() - run.tree.start_us;
 	if (res->duration_us == 0)
 		res->duration_us = 1;
 
@@ -767,16 +729,6 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 		r = wait_err;
 	}
 	return r;
-}
-
-void agsbx_run_result_free(struct agsbx_run_result *res)
-{
-	if (!res)
-		return;
-	free(res->out);
-	free(res->err);
-	res->out = res->err = NULL;
-	res->out_len = res->err_len = 0;
 }
 
 /* ---- long-lived sessions ---- */
@@ -815,8 +767,8 @@ int agsbx_session_start(const struct agsbx_run_opts *opts, struct agsbx_session 
 		return r;
 	}
 	fds[0] = inp[1];
-	fds[1] = TAKE_FD_INT(s->run.out.fd);
-	fds[2] = TAKE_FD_INT(s->run.err.fd);
+	fds[1] = TAKE_FD(s->run.out.fd);
+	fds[2] = TAKE_FD(s->run.err.fd);
 	*out = s;
 	return 0;
 }

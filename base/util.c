@@ -1,5 +1,6 @@
 #include "base/util.h"
 #include "base/cleanup.h"
+#include "base/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -315,18 +316,6 @@ char *agsbx_json_dump_sorted(const json_t *j)
 
 /* ---- words ---- */
 
-static int words_push(char ***v, size_t *n, const char *w, size_t len)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	nv[*n] = strndup(w, len);
-	if (!nv[*n])
-		return -ENOMEM;
-	nv[++*n] = NULL;
-	return 0;
-}
 
 /* One quoted or unquoted stretch of a word; advances *sp. -EINVAL on an
  * unterminated quote or a trailing backslash. */
@@ -383,13 +372,11 @@ int agsbx_split_words(const char *s, char ***out)
 		while (r == 0 && *s && *s != ' ' && *s != '\t' && *s != '\n')
 			r = words_piece(&s, buf, &len);
 		if (r == 0)
-			r = words_push(&v, &n, buf, len);
+			r = agsbx_strv_push(&v, &n, strndup(buf, len));
 	}
 	free(buf);
 	if (r < 0) {
-		for (size_t i = 0; v && i < n; i++)
-			free(v[i]);
-		free(v);
+		agsbx_strv_free(v);
 		return r;
 	}
 	*out = v;

@@ -39,6 +39,7 @@
 #include <jansson.h>
 
 #include "base/runner.h"
+#include "base/strv.h"
 
 /* Network claims, the upstream vocabulary. */
 #define AGSBX_NET_ISOLATED "isolated"
@@ -327,9 +328,6 @@ bool agsbx_self_caps(char eff[17], char prm[17], char amb[17]);
  * TMPDIR=TMP=TEMP=<build root as seen inside>, HOME=<build root>, then
  * step->env. NULL-terminated, malloc'd (free with agsbx_strv_free). */
 char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_step *step);
-void agsbx_strv_free(char **v);
-/* A malloc'd copy of a NULL-terminated vector (NULL for NULL or ENOMEM). */
-char **agsbx_strv_dup(const char *const *v);
 /* Fills runner options from ctx (run_as) and limits. */
 void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
 			     struct agsbx_run_opts *o);

@@ -1,0 +1,40 @@
+/* The parts of the runner contract (runner.h) that are the same for the
+ * Linux runner (runner.c) and the POSIX one (runner-posix.c). */
+#include "base/runner.h"
+
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* ---- process-wide abort ---- */
+
+static _Atomic int abort_fd = -1;
+
+void agsbx_runner_set_abort_fd(int fd)
+{
+	atomic_store(&abort_fd, fd);
+}
+
+int agsbx_runner_abort_fd(void)
+{
+	return atomic_load(&abort_fd);
+}
+
+bool agsbx_runner_aborted(void)
+{
+	int fd = atomic_load(&abort_fd);
+	if (fd < 0)
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+void agsbx_run_result_free(struct agsbx_run_result *res)
+{
+	if (!res)
+		return;
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+	res->out_len = res->err_len = 0;
+}
