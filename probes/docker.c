@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/dockerhost.h"
 #include "base/http.h"
 #include "base/util.h"
 
-#define DEFAULT_SOCKET "/var/run/docker.sock"
 #define DEFAULT_TIMEOUT_MS 2000
 #define MAX_RESPONSE (1u << 20)
 
@@ -33,32 +33,7 @@ int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, si
 {
 	if (!docker_host || !*docker_host)
 		docker_host = getenv("DOCKER_HOST");
-	if (!docker_host || !*docker_host)
-		docker_host = "unix://" DEFAULT_SOCKET;
-	const char *sep = strstr(docker_host, "://");
-	if (!sep || strncmp(docker_host, "unix://", 7) != 0) {
-		if (err && err_size) {
-			if (sep)
-				snprintf(err, err_size, "unsupported DOCKER_HOST scheme '%.*s://' (only unix:// is supported)",
-					 (int)(sep - docker_host > 32 ? 32 : sep - docker_host), docker_host);
-			else
-				snprintf(err, err_size, "DOCKER_HOST '%.64s' is not a URL (expected unix:///path)", docker_host);
-		}
-		return -EINVAL;
-	}
-	const char *p = docker_host + 7;
-	struct sockaddr_un sun;
-	if (p[0] != '/' || strlen(p) >= sizeof sun.sun_path) {
-		if (err && err_size)
-			snprintf(err, err_size, "unix socket path in DOCKER_HOST must be absolute and shorter than %zu bytes",
-				 sizeof sun.sun_path);
-		return -EINVAL;
-	}
-	char *d = strdup(p);
-	if (!d)
-		return -ENOMEM;
-	*path = d;
-	return 0;
+	return agsbx_dockerhost_socket(docker_host, path, err, err_size);
 }
 
 /* The reason and detail shared by every fact that depends on reaching
@@ -230,7 +205,7 @@ static const char *endpoint_of(const struct agsbx_probe_opts *opts, const char *
 		return env;
 	}
 	*source = "default";
-	return "unix://" DEFAULT_SOCKET;
+	return "unix://" AGSBX_DOCKER_DEFAULT_SOCKET;
 }
 
 static void unreachable(json_t *f, const struct failure *why, const char *source)
