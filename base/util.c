@@ -262,28 +262,45 @@ void agsbx_utc_now(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left)
+size_t agsbx_utf8_decode(const unsigned char *s, size_t left, uint32_t *cp)
 {
 	unsigned c = s[0];
 	size_t n;
-	unsigned min;
-	if (c < 0x80)
+	uint32_t min;
+	if (c < 0x80) {
+		*cp = c;
 		return c == 0 ? 0 : 1;
-	if (c >= 0xC2 && c <= 0xDF) { n = 2; min = 0x80; }
-	else if ((c & 0xF0) == 0xE0) { n = 3; min = 0x800; }
-	else if (c >= 0xF0 && c <= 0xF4) { n = 4; min = 0x10000; }
-	else return 0;
+	}
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		min = 0x80;
+	} else if ((c & 0xF0) == 0xE0) {
+		n = 3;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
 	if (left < n)
 		return 0;
-	unsigned cp = c & (0x7F >> n);
+	uint32_t v = c & (0x7Fu >> n);
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xC0) != 0x80)
 			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
+		v = (v << 6) | (s[i] & 0x3F);
 	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
 		return 0;
+	*cp = v;
 	return n;
+}
+
+size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left)
+{
+	uint32_t cp;
+	return agsbx_utf8_decode(s, left, &cp);
 }
 
 json_t *agsbx_json_string_sanitized(const char *data, size_t len)

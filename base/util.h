@@ -51,7 +51,10 @@ uint64_t agsbx_now_us(void);
 void agsbx_utc_now(char *buf, size_t size);
 
 /* Length (1-4) of the valid UTF-8 sequence at s, or 0 if it is invalid,
- * overlong, a surrogate, beyond U+10FFFF, truncated, or a NUL byte. */
+ * overlong, a surrogate, beyond U+10FFFF, truncated, or a NUL byte; its
+ * code point in *cp (set only when valid). The one UTF-8 decoder. */
+size_t agsbx_utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
+/* The same without the code point. */
 size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left);
 
 /* Any bytes -> a valid UTF-8 JSON string value (new reference). Invalid

@@ -14,6 +14,7 @@
  *  - nested no deeper than jq 1.6 reads (JQ_MAX_DEPTH).
  * The fuzz target checks it against json_loadb() on every input. */
 #include "base/compat.h"
+#include "base/util.h"
 #include "evidence/internal.h"
 
 #include <errno.h>
@@ -158,7 +159,7 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 		if (c == '"' || c == '\\' || c < 0x20)
 			break;
 		uint32_t cp;
-		size_t k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+		size_t k = agsbx_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
 		if (k == 0) {
 			fail(ps, p, "invalid UTF-8 in a string");
 			return -EINVAL;
@@ -185,7 +186,7 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 		}
 		if (c >= 0x80) {
 			uint32_t cp;
-			size_t k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+			size_t k = agsbx_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
 			if (k == 0) {
 				fail(ps, p, "invalid UTF-8 in a string");
 				goto bad;
