@@ -19,6 +19,7 @@
 #include "base/runner.h"
 #include "base/runner-internal.h"
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -52,53 +53,6 @@
 #define SWEEP_ROUNDS 16         /* orphan sweeps in one walk, at most */
 
 /* ---- small file helpers ---- */
-
-/* Reads a whole (small, /proc or cgroupfs) file; *buf malloc'd and
- * NUL-terminated. */
-static int read_all(const char *path, size_t max, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	size_t cap = 512, n = 0;
-	char *b = malloc(cap);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n + 1 >= cap) {
-			if (cap >= max)
-				break;
-			char *nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, b + n, cap - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			free(b);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	b[n] = '\0';
-	*buf = b;
-	if (len)
-		*len = n;
-	return 0;
-}
 
 static int write_str(const char *path, const char *s)
 {
@@ -402,7 +356,7 @@ static bool in_other_cgroup_locked(const struct agsbx_run_tree *self, pid_t pid)
 		return false;
 	char path[64], *buf = NULL;
 	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
-	if (read_all(path, 1 << 16, &buf, NULL) < 0)
+	if (agsbx_read_file(path, 1 << 16, &buf, NULL) < 0)
 		return false;
 	const char *v2 = strncmp(buf, "0::", 3) == 0 ? buf + 3 : strstr(buf, "\n0::");
 	if (v2 && v2 != buf + 3)
@@ -481,7 +435,7 @@ static void children_of(pid_t pid, struct snapshot *snap, struct pidvec *out)
 			continue;
 		char *buf = NULL;
 		snprintf(path, sizeof path, "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
-		if (read_all(path, 1 << 22, &buf, NULL) == 0)
+		if (agsbx_read_file(path, 1 << 22, &buf, NULL) == 0)
 			parse_pids(buf, out);
 		free(buf);
 	}
@@ -570,7 +524,7 @@ static void visit_known_locked(struct walk *w, bool include_child, struct pidvec
 		return;
 	char path[4200], *buf = NULL;
 	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
-	if (read_all(path, 1 << 22, &buf, NULL) == 0) {
+	if (agsbx_read_file(path, 1 << 22, &buf, NULL) == 0) {
 		kids->n = 0;
 		parse_pids(buf, kids);
 		for (size_t i = 0; i < kids->n; i++)
@@ -893,7 +847,7 @@ static void unescape_octal(char *s)
 static void find_cgroup2_mount(void)
 {
 	char *buf = NULL;
-	if (read_all("/proc/self/mountinfo", 1 << 22, &buf, NULL) < 0)
+	if (agsbx_read_file("/proc/self/mountinfo", 1 << 22, &buf, NULL) < 0)
 		return;
 	for (char *line = buf, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
@@ -1010,7 +964,7 @@ static bool cgroup_populated(const struct agsbx_run_tree *t)
 	char path[4200];
 	char *buf = NULL;
 	snprintf(path, sizeof path, "%s/cgroup.events", t->cgroup_dir);
-	if (read_all(path, 4096, &buf, NULL) < 0)
+	if (agsbx_read_file(path, 4096, &buf, NULL) < 0)
 		return false;
 	bool populated = strstr(buf, "populated 1") != NULL;
 	free(buf);
@@ -1029,7 +983,7 @@ static void cgroup_kill(struct agsbx_run_tree *t)
 	 * current member, so it cannot be a reused pid of someone else). */
 	char *buf = NULL;
 	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
-	if (read_all(path, 1 << 22, &buf, NULL) < 0)
+	if (agsbx_read_file(path, 1 << 22, &buf, NULL) < 0)
 		return;
 	struct pidvec pv = { 0 };
 	parse_pids(buf, &pv);
@@ -1089,15 +1043,10 @@ int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || (pid_t)pid == self)
 			continue;
-		char path[64];
-		char *buf = NULL;
 		size_t len = 0;
-		snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-		if (read_all(path, 1 << 20, &buf, &len) < 0)
+		char *buf = agsbx_proc_cmdline((pid_t)pid, &len);
+		if (!buf)
 			continue;
-		for (size_t i = 0; i < len; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
 		if (len >= mlen && memmem(buf, len, marker, mlen) && pidvec_add(&found, (pid_t)pid) < 0) {
 			free(buf);
 			closedir(d);
