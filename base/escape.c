@@ -67,19 +67,10 @@ struct grow {
 static bool grow_put(void *ud, const char *p, size_t n)
 {
 	struct grow *g = ud;
-	if (g->len + n + 1 > g->cap) {
-		size_t cap = (g->len + n + 1) * 2;
-		char *np = realloc(g->p, cap);
-		if (!np) {
-			g->oom = true;
-			return false;
-		}
-		g->p = np;
-		g->cap = cap;
+	if (agsbx_buf_append(&g->p, &g->len, &g->cap, p, n) < 0) {
+		g->oom = true;
+		return false;
 	}
-	memcpy(g->p + g->len, p, n);
-	g->len += n;
-	g->p[g->len] = '\0';
 	return true;
 }
 

@@ -1,5 +1,6 @@
 #include "base/http.h"
 #include "base/http-curl.h"
+#include "base/util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,21 +25,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 		s->overflow = true;
 		return 0; /* aborts the transfer: never buffer past the cap */
 	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(s->buf, cap);
-		if (!nb) {
-			s->nomem = true;
-			return 0;
-		}
-		s->buf = nb;
-		s->cap = cap;
+	if (agsbx_buf_append(&s->buf, &s->len, &s->cap, ptr, n) < 0) {
+		s->nomem = true;
+		return 0;
 	}
-	memcpy(s->buf + s->len, ptr, n);
-	s->len += n;
-	s->buf[s->len] = '\0';
 	return n;
 }
 

@@ -1,6 +1,10 @@
 /* The parts of the runner contract (runner.h) that are the same for the
  * Linux runner (runner.c) and the POSIX one (runner-posix.c). */
 #include "base/runner.h"
+#include "base/runner-internal.h"
+
+#include <errno.h>
+#include <string.h>
 
 #include <poll.h>
 #include <stdatomic.h>
@@ -27,6 +31,18 @@ bool agsbx_runner_aborted(void)
 		return false;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
+{
+	if (!res)
+		return -EINVAL;
+	memset(res, 0, sizeof *res);
+	if (!opts || !opts->argv || !opts->argv[0])
+		return -EINVAL;
+	/* Lazily, for callers (and forked test children) that did not. */
+	agsbx_runner_init();
+	return agsbx_runner_aborted() ? -ECANCELED : 0;
 }
 
 void agsbx_run_result_free(struct agsbx_run_result *res)

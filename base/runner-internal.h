@@ -44,6 +44,12 @@ struct agsbx_run_tree {
 	bool used_cgroup;
 };
 
+/* agsbx_run's first step in both runners: res cleared, opts checked
+ * (-EINVAL), the runner initialised, -ECANCELED once aborted. */
+struct agsbx_run_opts;
+struct agsbx_run_result;
+int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_result *res);
+
 int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p);
 int agsbx_runner_pidfd_open(pid_t pid);
 

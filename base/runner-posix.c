@@ -7,6 +7,7 @@
  * a descendant that starts its own session escapes it (documented in
  * docs/portability.md), and the drain stops waiting for its pipes. */
 #include "base/runner.h"
+#include "base/runner-internal.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -258,13 +259,9 @@ out:
 
 int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 {
-	if (!res)
-		return -EINVAL;
-	memset(res, 0, sizeof *res);
-	if (!opts || !opts->argv || !opts->argv[0])
-		return -EINVAL;
-	if (agsbx_runner_aborted())
-		return -ECANCELED;
+	int r0 = agsbx_runner_run_begin(opts, res);
+	if (r0 < 0)
+		return r0;
 	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	struct stream s[2] = { { .fd = -1, .cap = cap }, { .fd = -1, .cap = cap } };
 	s[0].buf = malloc(cap + 1);

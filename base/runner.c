@@ -759,18 +759,11 @@ static int run_finish(struct run *run, struct agsbx_run_result *res, enum run_en
 
 int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 {
-	if (!res)
-		return -EINVAL;
-	memset(res, 0, sizeof *res);
-	if (!opts || !opts->argv || !opts->argv[0])
-		return -EINVAL;
-	/* Lazily, for callers (and forked test children) that did not. */
-	agsbx_runner_init();
-	if (agsbx_runner_aborted())
-		return -ECANCELED;
-
+	int r = agsbx_runner_run_begin(opts, res);
+	if (r < 0)
+		return r;
 	struct run run;
-	int r = run_open(&run, opts);
+	r = run_open(&run, opts);
 	if (r < 0) {
 		run_release(&run);
 		return r;

@@ -44,6 +44,35 @@ static int open_regular(const char *path, struct stat *st)
 	return TAKE_FD(fd);
 }
 
+/* read(2), retried when a signal interrupts it. */
+static ssize_t read_retry(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+int agsbx_buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 256;
+		while (ncap < *len + n + 1)
+			ncap *= 2;
+		char *nb = realloc(*buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	if (n)
+		memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 {
 	struct stat st;
@@ -68,12 +97,9 @@ int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 				return -ENOMEM;
 			buf = nb;
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t r = read_retry(fd, buf + n, cap - n);
+		if (r < 0)
 			return -errno;
-		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
@@ -187,12 +213,9 @@ int agsbx_sha256_file(const char *path, char hex[65])
 	crypto_hash_sha256_init(&st);
 	unsigned char buf[65536];
 	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t r = read_retry(fd, buf, sizeof buf);
+		if (r < 0)
 			return -errno;
-		}
 		if (r == 0)
 			break;
 		crypto_hash_sha256_update(&st, buf, (size_t)r);

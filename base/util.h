@@ -31,6 +31,11 @@ char *agsbx_read_line(const char *path);
  * ever left at path or at the temporary name. */
 int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
 
+/* Appends n bytes to the growing, always NUL-terminated buffer *buf
+ * (*len used, *cap allocated; all zero to start). -ENOMEM leaves it as
+ * it was. */
+int agsbx_buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t n);
+
 /* sha256 as 64 lowercase hex chars + NUL (hex must hold 65 bytes). */
 void agsbx_sha256_hex(const void *data, size_t len, char hex[65]);
 /* Regular files only (never follows a final symlink): -EISDIR for a
