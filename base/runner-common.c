@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <poll.h>
 #include <stdatomic.h>
@@ -43,6 +44,25 @@ int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_r
 	/* Lazily, for callers (and forked test children) that did not. */
 	agsbx_runner_init();
 	return agsbx_runner_aborted() ? -ECANCELED : 0;
+}
+
+void agsbx_runner_fill_status(struct agsbx_run_result *res, int st, enum run_end end)
+{
+	if (WIFEXITED(st)) {
+		res->exited = true;
+		res->exit_code = WEXITSTATUS(st);
+		res->status = res->exit_code;
+	} else if (WIFSIGNALED(st)) {
+		res->term_signal = WTERMSIG(st);
+		res->status = 128 + res->term_signal;
+	}
+	if (end == END_TIMEOUT) {
+		res->timed_out = true;
+		res->status = AGSBX_RUN_STATUS_TIMEOUT;
+	} else if (end == END_CANCEL) {
+		res->cancelled = true;
+		res->status = AGSBX_RUN_STATUS_CANCELLED;
+	}
 }
 
 void agsbx_run_result_free(struct agsbx_run_result *res)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct agsbx_run_result;
+
 /* One process as /proc/PID/stat shows it; (pid, start) is its identity,
  * start being the boot-relative start time in clock ticks. */
 struct agsbx_proc {
@@ -46,6 +48,12 @@ struct agsbx_run_tree {
 
 /* agsbx_run's first step in both runners: res cleared, opts checked
  * (-EINVAL), the runner initialised, -ECANCELED once aborted. */
+/* How a run's wait ended. */
+enum run_end { END_EXITED, END_TIMEOUT, END_CANCEL };
+
+/* res's exit fields from a wait status, then timeout or cancel on top. */
+void agsbx_runner_fill_status(struct agsbx_run_result *res, int st, enum run_end end);
+
 struct agsbx_run_opts;
 struct agsbx_run_result;
 int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_result *res);

@@ -151,10 +151,8 @@ static void stream_read(struct stream *s)
 	}
 }
 
-enum end { END_EXITED, END_TIMEOUT, END_CANCEL };
-
 /* Drains both streams while the child runs; returns why it stopped. */
-static enum end drain(struct stream *s, pid_t pid, int cancel_fd, int64_t timeout_ms, int *status)
+static enum run_end drain(struct stream *s, pid_t pid, int cancel_fd, int64_t timeout_ms, int *status)
 {
 	uint64_t deadline = timeout_ms > 0 ? agsbx_now_us() + (uint64_t)timeout_ms * 1000u : 0, grace = 0;
 	bool exited = false;
@@ -177,24 +175,6 @@ static enum end drain(struct stream *s, pid_t pid, int cancel_fd, int64_t timeou
 			if (s[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				stream_read(&s[i]);
 	}
-}
-
-static void fill_status(struct agsbx_run_result *res, int st, enum end end)
-{
-	res->timed_out = end == END_TIMEOUT;
-	res->cancelled = end == END_CANCEL;
-	if (WIFEXITED(st)) {
-		res->exited = true;
-		res->exit_code = WEXITSTATUS(st);
-		res->status = res->exit_code;
-	} else if (WIFSIGNALED(st)) {
-		res->term_signal = WTERMSIG(st);
-		res->status = 128 + res->term_signal;
-	}
-	if (res->timed_out)
-		res->status = AGSBX_RUN_STATUS_TIMEOUT;
-	if (res->cancelled)
-		res->status = AGSBX_RUN_STATUS_CANCELLED;
 }
 
 static int finish_stream(struct stream *s, char **out, size_t *len)
@@ -278,14 +258,14 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 		return r;
 	}
 	int st = 0;
-	enum end end = drain(s, pid, opts->cancel_fd > 2 ? opts->cancel_fd : -1, opts->timeout_ms, &st);
+	enum run_end end = drain(s, pid, opts->cancel_fd > 2 ? opts->cancel_fd : -1, opts->timeout_ms, &st);
 	if (end != END_EXITED) {
 		res->killed = kill(-pid, SIGKILL) == 0;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 	}
 	res->duration_us = agsbx_now_us() - start ? agsbx_now_us() - start : 1;
-	fill_status(res, st, end);
+	agsbx_runner_fill_status(res, st, end);
 	res->out_total = s[0].total;
 	res->out_truncated = s[0].truncated;
 	res->err_total = s[1].total;

@@ -527,8 +527,6 @@ static bool child_exited(struct run *run)
 	return run->exited_seen;
 }
 
-enum run_end { END_EXITED, END_TIMEOUT, END_CANCEL };
-
 static int pump_ready(struct run *run, struct pollfd *pf, int idx_out, int idx_err)
 {
 	int r;
@@ -666,25 +664,6 @@ static void drain_rest(struct run *run)
 	close_fd(&run->err.fd);
 }
 
-static void fill_status(struct agsbx_run_result *res, int st, enum run_end end)
-{
-	if (WIFEXITED(st)) {
-		res->exited = true;
-		res->exit_code = WEXITSTATUS(st);
-		res->status = res->exit_code;
-	} else if (WIFSIGNALED(st)) {
-		res->term_signal = WTERMSIG(st);
-		res->status = 128 + res->term_signal;
-	}
-	if (end == END_TIMEOUT) {
-		res->timed_out = true;
-		res->status = AGSBX_RUN_STATUS_TIMEOUT;
-	} else if (end == END_CANCEL) {
-		res->cancelled = true;
-		res->status = AGSBX_RUN_STATUS_CANCELLED;
-	}
-}
-
 static void run_release(struct run *run)
 {
 	close_fd(&run->out.fd);
@@ -737,7 +716,7 @@ static int run_finish(struct run *run, struct agsbx_run_result *res, enum run_en
 	int wait_err = w < 0 ? -errno : 0;
 	agsbx_runner_unregister_child(run->pid);
 	res->used_cgroup = run->tree.used_cgroup;
-	fill_status(res, st, end);
+	agsbx_runner_fill_status(res, st, end);
 
 	res->out_total = run->out.total;
 	res->out_truncated = run->out.truncated;
