@@ -47,12 +47,9 @@ json_t *agsbx_probe_to_json(const struct agsbx_probe *p)
 
 void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
 {
-	if (!f || f->reason)
-		return; /* first error wins */
-	f->reason = reason;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->message, sizeof f->message, fmt, ap);
+	agsbx_error_vset(f, reason, fmt, ap);
 	va_end(ap);
 }
 

@@ -38,6 +38,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "base/error.h"
 #include "base/runner.h"
 #include "base/strv.h"
 
@@ -92,12 +93,10 @@ void agsbx_probe_clear(struct agsbx_probe *p);
 json_t *agsbx_probe_to_json(const struct agsbx_probe *p);
 json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
 
-/* Why ensure (or execute) refused; first error wins. */
-struct agsbx_failure {
-	const char *reason;           /* static string from ops->reasons, or a generic one */
-	char message[512];
-	char hint[512];
-};
+/* Why ensure (or execute) refused: base's error record (first error
+ * wins), its reason a static string from ops->reasons or a generic one.
+ * The providers' name for it, kept so that no provider changes. */
+#define agsbx_failure agsbx_error
 void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -2,6 +2,7 @@
  * (a FIFO swapped in for a granted file must not hang the harness). */
 #include "base/cleanup.h"
 #include "base/dockerhost.h"
+#include "base/error.h"
 #include "base/log.h"
 #include "base/strv.h"
 #include "base/util.h"
@@ -387,6 +388,23 @@ START_TEST(test_strv)
 }
 END_TEST
 
+START_TEST(test_error_first_wins)
+{
+	struct agsbx_error e = { 0 };
+	ck_assert(!agsbx_error_is_set(&e));
+	agsbx_error_set(&e, "first", "cause %d", 1);
+	agsbx_error_set(&e, "second", "consequence");
+	ck_assert(agsbx_error_is_set(&e));
+	ck_assert_str_eq(e.reason, "first");
+	ck_assert_str_eq(e.message, "cause 1");
+	agsbx_error_set(NULL, "x", "no record: ignored");
+	struct agsbx_error bare = { 0 };
+	agsbx_error_set(&bare, "reason_only", NULL);
+	ck_assert_str_eq(bare.reason, "reason_only");
+	ck_assert_str_eq(bare.message, "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base-util");
@@ -400,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_dockerhost_sun_path_boundary);
 	tcase_add_test(tc, test_dockerhost_schemes);
 	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_error_first_wins);
 	suite_add_tcase(s, tc);
 	TCase *lg = tcase_create("log");
 	tcase_set_timeout(lg, 10);
