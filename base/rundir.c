@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -70,6 +71,10 @@ bool agsbx_owner_token_alive(const char *token)
 	return start_time((pid_t)pid) == st;
 }
 
+/* The claim is staged under a fixed name and renamed into place: a run
+ * SIGKILLed between the two leaves a complete staged token, which the sweep
+ * reads as the owner. No fsync: the record only has to outlive processes,
+ * not the machine, and a slower claim is a wider window. */
 int agsbx_rundir_claim(const char *dir)
 {
 	char tok[64];
@@ -78,16 +83,30 @@ int agsbx_rundir_claim(const char *dir)
 		return r;
 	strcat(tok, "\n");
 	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
-	return path ? agsbx_write_file_atomic(path, tok, strlen(tok), 0644) : -ENOMEM;
+	_cleanup_free_ char *staged = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_STAGED);
+	if (!path || !staged)
+		return -ENOMEM;
+	_cleanup_close_ int fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(tok);
+	ssize_t w = write(fd, tok, len);
+	if (w != (ssize_t)len)
+		r = w < 0 ? -errno : -EIO;
+	if (r == 0 && rename(staged, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(staged);
+	return r;
 }
 
-/* The owner file, read without trusting the directory: it may belong to
+/* An owner file, read without trusting the directory: it may belong to
  * another user (root sweeps every user's dirs), so no symlink is
  * followed, nothing but a small regular file is read, and a FIFO cannot
  * block the sweep. */
-static char *read_owner(const char *dir)
+static char *read_owner(const char *dir, const char *name)
 {
-	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
+	_cleanup_free_ char *path = agsbx_path_join(dir, name);
 	_cleanup_close_ int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) : -1;
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 128)
@@ -101,15 +120,46 @@ static char *read_owner(const char *dir)
 	return strdup(buf);
 }
 
-int agsbx_rundir_owner_alive(const char *dir)
+static bool token_well_formed(const char *tok)
 {
-	_cleanup_free_ char *tok = read_owner(dir);
 	int pid = 0;
 	unsigned long long st = 0, ns = 0;
 	char tail;
-	if (!tok || sscanf(tok, "%d %llu %llu%c", &pid, &st, &ns, &tail) != 3)
-		return -ENOENT;
-	return agsbx_owner_token_alive(tok) ? 1 : 0;
+	return tok && sscanf(tok, "%d %llu %llu%c", &pid, &st, &ns, &tail) == 3;
+}
+
+/* A directory no claim ever reached (its creator died between mkdtemp and
+ * the claim's write): empty, or holding only an empty staged claim, and
+ * older than any live claim can be, since a claim takes microseconds. */
+static bool never_claimed(const char *dir)
+{
+	struct stat st;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || time(NULL) - st.st_mtime < AGSBX_RUNDIR_CLAIM_GRACE_S)
+		return false;
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct stat fst;
+		if (strcmp(e->d_name, AGSBX_RUNDIR_OWNER_STAGED) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &fst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(fst.st_mode) ||
+		    fst.st_size != 0)
+			return false;
+	}
+	return d != NULL;
+}
+
+int agsbx_rundir_owner_alive(const char *dir)
+{
+	_cleanup_free_ char *tok = read_owner(dir, AGSBX_RUNDIR_OWNER_FILE);
+	if (!token_well_formed(tok)) {
+		free(tok);
+		tok = read_owner(dir, AGSBX_RUNDIR_OWNER_STAGED);
+	}
+	if (token_well_formed(tok))
+		return agsbx_owner_token_alive(tok) ? 1 : 0;
+	return never_claimed(dir) ? 0 : -ENOENT;
 }
 
 static int rm_at(int dfd, int depth)

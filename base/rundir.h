@@ -13,6 +13,10 @@
 #include <sys/types.h>
 
 #define AGSBX_RUNDIR_OWNER_FILE ".agsbx-owner"
+/* Where a claim is written before it is renamed into place. */
+#define AGSBX_RUNDIR_OWNER_STAGED ".agsbx-owner.claim"
+/* Seconds after which an empty, unclaimed run directory is a dead run's. */
+#define AGSBX_RUNDIR_CLAIM_GRACE_S 60
 
 /* "<pid> <start> <pidns>" of this process into buf (>= 64 bytes). */
 int agsbx_owner_token(char *buf, size_t size);
@@ -22,8 +26,10 @@ bool agsbx_owner_token_alive(const char *token);
 
 /* Writes dir/AGSBX_RUNDIR_OWNER_FILE naming this process. */
 int agsbx_rundir_claim(const char *dir);
-/* 1: the owner is alive; 0: the owner is gone; -ENOENT: no readable owner
- * file (an older or foreign directory: leave it alone). */
+/* 1: the owner is alive; 0: the owner is gone (or an empty directory
+ * nobody claimed for AGSBX_RUNDIR_CLAIM_GRACE_S); -ENOENT: no readable owner
+ * record (an older or foreign directory: leave it alone). A claim staged
+ * but not yet renamed (its writer killed in between) counts as the record. */
 int agsbx_rundir_owner_alive(const char *dir);
 
 /* Removes dir and everything below it without following any symlink
