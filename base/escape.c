@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool agsbx_is_bidi_control(uint32_t cp)
+static bool is_bidi_control(uint32_t cp)
 {
 	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
 	       (cp >= 0x2066 && cp <= 0x2069);
@@ -14,7 +14,7 @@ bool agsbx_is_bidi_control(uint32_t cp)
 bool agsbx_term_unsafe(uint32_t cp)
 {
 	return (cp < 0x20 && cp != '\t') || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 ||
-	       cp == 0x2029 || agsbx_is_bidi_control(cp);
+	       cp == 0x2029 || is_bidi_control(cp);
 }
 
 size_t agsbx_term_escape_cp(uint32_t cp, char out[8])

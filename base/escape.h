@@ -9,13 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bidirectional formatting characters: U+061C, U+200E, U+200F,
- * U+202A-U+202E (embeddings, overrides), U+2066-U+2069 (isolates). They
- * reorder what follows them on screen ("Trojan Source"). */
-bool agsbx_is_bidi_control(uint32_t cp);
-
 /* True for what must never reach a terminal raw: C0 controls except TAB,
- * DEL, C1 controls, U+2028/U+2029 and the bidi controls. */
+ * DEL, C1 controls, U+2028/U+2029 and the bidi controls (U+061C, U+200E,
+ * U+200F, U+202A-U+202E embeddings and overrides, U+2066-U+2069 isolates:
+ * they reorder what follows them on screen, "Trojan Source"). */
 bool agsbx_term_unsafe(uint32_t cp);
 
 /* The visible form of an unsafe code point: "\n", "\xNN" (<= 0xFF) or

@@ -193,6 +193,8 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 
 void agsbx_http_response_free(struct agsbx_http_response *resp)
 {
+	if (!resp)
+		return;
 	free(resp->body);
 	resp->body = NULL;
 }

@@ -7,11 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static enum agsbx_log_level level = AGSBX_LOG_NORMAL;
-
-void agsbx_log_set_level(enum agsbx_log_level l) { level = l; }
-enum agsbx_log_level agsbx_log_get_level(void) { return level; }
-
 /* Messages carry strings from sandboxes, adapters, host facts and file
  * names: each line is escaped for the terminal as a whole (one line, no
  * control or bidi character), whatever the caller formatted into it. */
@@ -30,22 +25,21 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 	put_line(prefix, buf);
 }
 
-#define DEFINE_LOG(name, prefix, min)                 \
-	void name(const char *fmt, ...)               \
-	{                                             \
-		if (level < (min))                    \
-			return;                       \
-		va_list ap;                           \
-		va_start(ap, fmt);                    \
-		vlog(prefix, fmt, ap);                \
-		va_end(ap);                           \
+/* Quiet modes (collect -q) are the commands' own: they decide what to
+ * say, so every message said is printed. */
+#define DEFINE_LOG(name, prefix)              \
+	void name(const char *fmt, ...)       \
+	{                                     \
+		va_list ap;                   \
+		va_start(ap, fmt);            \
+		vlog(prefix, fmt, ap);        \
+		va_end(ap);                   \
 	}
 
-DEFINE_LOG(agsbx_error, "agsbx-evidence: error: ", AGSBX_LOG_QUIET)
-DEFINE_LOG(agsbx_warn, "agsbx-evidence: warning: ", AGSBX_LOG_NORMAL)
-DEFINE_LOG(agsbx_note, "agsbx-evidence: ", AGSBX_LOG_NORMAL)
-DEFINE_LOG(agsbx_debug, "agsbx-evidence: debug: ", AGSBX_LOG_VERBOSE)
-DEFINE_LOG(agsbx_hint, "hint: ", AGSBX_LOG_QUIET)
+DEFINE_LOG(agsbx_error, "agsbx-evidence: error: ")
+DEFINE_LOG(agsbx_warn, "agsbx-evidence: warning: ")
+DEFINE_LOG(agsbx_note, "agsbx-evidence: ")
+DEFINE_LOG(agsbx_hint, "hint: ")
 
 int agsbx_error_errno(int err, const char *fmt, ...)
 {

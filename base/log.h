@@ -7,15 +7,9 @@
 #include <errno.h>
 #include <stdbool.h>
 
-enum agsbx_log_level { AGSBX_LOG_QUIET, AGSBX_LOG_NORMAL, AGSBX_LOG_VERBOSE };
-
-void agsbx_log_set_level(enum agsbx_log_level level);
-enum agsbx_log_level agsbx_log_get_level(void);
-
 void agsbx_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void agsbx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void agsbx_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void agsbx_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void agsbx_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Logs "agsbx-evidence: <msg>: <strerror(-err)>" and returns err (negative)

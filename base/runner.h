@@ -1,6 +1,6 @@
 /* The bounded process runner every provider uses.
  *
- * Contract (mirrors upstream's bounded-process carrier, hardened):
+ * Contract (Agently's bounded-process carrier, hardened: docs/design.md):
  *  - argv only, never a shell; stdin is /dev/null; the child gets its own
  *    session and process group; every other fd is closed in the child.
  *  - stdout and stderr are drained to EOF concurrently; at most

@@ -19,12 +19,8 @@
 #ifndef AGSBX_VERSION
 #define AGSBX_VERSION "0.0.0"
 #endif
-#ifndef AGSBX_GIT_COMMIT
-#define AGSBX_GIT_COMMIT "unknown"
-#endif
-
 const char *agsbx_version(void) { return AGSBX_VERSION; }
-const char *agsbx_git_commit(void) { return AGSBX_GIT_COMMIT; }
+/* agsbx_git_commit() is generated at build time (cmake/git-commit.cmake). */
 
 /* An fd on path when it is a regular file, else -errno: -EISDIR for a
  * directory, -EINVAL for a FIFO, socket or device. O_NONBLOCK: opening a
@@ -347,11 +343,6 @@ json_t *agsbx_json_string_sanitized(const char *data, size_t len)
 		i += n;
 	}
 	return json_stringn(out, o);
-}
-
-char *agsbx_json_dump_sorted(const json_t *j)
-{
-	return json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
 /* ---- words ---- */

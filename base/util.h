@@ -67,14 +67,6 @@ size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left);
  * output can never break the bundle. */
 json_t *agsbx_json_string_sanitized(const char *data, size_t len);
 
-/* Deterministic compact form with sorted keys (the canonical form is in
- * evidence/). Returns malloc'd string. */
-char *agsbx_json_dump_sorted(const json_t *j);
-
-/* json_pack wrapper that never returns NULL silently: aborts only on OOM of
- * the format (programming error caught in tests). */
-#define agsbx_json_set(obj, key, val) json_object_set_new((obj), (key), (val))
-
 /* Splits s into words the way a POSIX shell splits a simple command:
  * blanks separate, single quotes are literal, double quotes honour \\,
  * \", \$, \` and \<newline>, a backslash outside quotes escapes the next

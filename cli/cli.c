@@ -15,27 +15,36 @@
 #include "base/util.h"
 #include "evidence/evidence.h"
 
+#define NEEDS_RUNNER AGSBX_CMD_NEEDS_RUNNER
+
 static const struct agsbx_command commands[] = {
-	{ "probe", "probe [--json]                      read-only host facts", agsbx_cmd_probe },
+	{ "probe", agsbx_cmd_probe, NEEDS_RUNNER, "probe [--json]                      read-only host facts",
+	  agsbx_help_probe },
 #ifndef AGSBX_PORTABLE /* needs the conformance core */
-	{ "providers", "providers [--json]                  providers, availability, reasons, claims", agsbx_cmd_providers },
+	{ "providers", agsbx_cmd_providers, NEEDS_RUNNER,
+	  "providers [--json]                  providers, availability, reasons, claims", agsbx_help_providers },
+	{ "collect", agsbx_cmd_collect, NEEDS_RUNNER,
+	  "collect [options]                   run the acceptance matrix, write a bundle", agsbx_help_collect },
 #endif
+	{ "verify", agsbx_cmd_verify, 0,
+	  "verify FILE [--key PUB|--allowed-signers F|--keys-url URL]  check a bundle", agsbx_help_verify },
+	{ "report", agsbx_cmd_report, 0, "report FILE [--format text|markdown|junit|tap]", agsbx_help_report },
+	{ "diff", agsbx_cmd_diff, 0, "diff OLD NEW [--format text|markdown|json]", agsbx_help_diff },
+	{ "matrix", agsbx_cmd_matrix, 0, "matrix FILE... [--format markdown|json]", agsbx_help_matrix },
+	{ "attest", agsbx_cmd_attest, 0, "attest FILE [-o OUT]                 in-toto test-result statement for a bundle",
+	  agsbx_help_attest },
+	{ "keygen", agsbx_cmd_keygen, 0, "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)",
+	  agsbx_help_keygen },
 #ifndef AGSBX_PORTABLE /* needs the conformance core */
-	{ "collect", "collect [options]                   run the acceptance matrix, write a bundle", agsbx_cmd_collect },
-#endif
-	{ "verify", "verify FILE [--key PUB|--allowed-signers F|--keys-url URL]  check a bundle", agsbx_cmd_verify },
-	{ "report", "report FILE [--format text|markdown|junit|tap]", agsbx_cmd_report },
-	{ "diff", "diff OLD NEW [--format text|markdown|json]", agsbx_cmd_diff },
-	{ "matrix", "matrix FILE... [--format markdown|json]", agsbx_cmd_matrix },
-	{ "attest", "attest FILE [-o OUT]                 in-toto test-result statement for a bundle", agsbx_cmd_attest },
-	{ "keygen", "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)", agsbx_cmd_keygen },
-#ifndef AGSBX_PORTABLE /* needs the conformance core */
-	{ "bench", "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_cmd_bench },
+	{ "bench", agsbx_cmd_bench, NEEDS_RUNNER,
+	  "bench [--provider ID]               spawn latency per provider vs fork+exec", agsbx_help_bench },
 #endif
 #ifndef AGSBX_PORTABLE /* needs the providers' clean-up and the Linux runner */
-	{ "cleanup", "cleanup [--dry-run]                 remove what runs killed with SIGKILL left", agsbx_cmd_cleanup },
+	{ "cleanup", agsbx_cmd_cleanup, NEEDS_RUNNER,
+	  "cleanup [--dry-run]                 remove what runs killed with SIGKILL left", agsbx_help_cleanup },
 #endif
-	{ "schema", "schema NAME                         print a shipped JSON Schema", agsbx_cmd_schema },
+	{ "schema", agsbx_cmd_schema, 0, "schema NAME                         print a shipped JSON Schema",
+	  agsbx_help_schema },
 };
 
 static void usage(FILE *f)
@@ -65,17 +74,49 @@ int agsbx_usage_error(const char *cmd, const char *fmt, ...)
 	return AGSBX_EXIT_USAGE;
 }
 
-bool agsbx_wants_help(int argc, char **argv, const char *help)
+static const struct agsbx_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* "--help" or "-h" before any "--": the command's help, whatever else
+ * the line says. */
+static bool wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(help, stdout);
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
 			return true;
-		}
 	}
 	return false;
+}
+
+/* git's run_builtin: the set-up a command's flags ask for, done here once. */
+static int run_command(const struct agsbx_command *c, int argc, char **argv)
+{
+	if (wants_help(argc, argv)) {
+		fputs(c->help, stdout);
+		return AGSBX_EXIT_OK;
+	}
+	/* Subreaper before any thread or child exists, so every detached
+	 * descendant of every run comes back to us. */
+	if ((c->flags & AGSBX_CMD_NEEDS_RUNNER) && agsbx_runner_init() < 0)
+		agsbx_warn("cannot become a child subreaper; detached processes may escape cleanup");
+	return c->run(argc, argv);
+}
+
+int agsbx_cli_load_bundle(const char *file, json_t **bundle)
+{
+	char err[512];
+	if (agsbx_bundle_load(file, bundle, err, sizeof err) < 0) {
+		agsbx_error("%s", err);
+		return AGSBX_EXIT_USAGE;
+	}
+	return 0;
 }
 
 bool agsbx_is_stdout(const char *path)
@@ -91,8 +132,14 @@ int agsbx_cli_write_json(const char *path, const json_t *j)
 	_cleanup_free_ char *canon = agsbx_json_canonical(j, NULL, &len);
 	if (!canon)
 		return -errno;
-	if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) == EOF)
+	if (agsbx_cli_print_json(j, JSON_SORT_KEYS) < 0 || fflush(stdout) == EOF)
+		return -EIO;
+	return 0;
+}
+
+int agsbx_cli_print_json(const json_t *j, size_t flags)
+{
+	if (json_dumpf(j, stdout, JSON_INDENT(2) | flags) < 0 || fputc('\n', stdout) == EOF)
 		return -EIO;
 	return 0;
 }
@@ -142,6 +189,8 @@ int agsbx_output_commit(struct agsbx_output *o)
 
 void agsbx_output_closep(struct agsbx_output *o)
 {
+	if (!o)
+		return;
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	if (o->tmp)
@@ -156,15 +205,12 @@ static int dispatch(int argc, char **argv)
 	if (argc < 2)
 		return agsbx_usage_error(NULL, "no command given");
 	const char *cmd = argv[1];
+	const struct agsbx_command *c;
 	if (strcmp(cmd, "help") == 0 && argc > 2) {
-		/* help CMD == CMD --help */
-		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-			if (strcmp(commands[i].name, argv[2]) == 0) {
-				char *args[] = { argv[2], (char *)"--help", NULL };
-				return commands[i].run(2, args);
-			}
-		}
-		return agsbx_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+		if (!(c = find_command(argv[2])))
+			return agsbx_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+		fputs(c->help, stdout);
+		return AGSBX_EXIT_OK;
 	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
@@ -174,16 +220,9 @@ static int dispatch(int argc, char **argv)
 		printf("agsbx-evidence %s (%s)\n", agsbx_version(), agsbx_git_commit());
 		return AGSBX_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-		if (strcmp(commands[i].name, cmd) == 0) {
-			/* Subreaper before any thread or child exists, so every
-			 * detached descendant of every run comes back to us. */
-			if (agsbx_runner_init() < 0)
-				agsbx_warn("cannot become a child subreaper; detached processes may escape cleanup");
-			return commands[i].run(argc - 1, argv + 1);
-		}
-	}
-	return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
+	if (!(c = find_command(cmd)))
+		return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
+	return run_command(c, argc - 1, argv + 1);
 }
 
 /* A command's result is on stdout: if it could not be written in full

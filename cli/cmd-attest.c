@@ -7,12 +7,13 @@
 #include "evidence/evidence.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_attest[] =
 	"usage: agsbx-evidence attest BUNDLE [-o FILE] [--url URL]\n"
 	"\n"
 	"Prints an in-toto Statement v1 about the bundle with the test-result predicate\n"
@@ -59,27 +60,22 @@ static bool plausible_url(const char *u)
 
 static int parse(int argc, char **argv, const char **file, const char **out, const char **url)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc)
-			*out = argv[++i];
-		else if (strncmp(a, "--output=", 9) == 0)
-			*out = a + 9;
-		else if (strcmp(a, "--url") == 0 && i + 1 < argc)
-			*url = argv[++i];
-		else if (strncmp(a, "--url=", 6) == 0)
-			*url = a + 6;
-		else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--url") == 0)
-			return agsbx_usage_error("attest", "%s needs a value", a);
-		else if (a[0] == '-' && a[1] != '\0')
-			return agsbx_usage_error("attest", "unknown option '%s'", a);
-		else if (*file)
-			return agsbx_usage_error("attest", "one bundle at a time");
+	enum { O_URL = AGSBX_OPT_LOCAL };
+	static const struct option lo[] = { AGSBX_OPTION_OUTPUT, { "url", required_argument, NULL, O_URL }, { 0 } };
+	struct agsbx_args a = { .cmd = "attest", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0) {
+		if (c == 'o')
+			*out = a.value;
 		else
-			*file = a;
+			*url = a.value;
 	}
-	if (!*file)
-		return agsbx_usage_error("attest", "no bundle given");
+	if (c < 0)
+		return AGSBX_EXIT_USAGE;
+	int rc = agsbx_args_operands(&a, 1, 1, "no bundle given", "one bundle at a time");
+	if (rc)
+		return rc;
+	*file = a.operands[0];
 	if (*url && !plausible_url(*url))
 		return agsbx_usage_error("attest", "--url: expected an http(s) URL without blanks");
 	return 0;
@@ -87,8 +83,6 @@ static int parse(int argc, char **argv, const char **file, const char **out, con
 
 int agsbx_cmd_attest(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
 	const char *file = NULL, *out = "-", *url = NULL;
 	int rc = parse(argc, argv, &file, &out, &url);
 	if (rc)

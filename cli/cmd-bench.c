@@ -20,7 +20,7 @@
 #include "cli/harness.h"
 #include "providers/external/external.h"
 
-static const char help[] =
+const char agsbx_help_bench[] =
 	"usage: agsbx-evidence bench [--provider ID]... [--adapter ID=COMMAND]... [--wrap ID=TEMPLATE]...\n"
 	"                            [--runs N] [--warmup N] [--run-as USER] [--json]\n"
 	"\n"
@@ -52,61 +52,44 @@ struct bench_opts {
 	bool json;
 };
 
-static int parse_count(const char *flag, const char *s, long long min, long long max, long long *out)
+static int add_provider(struct bench_opts *o, const char *id)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || !*s || *end || v < min || v > max)
-		return agsbx_usage_error("bench", "%s: expected an integer in [%lld, %lld], got '%s'", flag, min, max, s);
-	*out = v;
+	if (o->nids >= MAX_IDS)
+		return agsbx_usage_error("bench", "--provider given more than %d times", MAX_IDS);
+	for (int i = 0; i < o->nids; i++)
+		if (strcmp(o->ids[i], id) == 0)
+			return agsbx_usage_error("bench", "provider '%s' given twice", id);
+	o->ids[o->nids++] = id;
 	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
-	enum { O_PROVIDER = 256, O_RUNS, O_WARMUP, O_RUNAS, O_JSON, O_ADAPTER, O_WRAP };
+	enum { O_PROVIDER = AGSBX_OPT_LOCAL, O_RUNS, O_WARMUP, O_ADAPTER, O_WRAP };
 	static const struct option lo[] = {
-		{ "provider", required_argument, 0, O_PROVIDER }, { "runs", required_argument, 0, O_RUNS },
-		{ "warmup", required_argument, 0, O_WARMUP }, { "run-as", required_argument, 0, O_RUNAS },
-		{ "json", no_argument, 0, O_JSON }, { "adapter", required_argument, 0, O_ADAPTER },
-		{ "wrap", required_argument, 0, O_WRAP }, { 0, 0, 0, 0 },
+		{ "provider", required_argument, NULL, O_PROVIDER }, { "runs", required_argument, NULL, O_RUNS },
+		{ "warmup", required_argument, NULL, O_WARMUP }, AGSBX_OPTION_RUN_AS, AGSBX_OPTION_JSON,
+		{ "adapter", required_argument, NULL, O_ADAPTER }, { "wrap", required_argument, NULL, O_WRAP }, { 0 },
 	};
 	o->runs = 50;
 	o->warmup = 3;
-	opterr = 0;
-	optind = 1;
-	int c, r = 0;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+	struct agsbx_args a = { .cmd = "bench", .argc = argc, .argv = argv };
+	int c = 0, r = 0;
+	char err[512] = "";
+	while (r == 0 && (c = agsbx_args_next(&a, lo)) > 0) {
 		switch (c) {
-		case O_PROVIDER:
-			if (o->nids >= MAX_IDS)
-				return agsbx_usage_error("bench", "--provider given more than %d times", MAX_IDS);
-			for (int i = 0; i < o->nids; i++)
-				if (strcmp(o->ids[i], optarg) == 0)
-					return agsbx_usage_error("bench", "provider '%s' given twice", optarg);
-			o->ids[o->nids++] = optarg;
-			break;
-		case O_RUNS: r = parse_count("--runs", optarg, 2, 100000, &o->runs); break;
-		case O_WARMUP: r = parse_count("--warmup", optarg, 0, 1000, &o->warmup); break;
-		case O_RUNAS: o->run_as = optarg; break;
-		case O_JSON: o->json = true; break;
-		case O_ADAPTER:
-		case O_WRAP: {
-			/* Declared before any --provider naming it may be looked up. */
-			char err[512] = "";
-			if (agsbx_external_declare(optarg, c == O_WRAP, err, sizeof err) < 0)
-				return agsbx_usage_error("bench", "%s", err);
-			break;
+		case O_PROVIDER: r = add_provider(o, a.value); break;
+		case O_RUNS: r = agsbx_parse_count("bench", "--runs", a.value, 2, 100000, &o->runs); break;
+		case O_WARMUP: r = agsbx_parse_count("bench", "--warmup", a.value, 0, 1000, &o->warmup); break;
+		case AGSBX_OPT_RUN_AS: o->run_as = a.value; break;
+		case AGSBX_OPT_JSON: o->json = true; break;
+		default: /* declared before any --provider naming it is looked up */
+			if (agsbx_external_declare(a.value, c == O_WRAP, err, sizeof err) < 0)
+				r = agsbx_usage_error("bench", "%s", err);
 		}
-		case ':': return agsbx_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
-		default: return agsbx_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
-		}
-		if (r)
-			return r;
 	}
-	if (optind < argc)
-		return agsbx_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	if (r || c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
 	/* After the loop: --adapter may come after the --provider naming it. */
 	for (int i = 0; i < o->nids; i++)
 		if (!agsbx_provider_find(o->ids[i]))
@@ -281,6 +264,18 @@ static void finish(const struct agsbx_provider_ops *ops)
 	}
 }
 
+/* The raw mechanism's command for step, or why there is none (in s). */
+static void raw_for(const struct agsbx_provider_ops *ops, struct agsbx_handle *h, const struct agsbx_step *step,
+		    struct agsbx_raw_command *rc, struct series *s)
+{
+	int r = ops->raw_command ? ops->raw_command(h, step, rc) : -EOPNOTSUPP;
+	if (r < 0) {
+		s->raw_ok = false;
+		snprintf(s->raw_why, sizeof s->raw_why, "%s",
+			 r == -EOPNOTSUPP ? "the provider names no raw mechanism command" : strerror(-r));
+	}
+}
+
 /* Probe, ensure, raw command, the interleaved series, release. */
 static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
 			      const struct bench_opts *o)
@@ -311,12 +306,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	const char *argv[] = { pl, "true", NULL };
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	if (r == 0) {
-		int rr = ops->raw_command ? ops->raw_command(h, &step, &rc) : -EOPNOTSUPP;
-		if (rr < 0) {
-			s.raw_ok = false;
-			snprintf(s.raw_why, sizeof s.raw_why, "%s", rr == -EOPNOTSUPP ? "the provider names no raw mechanism command"
-										  : strerror(-rr));
-		}
+		raw_for(ops, h, &step, &rc, &s);
 		r = measure(ops, h, ctx, &step, &rc, o, &s, why, sizeof why);
 	}
 	if (h) {
@@ -365,8 +355,6 @@ static void print_row(const json_t *row)
 
 int agsbx_cmd_bench(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
 	struct bench_opts o = { 0 };
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
@@ -399,11 +387,9 @@ int agsbx_cmd_bench(int argc, char **argv)
 		}
 		json_array_append_new(json_object_get(out, "providers"), row);
 	}
-	if (o.json && rc == 0) {
-		json_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-	}
+	if (o.json && rc == 0)
+		agsbx_cli_print_json(out, JSON_SORT_KEYS);
 	json_decref(out);
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	return rc;
 }

@@ -21,7 +21,7 @@
 #include "cli/commands.h"
 #include "cli/harness.h"
 
-static const char help[] =
+const char agsbx_help_cleanup[] =
 	"usage: agsbx-evidence cleanup [--dry-run] [--work-dir DIR] [--json]\n"
 	"\n"
 	"Removes the leftovers of agsbx-evidence runs whose process is gone (killed with SIGKILL, a CI\n"
@@ -157,45 +157,40 @@ static void print_item(const json_t *it, bool dry_run)
 
 int agsbx_cmd_cleanup(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
+	enum { O_DRY_RUN = AGSBX_OPT_LOCAL, O_WORK_DIR };
 	static const struct option lo[] = {
-		{ "dry-run", no_argument, 0, 'n' }, { "work-dir", required_argument, 0, 'w' },
-		{ "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 },
+		{ "dry-run", no_argument, NULL, O_DRY_RUN }, { "work-dir", required_argument, NULL, O_WORK_DIR },
+		AGSBX_OPTION_JSON, { 0 },
 	};
 	bool dry_run = false, json = false;
 	const char *work_dir = NULL;
-	opterr = 0;
-	optind = 1;
+	struct agsbx_args a = { .cmd = "cleanup", .argc = argc, .argv = argv };
 	int c;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-		switch (c) {
-		case 'n': dry_run = true; break;
-		case 'w': work_dir = optarg; break;
-		case 'j': json = true; break;
-		case ':': return agsbx_usage_error("cleanup", "option '%s' needs a value", argv[optind - 1]);
-		default: return agsbx_usage_error("cleanup", "unknown option '%s'", argv[optind - 1]);
-		}
+	while ((c = agsbx_args_next(&a, lo)) > 0) {
+		if (c == O_DRY_RUN)
+			dry_run = true;
+		else if (c == O_WORK_DIR)
+			work_dir = a.value;
+		else
+			json = true;
 	}
-	if (optind < argc)
-		return agsbx_usage_error("cleanup", "unexpected argument '%s'", argv[optind]);
+	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
 	struct stat st;
 	if (work_dir && (stat(work_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
 		return agsbx_usage_error("cleanup", "--work-dir %s is not a directory", work_dir);
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 5000 };
 	_cleanup_json_ json_t *found = json_array();
 	int failed = agsbx_cleanup_dead_runs(work_dir, &ctx, dry_run, found);
-	if (json) {
-		json_dumpf(found, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-	} else {
-		size_t i;
-		json_t *it;
+	size_t i;
+	json_t *it;
+	if (json)
+		agsbx_cli_print_json(found, 0);
+	else
 		json_array_foreach(found, i, it)
 			print_item(it, dry_run);
-		if (json_array_size(found) == 0)
-			printf("nothing left by dead runs\n");
-	}
+	if (!json && json_array_size(found) == 0)
+		printf("nothing left by dead runs\n");
 	if (fflush(stdout) != 0)
 		return AGSBX_EXIT_INTERNAL;
 	return failed ? AGSBX_EXIT_INTERNAL : AGSBX_EXIT_OK;

@@ -25,7 +25,7 @@
 #include "probes/probes.h"
 #include "providers/external/external.h"
 
-static const char help[] =
+const char agsbx_help_collect[] =
 	"usage: agsbx-evidence collect [options]\n"
 	"\n"
 	"Runs the acceptance matrix against sandbox providers and writes an evidence bundle.\n"
@@ -78,17 +78,6 @@ struct collect_opts {
 	long long timeout_ms, max_output, jobs;
 };
 
-static int parse_num(const char *cmd, const char *flag, const char *s, long long min, long long max, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return agsbx_usage_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", flag, min, max, s);
-	*out = v;
-	return 0;
-}
-
 static int push(const char **list, int *n, const char *v, const char *flag)
 {
 	if (*n >= MAX_LIST)
@@ -97,66 +86,43 @@ static int push(const char **list, int *n, const char *v, const char *flag)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct collect_opts *o)
+enum { O_PROVIDER = AGSBX_OPT_LOCAL, O_UNSIGNED, O_SIGN, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG, O_SIM, O_WORK,
+       O_CHALLENGE, O_SUBJECT, O_ATTACH, O_HOSTPOL, O_USERNS_BEFORE, O_ADAPTER, O_WRAP };
+
+/* One option into o: 0 or a usage error's exit status. */
+static int store_option(struct collect_opts *o, int c, const char *v)
 {
-	enum { O_PROVIDER = 256, O_OUTPUT, O_UNSIGNED, O_SIGN, O_RUNAS, O_TIMEOUT, O_MAXOUT, O_JOBS, O_CONFIG,
-	       O_SIM, O_WORK, O_CHALLENGE, O_SUBJECT, O_ATTACH, O_JSON, O_HOSTPOL, O_USERNS_BEFORE, O_ADAPTER,
-	       O_WRAP };
-	static const struct option lo[] = {
-		{ "provider", required_argument, 0, O_PROVIDER }, { "output", required_argument, 0, O_OUTPUT },
-		{ "unsigned", no_argument, 0, O_UNSIGNED }, { "sign-key", required_argument, 0, O_SIGN },
-		{ "run-as", required_argument, 0, O_RUNAS }, { "timeout-ms", required_argument, 0, O_TIMEOUT },
-		{ "max-output-bytes", required_argument, 0, O_MAXOUT }, { "jobs", required_argument, 0, O_JOBS },
-		{ "config", required_argument, 0, O_CONFIG }, { "simulate", required_argument, 0, O_SIM },
-		{ "work-dir", required_argument, 0, O_WORK }, { "challenge", required_argument, 0, O_CHALLENGE },
-		{ "subject-repo", required_argument, 0, O_SUBJECT }, { "attach-command", required_argument, 0, O_ATTACH },
-		{ "json", no_argument, 0, O_JSON }, { "quiet", no_argument, 0, 'q' },
-		{ "host-policy", required_argument, 0, O_HOSTPOL },
-		{ "userns-sysctl-before", required_argument, 0, O_USERNS_BEFORE },
-		{ "adapter", required_argument, 0, O_ADAPTER }, { "wrap", required_argument, 0, O_WRAP }, { 0, 0, 0, 0 },
-	};
-	o->timeout_ms = 20000;
-	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
-	opterr = 0;
-	optind = 1;
-	int c, r = 0;
-	while ((c = getopt_long(argc, argv, ":qo:", lo, NULL)) != -1) {
-		switch (c) {
-		case O_PROVIDER: r = push(o->providers, &o->nproviders, optarg, "--provider"); break;
-		case 'o':
-		case O_OUTPUT: o->output = optarg; break;
-		case O_UNSIGNED: o->unsigned_ = true; break;
-		case O_SIGN: o->sign_key = optarg; break;
-		case O_RUNAS: o->run_as = optarg; break;
-		case O_TIMEOUT: r = parse_num("collect", "--timeout-ms", optarg, 100, 3600000, &o->timeout_ms); break;
-		case O_MAXOUT:
-			/* below the payload's result line nothing could be judged */
-			r = parse_num("collect", "--max-output-bytes", optarg, AGSBX_PAYLOAD_RESULT_MAX, 64 << 20, &o->max_output);
-			break;
-		case O_JOBS: r = parse_num("collect", "--jobs", optarg, 1, 64, &o->jobs); break;
-		case O_CONFIG: r = push(o->configs, &o->nconfigs, optarg, "--config"); break;
-		case O_SIM: o->simulate = optarg; break;
-		case O_WORK: o->work_dir = optarg; break;
-		case O_CHALLENGE: o->challenge = optarg; break;
-		case O_SUBJECT: o->subject_repo = optarg; break;
-		case O_ATTACH: r = push(o->attach, &o->nattach, optarg, "--attach-command"); break;
-		case O_JSON: o->json = true; break;
-		case O_HOSTPOL: o->host_policy = optarg; break;
-		case O_USERNS_BEFORE: o->userns_before = optarg; break;
-		case O_ADAPTER:
-		case O_WRAP:
-			o->declared_wrap[o->ndeclared < MAX_LIST ? o->ndeclared : 0] = c == O_WRAP;
-			r = push(o->declared, &o->ndeclared, optarg, c == O_WRAP ? "--wrap" : "--adapter");
-			break;
-		case 'q': o->quiet = true; break;
-		case ':': return agsbx_usage_error("collect", "option '%s' needs a value", argv[optind - 1]);
-		default: return agsbx_usage_error("collect", "unknown option '%s'", argv[optind - 1]);
-		}
-		if (r)
-			return r;
+	switch (c) {
+	case O_PROVIDER: return push(o->providers, &o->nproviders, v, "--provider");
+	case 'o': o->output = v; return 0;
+	case O_UNSIGNED: o->unsigned_ = true; return 0;
+	case O_SIGN: o->sign_key = v; return 0;
+	case AGSBX_OPT_RUN_AS: o->run_as = v; return 0;
+	case O_TIMEOUT: return agsbx_parse_count("collect", "--timeout-ms", v, 100, 3600000, &o->timeout_ms);
+	case O_MAXOUT: /* below the payload's result line nothing could be judged */
+		return agsbx_parse_count("collect", "--max-output-bytes", v, AGSBX_PAYLOAD_RESULT_MAX, 64 << 20,
+					 &o->max_output);
+	case O_JOBS: return agsbx_parse_count("collect", "--jobs", v, 1, 64, &o->jobs);
+	case O_CONFIG: return push(o->configs, &o->nconfigs, v, "--config");
+	case O_SIM: o->simulate = v; return 0;
+	case O_WORK: o->work_dir = v; return 0;
+	case O_CHALLENGE: o->challenge = v; return 0;
+	case O_SUBJECT: o->subject_repo = v; return 0;
+	case O_ATTACH: return push(o->attach, &o->nattach, v, "--attach-command");
+	case AGSBX_OPT_JSON: o->json = true; return 0;
+	case O_HOSTPOL: o->host_policy = v; return 0;
+	case O_USERNS_BEFORE: o->userns_before = v; return 0;
+	case O_ADAPTER:
+	case O_WRAP:
+		o->declared_wrap[o->ndeclared < MAX_LIST ? o->ndeclared : 0] = c == O_WRAP;
+		return push(o->declared, &o->ndeclared, v, c == O_WRAP ? "--wrap" : "--adapter");
+	default: o->quiet = true; return 0; /* 'q' */
 	}
-	if (optind < argc)
-		return agsbx_usage_error("collect", "unexpected argument '%s'", argv[optind]);
+}
+
+/* The options that exclude, or need, each other. */
+static int check_opts(const struct collect_opts *o)
+{
 	if (o->unsigned_ && o->sign_key)
 		return agsbx_usage_error("collect", "--unsigned and --sign-key exclude each other");
 	if (o->json && agsbx_is_stdout(o->output))
@@ -168,13 +134,40 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 					 o->host_policy);
 	if (!o->host_policy != !o->userns_before)
 		return agsbx_usage_error("collect", "--host-policy and --userns-sysctl-before go together");
-	long long dummy;
+	long long sysctl;
 	if (o->userns_before && strcmp(o->userns_before, "absent") != 0 &&
-	    parse_num("collect", "--userns-sysctl-before", o->userns_before, 0, 16, &dummy))
+	    agsbx_parse_count("collect", "--userns-sysctl-before", o->userns_before, 0, 16, &sysctl))
 		return AGSBX_EXIT_USAGE;
 	if (o->challenge && (!*o->challenge || strlen(o->challenge) > 256))
 		return agsbx_usage_error("collect", "--challenge: expected 1 to 256 characters");
 	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct collect_opts *o)
+{
+	static const struct option lo[] = {
+		{ "provider", required_argument, NULL, O_PROVIDER }, AGSBX_OPTION_OUTPUT,
+		{ "unsigned", no_argument, NULL, O_UNSIGNED }, { "sign-key", required_argument, NULL, O_SIGN },
+		AGSBX_OPTION_RUN_AS, { "timeout-ms", required_argument, NULL, O_TIMEOUT },
+		{ "max-output-bytes", required_argument, NULL, O_MAXOUT }, { "jobs", required_argument, NULL, O_JOBS },
+		{ "config", required_argument, NULL, O_CONFIG }, { "simulate", required_argument, NULL, O_SIM },
+		{ "work-dir", required_argument, NULL, O_WORK }, { "challenge", required_argument, NULL, O_CHALLENGE },
+		{ "subject-repo", required_argument, NULL, O_SUBJECT },
+		{ "attach-command", required_argument, NULL, O_ATTACH }, AGSBX_OPTION_JSON,
+		{ "quiet", no_argument, NULL, 'q' }, { "host-policy", required_argument, NULL, O_HOSTPOL },
+		{ "userns-sysctl-before", required_argument, NULL, O_USERNS_BEFORE },
+		{ "adapter", required_argument, NULL, O_ADAPTER }, { "wrap", required_argument, NULL, O_WRAP }, { 0 },
+	};
+	o->timeout_ms = 20000;
+	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
+	struct agsbx_args a = { .cmd = "collect", .argc = argc, .argv = argv };
+	int c, r;
+	while ((c = agsbx_args_next(&a, lo)) > 0)
+		if ((r = store_option(o, c, a.value)))
+			return r;
+	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
+	return check_opts(o);
 }
 
 /* A simulation tests one provider's fail-closed path; every other
@@ -749,7 +742,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	if (agsbx_interrupt_signal()) {
 		/* the workers cancelled and cleaned up; the caller exits 128+sig */
 		unsetenv(name);
-		agsbx_collect_pool_free(&pool);
+		agsbx_collect_pool_clear(&pool);
 		return 0;
 	}
 	unsetenv(name);
@@ -769,7 +762,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	}
 	if (rc == 0)
 		json_object_set_new(bundle, "timings", run_timings(&pool, sh.check_jobs));
-	agsbx_collect_pool_free(&pool);
+	agsbx_collect_pool_clear(&pool);
 	return rc;
 }
 
@@ -826,8 +819,6 @@ static int interrupted(const struct collect_opts *o)
 
 int agsbx_cmd_collect(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
 	struct collect_opts o = { 0 };
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
@@ -854,7 +845,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
 	if ((rc = make_work_dir(o.work_dir, &work))) {
-		agsbx_harness_free(&hs);
+		agsbx_harness_clear(&hs);
 		agsbx_interrupt_restore();
 		return rc;
 	}
@@ -912,7 +903,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 out:
 	if (work)
 		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	/* Interrupted before the bundle was complete (an early return above
 	 * never reached the write): the signal decides the status. */
 	if (agsbx_interrupt_signal() && !bundle_written && rc != 128 + agsbx_interrupt_signal())

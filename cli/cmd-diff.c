@@ -6,10 +6,11 @@
 #include "evidence/evidence.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_diff[] =
 	"usage: agsbx-evidence diff OLD NEW [--format text|markdown|json] [--fail-on host-change] [-o FILE]\n"
 	"                           [--key PUB | --allowed-signers F | --keys-url URL]\n"
 	"\n"
@@ -64,72 +65,63 @@ static int render(struct agsbx_output *out, json_t *d, const json_t *po, const j
 	return r;
 }
 
+struct diff_opts {
+	const char *format, *output;
+	struct agsbx_verify_opts trust;
+	bool have_trust, fail_on_host;
+};
+
+static int parse_args(int argc, char **argv, struct diff_opts *o, struct agsbx_args *a)
+{
+	enum { O_FAIL_ON = AGSBX_OPT_LOCAL };
+	static const struct option lo[] = {
+		AGSBX_OPTION_OUTPUT, AGSBX_OPTION_FORMAT, { "fail-on", required_argument, NULL, O_FAIL_ON },
+		AGSBX_OPTIONS_TRUST, { 0 },
+	};
+	*a = (struct agsbx_args){ .cmd = "diff", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(a, lo)) > 0) {
+		if (c == 'o')
+			o->output = a->value;
+		else if (c == AGSBX_OPT_FORMAT)
+			o->format = a->value;
+		else if (c == O_FAIL_ON && strcmp(a->value, "host-change") != 0)
+			return agsbx_usage_error("diff", "--fail-on: unknown class '%s' (host-change)", a->value);
+		else if (c == O_FAIL_ON)
+			o->fail_on_host = true;
+		else
+			o->have_trust |= agsbx_trust_option(c, a->value, &o->trust);
+	}
+	if (c < 0)
+		return AGSBX_EXIT_USAGE;
+	int rc = agsbx_args_operands(a, 2, 2, "two bundles: OLD NEW", "two bundles: OLD NEW");
+	return rc ? rc : agsbx_check_format("diff", o->format, agsbx_render_formats("diff"));
+}
+
 int agsbx_cmd_diff(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
-	const char *files[2] = { NULL, NULL }, *format = "text", *output = "-";
-	struct agsbx_verify_opts trust = { 0 };
-	bool have_trust = false;
-	int nfiles = 0;
-	bool fail_on_host = false;
-	for (int i = 1; i < argc; i++) {
-		const char *fail_on = NULL;
-		if (strcmp(argv[i], "--fail-on") == 0 && i + 1 < argc)
-			fail_on = argv[++i];
-		else if (strncmp(argv[i], "--fail-on=", 10) == 0)
-			fail_on = argv[i] + 10;
-		if (fail_on) {
-			if (strcmp(fail_on, "host-change") != 0)
-				return agsbx_usage_error("diff", "--fail-on: unknown class '%s' (host-change)", fail_on);
-			fail_on_host = true;
-			continue;
-		}
-		bool missing = false;
-		if (agsbx_trust_option(argc, argv, &i, &trust, &missing)) {
-			have_trust = true;
-			continue;
-		}
-		if (missing)
-			return agsbx_usage_error("diff", "%s needs a value", argv[i]);
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
-			output = argv[++i];
-		else if (strncmp(argv[i], "--output=", 9) == 0)
-			output = argv[i] + 9;
-		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			format = argv[++i];
-		else if (strncmp(argv[i], "--format=", 9) == 0)
-			format = argv[i] + 9;
-		else if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return agsbx_usage_error("diff", "unknown option '%s'", argv[i]);
-		else if (nfiles == 2)
-			return agsbx_usage_error("diff", "two bundles: OLD NEW");
-		else
-			files[nfiles++] = argv[i];
-	}
-	if (nfiles != 2)
-		return agsbx_usage_error("diff", "two bundles: OLD NEW");
-	if (strcmp(format, "text") != 0 && strcmp(format, "markdown") != 0 && strcmp(format, "json") != 0)
-		return agsbx_usage_error("diff", "unknown format '%s'", format);
-	char err[512];
+	struct diff_opts o = { .format = "text", .output = "-" };
+	struct agsbx_args a;
+	int rc = parse_args(argc, argv, &o, &a);
+	if (rc)
+		return rc;
+	const char *files[2] = { a.operands[0], a.operands[1] };
 	_cleanup_json_ json_t *old_b = NULL;
 	_cleanup_json_ json_t *new_b = NULL;
-	if (agsbx_bundle_load(files[0], &old_b, err, sizeof err) < 0 ||
-	    agsbx_bundle_load(files[1], &new_b, err, sizeof err) < 0) {
-		agsbx_error("%s", err);
-		return AGSBX_EXIT_USAGE;
-	}
+	if ((rc = agsbx_cli_load_bundle(files[0], &old_b)) || (rc = agsbx_cli_load_bundle(files[1], &new_b)))
+		return rc;
+	const struct agsbx_verify_opts *trust = o.have_trust ? &o.trust : NULL;
 	_cleanup_json_ json_t *d = agsbx_bundle_diff(old_b, new_b);
-	_cleanup_json_ json_t *po = agsbx_bundle_provenance(old_b, have_trust ? &trust : NULL);
-	_cleanup_json_ json_t *pn = agsbx_bundle_provenance(new_b, have_trust ? &trust : NULL);
+	_cleanup_json_ json_t *po = agsbx_bundle_provenance(old_b, trust);
+	_cleanup_json_ json_t *pn = agsbx_bundle_provenance(new_b, trust);
 	if (!d || !po || !pn) {
 		agsbx_error("out of memory");
 		return AGSBX_EXIT_INTERNAL;
 	}
 	_cleanup_(agsbx_output_closep) struct agsbx_output out = { 0 };
-	if (agsbx_output_open(&out, output) < 0)
+	if (agsbx_output_open(&out, o.output) < 0)
 		return AGSBX_EXIT_USAGE;
-	int r = render(&out, d, po, pn, files, format);
+	int r = render(&out, d, po, pn, files, o.format);
 	if (r == 0)
 		r = agsbx_output_commit(&out);
 	if (r < 0) {
@@ -137,7 +129,7 @@ int agsbx_cmd_diff(int argc, char **argv)
 		return AGSBX_EXIT_INTERNAL;
 	}
 	if (json_integer_value(json_object_get(d, "regressions")) > 0 ||
-	    (fail_on_host && json_integer_value(json_object_get(d, "host_changes")) > 0))
+	    (o.fail_on_host && json_integer_value(json_object_get(d, "host_changes")) > 0))
 		return AGSBX_EXIT_DEFECT;
 	return AGSBX_EXIT_OK;
 }

@@ -7,10 +7,11 @@
 #include "evidence/evidence.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_keygen[] =
 	"usage: agsbx-evidence keygen -f FILE [-C COMMENT]\n"
 	"\n"
 	"Writes a new Ed25519 key pair for signing bundles: FILE (private, mode 0600, unencrypted\n"
@@ -27,19 +28,14 @@ static const char help[] =
 
 int agsbx_cmd_keygen(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
+	static const struct option lo[] = { { 0 } };
 	const char *file = NULL, *comment = NULL;
-	for (int i = 1; i < argc; i++) {
-		if ((strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "-C") == 0) && i + 1 < argc) {
-			if (argv[i][1] == 'f')
-				file = argv[++i];
-			else
-				comment = argv[++i];
-		} else {
-			return agsbx_usage_error("keygen", "unexpected argument '%s'", argv[i]);
-		}
-	}
+	struct agsbx_args a = { .cmd = "keygen", .argc = argc, .argv = argv, .short_only = "f:C:" };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0)
+		*(c == 'f' ? &file : &comment) = a.value;
+	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
 	if (!file || !*file)
 		return agsbx_usage_error("keygen", "-f FILE is required");
 	if (comment && strpbrk(comment, "\r\n"))

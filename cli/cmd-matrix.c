@@ -6,11 +6,12 @@
 #include "evidence/evidence.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_matrix[] =
 	"usage: agsbx-evidence matrix FILE... [--format markdown|json|badge] [-o FILE]\n"
 	"                                 [--key PUB | --allowed-signers F | --keys-url URL]\n"
 	"\n"
@@ -43,46 +44,11 @@ static int add_provenance(json_t *m, json_t **bundles, size_t n, const struct ag
 	return 0;
 }
 
-int agsbx_cmd_matrix(int argc, char **argv)
+/* The readable ones of files into bundles/names (the rest is skipped
+ * with a warning); their count. */
+static size_t load_bundles(char **files, size_t n, json_t **bundles, const char **names)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
-	const char *format = "markdown", *output = "-";
-	struct agsbx_verify_opts trust = { 0 };
-	bool have_trust = false;
-	_cleanup_free_ const char **files = calloc((size_t)argc, sizeof *files);
-	_cleanup_free_ json_t **bundles = calloc((size_t)argc, sizeof *bundles);
-	if (!files || !bundles)
-		return AGSBX_EXIT_INTERNAL;
-	size_t n = 0, loaded = 0;
-	for (int i = 1; i < argc; i++) {
-		bool missing = false;
-		if (agsbx_trust_option(argc, argv, &i, &trust, &missing)) {
-			have_trust = true;
-			continue;
-		}
-		if (missing)
-			return agsbx_usage_error("matrix", "%s needs a value", argv[i]);
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
-			output = argv[++i];
-		else if (strncmp(argv[i], "--output=", 9) == 0)
-			output = argv[i] + 9;
-		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			format = argv[++i];
-		else if (strncmp(argv[i], "--format=", 9) == 0)
-			format = argv[i] + 9;
-		else if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return agsbx_usage_error("matrix", "unknown option '%s'", argv[i]);
-		else
-			files[n++] = argv[i];
-	}
-	if (n == 0)
-		return agsbx_usage_error("matrix", "no bundle given");
-	if (strcmp(format, "markdown") != 0 && strcmp(format, "json") != 0 && strcmp(format, "badge") != 0)
-		return agsbx_usage_error("matrix", "unknown format '%s'", format);
-	_cleanup_free_ const char **names = calloc(n, sizeof *names);
-	if (!names)
-		return AGSBX_EXIT_INTERNAL;
+	size_t loaded = 0;
 	for (size_t i = 0; i < n; i++) {
 		char err[512];
 		json_t *b = NULL;
@@ -93,26 +59,64 @@ int agsbx_cmd_matrix(int argc, char **argv)
 		names[loaded] = files[i];
 		bundles[loaded++] = b;
 	}
-	int rc = AGSBX_EXIT_OK;
+	return loaded;
+}
+
+static int write_matrix(json_t **bundles, const char **names, size_t n, const struct agsbx_verify_opts *trust,
+			const char *format, const char *output)
+{
+	json_t *m = agsbx_matrix_build((const json_t *const *)bundles, names, n);
+	int r = m ? add_provenance(m, bundles, n, trust) : -ENOMEM;
+	struct agsbx_output out = { 0 };
+	int ro = r == 0 ? agsbx_output_open(&out, output) : 0;
+	if (r == 0 && ro == 0) {
+		r = agsbx_matrix_render(m, format, out.f);
+		if (r == 0)
+			r = agsbx_output_commit(&out);
+		agsbx_output_closep(&out);
+	}
+	json_decref(m);
+	if (ro < 0)
+		return AGSBX_EXIT_USAGE; /* agsbx_output_open said why, as report and diff do */
+	if (r < 0) {
+		agsbx_error("cannot write the matrix: %s", strerror(-r));
+		return AGSBX_EXIT_INTERNAL;
+	}
+	return AGSBX_EXIT_OK;
+}
+
+int agsbx_cmd_matrix(int argc, char **argv)
+{
+	static const struct option lo[] = { AGSBX_OPTION_OUTPUT, AGSBX_OPTION_FORMAT, AGSBX_OPTIONS_TRUST, { 0 } };
+	const char *format = "markdown", *output = "-";
+	struct agsbx_verify_opts trust = { 0 };
+	bool have_trust = false;
+	struct agsbx_args a = { .cmd = "matrix", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0) {
+		if (c == 'o')
+			output = a.value;
+		else if (c == AGSBX_OPT_FORMAT)
+			format = a.value;
+		else
+			have_trust |= agsbx_trust_option(c, a.value, &trust);
+	}
+	if (c < 0)
+		return AGSBX_EXIT_USAGE;
+	int rc = agsbx_args_operands(&a, 1, argc, "no bundle given", NULL);
+	if (rc || (rc = agsbx_check_format("matrix", format, agsbx_render_formats("matrix"))))
+		return rc;
+	size_t n = (size_t)a.noperands;
+	_cleanup_free_ json_t **bundles = calloc(n, sizeof *bundles);
+	_cleanup_free_ const char **names = calloc(n, sizeof *names);
+	if (!bundles || !names)
+		return AGSBX_EXIT_INTERNAL;
+	size_t loaded = load_bundles(a.operands, n, bundles, names);
 	if (loaded == 0) {
 		agsbx_error("no readable bundle");
-		rc = AGSBX_EXIT_USAGE;
-	} else {
-		json_t *m = agsbx_matrix_build((const json_t *const *)bundles, names, loaded);
-		int r = m ? add_provenance(m, bundles, loaded, have_trust ? &trust : NULL) : -ENOMEM;
-		struct agsbx_output out = { 0 };
-		if (r == 0 && (r = agsbx_output_open(&out, output)) == 0) {
-			r = agsbx_matrix_render(m, format, out.f);
-			if (r == 0)
-				r = agsbx_output_commit(&out);
-			agsbx_output_closep(&out);
-		}
-		json_decref(m);
-		if (r < 0) {
-			agsbx_error("cannot write the matrix: %s", strerror(-r));
-			rc = AGSBX_EXIT_INTERNAL;
-		}
+		return AGSBX_EXIT_USAGE;
 	}
+	rc = write_matrix(bundles, names, loaded, have_trust ? &trust : NULL, format, output);
 	for (size_t i = 0; i < loaded; i++)
 		json_decref(bundles[i]);
 	return rc;

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "base/log.h"
 #include "probes/probes.h"
 
-static const char help[] =
+const char agsbx_help_probe[] =
 	"usage: agsbx-evidence probe [--json]\n"
 	"\n"
 	"Reads host facts without changing anything: kernel, OS, privilege context,\n"
@@ -68,52 +69,64 @@ static char *value_text(const json_t *fact)
 	return printable(s);
 }
 
-static void column_widths(const json_t *host, int *wfam, int *wfact, int *wval)
+/* Calls fn for every fact, family by family in the probes' order; stops
+ * at the first negative return. */
+static int each_fact(const json_t *host, int (*fn)(void *ud, const char *family, const char *name, const json_t *fact),
+		     void *ud)
 {
 	size_t nfam;
 	const struct agsbx_probe_family *fams = agsbx_probe_families(&nfam);
-	*wfam = (int)strlen("FAMILY");
-	*wfact = (int)strlen("FACT");
-	*wval = (int)strlen("VALUE");
 	for (size_t i = 0; i < nfam; i++) {
 		const char *name;
 		const json_t *fact;
 		json_object_foreach(json_object_get(host, fams[i].name), name, fact) {
-			_cleanup_free_ char *v = value_text(fact);
-			int lv = v ? (int)strlen(v) : 0;
-			if ((int)strlen(fams[i].name) > *wfam)
-				*wfam = (int)strlen(fams[i].name);
-			if ((int)strlen(name) > *wfact)
-				*wfact = (int)strlen(name);
-			if (lv > *wval && lv <= VALUE_ALIGN_MAX)
-				*wval = lv;
+			int r = fn(ud, fams[i].name, name, fact);
+			if (r < 0)
+				return r;
 		}
 	}
+	return 0;
+}
+
+struct widths {
+	int fam, fact, val;
+};
+
+static int widen(void *ud, const char *family, const char *name, const json_t *fact)
+{
+	struct widths *w = ud;
+	_cleanup_free_ char *v = value_text(fact);
+	int lv = v ? (int)strlen(v) : 0;
+	if ((int)strlen(family) > w->fam)
+		w->fam = (int)strlen(family);
+	if ((int)strlen(name) > w->fact)
+		w->fact = (int)strlen(name);
+	if (lv > w->val && lv <= VALUE_ALIGN_MAX)
+		w->val = lv;
+	return 0;
+}
+
+static int print_row(void *ud, const char *family, const char *name, const json_t *fact)
+{
+	const struct widths *w = ud;
+	_cleanup_free_ char *v = value_text(fact);
+	_cleanup_free_ char *ename = agsbx_term_escape(name, 0);
+	if (!v || !ename)
+		return -ENOMEM;
+	const char *s = json_string_value(json_object_get(fact, "source"));
+	_cleanup_free_ char *src = printable(strdup(s ? s : ""));
+	if (!src)
+		return -ENOMEM;
+	printf("%-*s  %-*s  %-*s  %s\n", w->fam, family, w->fact, ename, w->val, v, src);
+	return 0;
 }
 
 static int print_table(const json_t *host)
 {
-	int wfam, wfact, wval;
-	column_widths(host, &wfam, &wfact, &wval);
-	printf("%-*s  %-*s  %-*s  %s\n", wfam, "FAMILY", wfact, "FACT", wval, "VALUE", "SOURCE");
-	size_t nfam;
-	const struct agsbx_probe_family *fams = agsbx_probe_families(&nfam);
-	for (size_t i = 0; i < nfam; i++) {
-		const char *name;
-		const json_t *fact;
-		json_object_foreach(json_object_get(host, fams[i].name), name, fact) {
-			_cleanup_free_ char *v = value_text(fact);
-			_cleanup_free_ char *ename = agsbx_term_escape(name, 0);
-			if (!v || !ename)
-				return -ENOMEM;
-			const char *s = json_string_value(json_object_get(fact, "source"));
-			_cleanup_free_ char *src = printable(strdup(s ? s : ""));
-			if (!src)
-				return -ENOMEM;
-			printf("%-*s  %-*s  %-*s  %s\n", wfam, fams[i].name, wfact, ename, wval, v, src);
-		}
-	}
-	return 0;
+	struct widths w = { (int)strlen("FAMILY"), (int)strlen("FACT"), (int)strlen("VALUE") };
+	each_fact(host, widen, &w);
+	printf("%-*s  %-*s  %-*s  %s\n", w.fam, "FAMILY", w.fact, "FACT", w.val, "VALUE", "SOURCE");
+	return each_fact(host, print_row, &w);
 }
 
 static int print_json(const json_t *host)
@@ -128,19 +141,14 @@ static int print_json(const json_t *host)
 
 int agsbx_cmd_probe(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
-	bool json = false, options_done = false;
-	for (int i = 1; i < argc; i++) {
-		if (!options_done && strcmp(argv[i], "--") == 0)
-			options_done = true;
-		else if (!options_done && strcmp(argv[i], "--json") == 0)
-			json = true;
-		else if (!options_done && argv[i][0] == '-')
-			return agsbx_usage_error("probe", "unknown option '%s'", argv[i]);
-		else
-			return agsbx_usage_error("probe", "unexpected argument '%s'", argv[i]);
-	}
+	static const struct option lo[] = { AGSBX_OPTION_JSON, { 0 } };
+	bool json = false;
+	struct agsbx_args a = { .cmd = "probe", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0)
+		json = true;
+	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
 	_cleanup_json_ json_t *host = agsbx_probe_host(NULL);
 	if (!host) {
 		agsbx_error("probe: out of memory");

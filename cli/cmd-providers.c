@@ -1,5 +1,6 @@
 /* providers: each provider, whether it applies here, its probe reason and
  * what it claims. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@
 #include "base/escape.h"
 #include "cli/harness.h"
 
-static const char help[] =
+const char agsbx_help_providers[] =
 	"usage: agsbx-evidence providers [--json] [--run-as USER]\n"
 	"\n"
 	"Probes every provider (a real minimal sandbox each) and prints availability, reason and claims.\n"
@@ -73,18 +74,19 @@ static void print_table(const json_t *list)
 
 int agsbx_cmd_providers(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
+	static const struct option lo[] = { AGSBX_OPTION_JSON, AGSBX_OPTION_RUN_AS, { 0 } };
 	bool as_json = false;
 	const char *run_as = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
+	struct agsbx_args a = { .cmd = "providers", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0) {
+		if (c == AGSBX_OPT_JSON)
 			as_json = true;
-		else if (strcmp(argv[i], "--run-as") == 0 && i + 1 < argc)
-			run_as = argv[++i];
 		else
-			return agsbx_usage_error("providers", "unknown argument '%s'", argv[i]);
+			run_as = a.value;
 	}
+	if (c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
+		return AGSBX_EXIT_USAGE;
 	struct agsbx_harness hs;
 	int rc = agsbx_harness_init(&hs, "providers", run_as, true);
 	if (rc)
@@ -92,13 +94,11 @@ int agsbx_cmd_providers(int argc, char **argv)
 	json_t *list = json_array();
 	for (size_t i = 0; i < agsbx_provider_count(); i++)
 		json_array_append_new(list, provider_json(agsbx_provider_at(i), &hs.ctx));
-	if (as_json) {
-		json_dumpf(list, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-	} else {
+	if (as_json)
+		agsbx_cli_print_json(list, JSON_SORT_KEYS);
+	else
 		print_table(list);
-	}
 	json_decref(list);
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	return AGSBX_EXIT_OK;
 }

@@ -6,10 +6,11 @@
 #include "evidence/evidence.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_report[] =
 	"usage: agsbx-evidence report FILE [--format text|markdown|junit|tap] [-o FILE]\n"
 	"\n"
 	"Renders one bundle: text (default), markdown (a PR comment or $GITHUB_STEP_SUMMARY:\n"
@@ -26,43 +27,26 @@ static const char help[] =
 	"\n"
 	"example: agsbx-evidence report evidence.json --format markdown -o report.md\n";
 
-static bool known_format(const char *f)
-{
-	return strcmp(f, "text") == 0 || strcmp(f, "markdown") == 0 || strcmp(f, "junit") == 0 ||
-	       strcmp(f, "tap") == 0;
-}
-
 int agsbx_cmd_report(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
-	const char *file = NULL, *format = "text", *output = "-";
-	for (int i = 1; i < argc; i++) {
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
-			output = argv[++i];
-		else if (strncmp(argv[i], "--output=", 9) == 0)
-			output = argv[i] + 9;
-		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			format = argv[++i];
-		else if (strncmp(argv[i], "--format=", 9) == 0)
-			format = argv[i] + 9;
-		else if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return agsbx_usage_error("report", "unknown option '%s'", argv[i]);
-		else if (file)
-			return agsbx_usage_error("report", "one bundle at a time");
+	static const struct option lo[] = { AGSBX_OPTION_OUTPUT, AGSBX_OPTION_FORMAT, { 0 } };
+	const char *format = "text", *output = "-";
+	struct agsbx_args a = { .cmd = "report", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0) {
+		if (c == 'o')
+			output = a.value;
 		else
-			file = argv[i];
+			format = a.value;
 	}
-	if (!file)
-		return agsbx_usage_error("report", "no bundle given");
-	if (!known_format(format))
-		return agsbx_usage_error("report", "unknown format '%s'", format);
-	char err[512];
-	_cleanup_json_ json_t *bundle = NULL;
-	if (agsbx_bundle_load(file, &bundle, err, sizeof err) < 0) {
-		agsbx_error("%s", err);
+	if (c < 0)
 		return AGSBX_EXIT_USAGE;
-	}
+	int rc = agsbx_args_operands(&a, 1, 1, "no bundle given", "one bundle at a time");
+	if (rc || (rc = agsbx_check_format("report", format, agsbx_render_formats("report"))))
+		return rc;
+	_cleanup_json_ json_t *bundle = NULL;
+	if ((rc = agsbx_cli_load_bundle(a.operands[0], &bundle)))
+		return rc;
 	_cleanup_(agsbx_output_closep) struct agsbx_output out = { 0 };
 	if (agsbx_output_open(&out, output) < 0)
 		return AGSBX_EXIT_USAGE;

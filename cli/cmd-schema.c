@@ -4,10 +4,11 @@
 #include "base/log.h"
 #include "evidence/evidence.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_schema[] =
 	"usage: agsbx-evidence schema NAME\n"
 	"       agsbx-evidence schema --list\n"
 	"\n"
@@ -23,20 +24,25 @@ static const char help[] =
 
 int agsbx_cmd_schema(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
-	if (argc != 2)
-		return agsbx_usage_error("schema", "one schema name");
+	enum { O_LIST = AGSBX_OPT_LOCAL };
+	static const struct option lo[] = { { "list", no_argument, NULL, O_LIST }, { 0 } };
+	bool list = false;
+	struct agsbx_args a = { .cmd = "schema", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0)
+		list = true;
+	if (c < 0 || agsbx_args_operands(&a, !list, !list, "one schema name", "one schema name"))
+		return AGSBX_EXIT_USAGE;
 	const char *const *names = agsbx_schema_names();
-	if (strcmp(argv[1], "--list") == 0) {
+	if (list) {
 		for (size_t i = 0; names[i]; i++)
 			printf("%s\n", names[i]);
 		return AGSBX_EXIT_OK;
 	}
 	size_t len;
-	const char *text = agsbx_schema_get(argv[1], &len);
+	const char *text = agsbx_schema_get(a.operands[0], &len);
 	if (!text) {
-		agsbx_error("unknown schema '%s'", argv[1]);
+		agsbx_error("unknown schema '%s'", a.operands[0]);
 		for (size_t i = 0; names[i]; i++)
 			agsbx_hint("available: %s", names[i]);
 		return AGSBX_EXIT_USAGE;

@@ -7,10 +7,11 @@
 #include "evidence/evidence.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char help[] =
+const char agsbx_help_verify[] =
 	"usage: agsbx-evidence verify FILE [--key PUB | --allowed-signers FILE [--identity ID] |\n"
 	"                                   --keys-url URL] [--expect-challenge NONCE] [--json]\n"
 	"\n"
@@ -79,52 +80,43 @@ static void print_json(const char *file, const json_t *bundle, const struct agsb
 			      res->challenge_checked, "challenge_ok",
 			      res->challenge_checked ? json_boolean(res->challenge_ok) : json_null(), "reason",
 			      res->status == AGSBX_VERIFY_OK ? NULL : res->reason);
-	if (j) {
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
-	}
+	if (j)
+		agsbx_cli_print_json(j, JSON_SORT_KEYS);
 	json_decref(j);
 }
 
 int agsbx_cmd_verify(int argc, char **argv)
 {
-	if (agsbx_wants_help(argc, argv, help))
-		return AGSBX_EXIT_OK;
+	enum { O_CHALLENGE = AGSBX_OPT_LOCAL };
+	static const struct option lo[] = {
+		AGSBX_OPTIONS_TRUST, { "expect-challenge", required_argument, NULL, O_CHALLENGE }, AGSBX_OPTION_JSON, { 0 },
+	};
 	struct agsbx_verify_opts o = { 0 };
-	const char *file = NULL;
 	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		bool missing = false;
-		const char *v;
-		if (agsbx_trust_option(argc, argv, &i, &o, &missing))
-			continue;
-		if ((v = agsbx_opt_value(argc, argv, &i, "--expect-challenge", &missing)))
-			o.expect_challenge = v;
-		else if (missing)
-			return agsbx_usage_error("verify", "%s needs a value", argv[i]);
-		else if (strcmp(argv[i], "--json") == 0)
+	struct agsbx_args a = { .cmd = "verify", .argc = argc, .argv = argv };
+	int c;
+	while ((c = agsbx_args_next(&a, lo)) > 0) {
+		if (c == O_CHALLENGE)
+			o.expect_challenge = a.value;
+		else if (c == AGSBX_OPT_JSON)
 			json = true;
-		else if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return agsbx_usage_error("verify", "unknown option '%s'", argv[i]);
-		else if (file)
-			return agsbx_usage_error("verify", "one bundle at a time");
 		else
-			file = argv[i];
+			agsbx_trust_option(c, a.value, &o);
 	}
-	if (!file)
-		return agsbx_usage_error("verify", "no bundle given");
+	if (c < 0)
+		return AGSBX_EXIT_USAGE;
+	int rc = agsbx_args_operands(&a, 1, 1, "no bundle given", "one bundle at a time");
+	if (rc)
+		return rc;
 	if (o.expect_challenge && !*o.expect_challenge)
 		return agsbx_usage_error("verify", "--expect-challenge needs a non-empty value");
-
-	char err[512];
+	const char *file = a.operands[0];
 	_cleanup_json_ json_t *bundle = NULL;
-	int r = agsbx_bundle_load(file, &bundle, err, sizeof err);
-	if (r < 0) {
-		agsbx_error("%s", err);
-		return AGSBX_EXIT_USAGE;
-	}
+	if ((rc = agsbx_cli_load_bundle(file, &bundle)))
+		return rc;
+	char err[512];
 	struct agsbx_verify_result res;
-	r = agsbx_bundle_verify(bundle, &o, &res, err, sizeof err);
+	int r = agsbx_bundle_verify(bundle, &o, &res, err, sizeof err);
 	if (r < 0) {
 		agsbx_error("%s", err[0] ? err : strerror(-r));
 		return r == -EINVAL ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;

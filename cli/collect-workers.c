@@ -121,7 +121,6 @@ static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, 
 
 /* ---- in the parent ----------------------------------------------------- */
 
-static int pool_loop(struct agsbx_collect_pool *p);
 
 static int start_worker(struct agsbx_collect_pool *p, size_t i)
 {
@@ -242,18 +241,15 @@ static size_t live_count(const struct agsbx_collect_pool *p, struct pollfd *pfd,
 	return k;
 }
 
-/* The pool being run, for a fatal-signal handler (agsbx_collect_pool_stop_live). */
-static struct agsbx_collect_pool *volatile live_pool;
-
-int agsbx_collect_pool_run(struct agsbx_collect_pool *p)
+/* Async-signal-safe: SIGTERM to every running worker. */
+static void pool_cancel(const struct agsbx_collect_pool *p)
 {
-	live_pool = p;
-	int r = pool_loop(p);
-	live_pool = NULL;
-	return r;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->w[i].pid > 0)
+			kill(p->w[i].pid, SIGTERM);
 }
 
-static int pool_loop(struct agsbx_collect_pool *p)
+int agsbx_collect_pool_run(struct agsbx_collect_pool *p)
 {
 	struct pollfd pfd[65];
 	size_t map[64], next = 0;
@@ -269,7 +265,7 @@ static int pool_loop(struct agsbx_collect_pool *p)
 		 * executions and wind down; their reports are still read. */
 		if (!stopping && agsbx_runner_aborted()) {
 			stopping = true;
-			agsbx_collect_pool_cancel(p);
+			pool_cancel(p);
 		}
 		while (!stopping && next < p->n && live < (size_t)max_live) {
 			int r = start_worker(p, next);
@@ -296,59 +292,10 @@ static int pool_loop(struct agsbx_collect_pool *p)
 	}
 }
 
-void agsbx_collect_pool_cancel(const struct agsbx_collect_pool *p)
+void agsbx_collect_pool_clear(struct agsbx_collect_pool *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (p->w[i].pid > 0)
-			kill(p->w[i].pid, SIGTERM);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-void agsbx_collect_pool_stop_live(int sig, int grace_ms)
-{
-	struct agsbx_collect_pool *p = live_pool;
 	if (!p)
 		return;
-	int e = errno;
-	bool gone[64] = { false };
-	size_t n = p->n < 64 ? p->n : 64;
-	for (size_t i = 0; i < n; i++)
-		if (p->w[i].pid > 0)
-			kill(p->w[i].pid, sig);
-	bool killed = false;
-	/* grace_ms for the workers to wind down, then SIGKILL and at most 2 s more. */
-	for (int waited = 0; waited <= grace_ms + 2000; waited += 10) {
-		size_t left = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (p->w[i].pid <= 0 || gone[i])
-				continue;
-			if (waitpid(p->w[i].pid, NULL, WNOHANG) == p->w[i].pid)
-				gone[i] = true;
-			else
-				left++;
-		}
-		if (!left)
-			break;
-		if (waited >= grace_ms && !killed) {
-			/* A worker stuck in a provider that ignores cancellation. */
-			for (size_t i = 0; i < n; i++)
-				if (p->w[i].pid > 0 && !gone[i])
-					kill(p->w[i].pid, SIGKILL);
-			killed = true;
-		}
-		sleep_ms(10);
-	}
-	errno = e;
-}
-
-void agsbx_collect_pool_free(struct agsbx_collect_pool *p)
-{
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->w[i].buf);
 		json_decref(p->w[i].result);

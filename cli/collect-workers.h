@@ -8,8 +8,8 @@
  * worker and its own clean-up must prove itself; providers need not wait
  * for each other.
  *
- * Everything live is reachable from the pool: agsbx_collect_pool_cancel()
- * (async-signal-safe) asks every running worker to stop; a worker turns
+ * Everything live is reachable from the pool: on an interrupt (the
+ * runner's abort fd) the pool asks every running worker to stop; a worker turns
  * SIGTERM/SIGINT/SIGHUP into a write to the cancel fd its run was given, so
  * every running execution is cancelled and the provider's handle released
  * before the worker reports and exits. */
@@ -55,13 +55,9 @@ struct agsbx_collect_pool {
  * fills each worker's result or error. -errno only when no worker could be
  * started at all (pipe/fork); a failed worker is reported in its error. */
 int agsbx_collect_pool_run(struct agsbx_collect_pool *p);
-/* Async-signal-safe: SIGTERM to every running worker. */
-void agsbx_collect_pool_cancel(const struct agsbx_collect_pool *p);
-/* Async-signal-safe, for a fatal-signal handler: sends sig to every worker
- * of the pool being run (each removes its $HOME canary and cancels its
- * executions), waits up to grace_ms for them, SIGKILLs the rest. */
-void agsbx_collect_pool_stop_live(int sig, int grace_ms);
-void agsbx_collect_pool_free(struct agsbx_collect_pool *p);
+/* Frees the workers' buffers and results and the worker array; p itself
+ * is the caller's. NULL and a cleared pool are fine. */
+void agsbx_collect_pool_clear(struct agsbx_collect_pool *p);
 
 /* In a worker: one finished check, sent to the parent (only the fields
  * progress lines need). Safe to call from several threads. */

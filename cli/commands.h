@@ -13,10 +13,24 @@ enum {
 	AGSBX_EXIT_INTERNAL = 3,  /* internal or I/O error */
 };
 
+/* What the dispatcher sets up once, before a command runs (git's
+ * run_builtin), so no command repeats it. */
+enum agsbx_command_flags {
+	/* Spawns sandboxes or helpers: the process becomes a child subreaper
+	 * before any thread or child exists, so every detached descendant of
+	 * every run comes back to it (the runner would do it lazily, maybe
+	 * after a thread has started). */
+	AGSBX_CMD_NEEDS_RUNNER = 1 << 0,
+};
+
+/* One row per command in cli.c. "--help"/"-h" anywhere before "--", and
+ * "help NAME", print help and exit 0 before run is called. */
 struct agsbx_command {
 	const char *name;
-	const char *synopsis;     /* one line, shown in usage */
 	int (*run)(int argc, char **argv);
+	unsigned flags;           /* enum agsbx_command_flags */
+	const char *synopsis;     /* one line, shown in the top-level usage */
+	const char *help;         /* the full --help text */
 };
 
 int agsbx_cmd_probe(int argc, char **argv);
@@ -32,23 +46,81 @@ int agsbx_cmd_schema(int argc, char **argv);
 int agsbx_cmd_cleanup(int argc, char **argv);
 int agsbx_cmd_attest(int argc, char **argv);
 
+extern const char agsbx_help_probe[], agsbx_help_providers[], agsbx_help_collect[], agsbx_help_verify[],
+	agsbx_help_report[], agsbx_help_diff[], agsbx_help_matrix[], agsbx_help_keygen[], agsbx_help_bench[],
+	agsbx_help_schema[], agsbx_help_cleanup[], agsbx_help_attest[];
+
 /* Prints "agsbx-evidence: error: <msg>" and the command's usage hint to
  * stderr; returns AGSBX_EXIT_USAGE. */
 int agsbx_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* True when argv[i] is --help/-h; prints the command's help on stdout. */
-bool agsbx_wants_help(int argc, char **argv, const char *help);
+
+/* ---- options (options.c): every command parses through this ----------- */
+
+struct option;
+/* Option keys shared by several commands; a command's own keys start at
+ * AGSBX_OPT_LOCAL. Short options are their letter. */
+enum {
+	AGSBX_OPT_FORMAT = 256,
+	AGSBX_OPT_JSON,
+	AGSBX_OPT_RUN_AS,
+	AGSBX_OPT_KEY,
+	AGSBX_OPT_ALLOWED_SIGNERS,
+	AGSBX_OPT_IDENTITY,
+	AGSBX_OPT_KEYS_URL,
+	AGSBX_OPT_INSECURE_URL,
+	AGSBX_OPT_LOCAL = 300,
+};
+#define AGSBX_OPTION_OUTPUT { "output", required_argument, NULL, 'o' }
+#define AGSBX_OPTION_FORMAT { "format", required_argument, NULL, AGSBX_OPT_FORMAT }
+#define AGSBX_OPTION_JSON { "json", no_argument, NULL, AGSBX_OPT_JSON }
+#define AGSBX_OPTION_RUN_AS { "run-as", required_argument, NULL, AGSBX_OPT_RUN_AS }
+/* The trust anchors of verify, diff and matrix. */
+#define AGSBX_OPTIONS_TRUST                                                             \
+	{ "key", required_argument, NULL, AGSBX_OPT_KEY },                              \
+	{ "allowed-signers", required_argument, NULL, AGSBX_OPT_ALLOWED_SIGNERS },      \
+	{ "identity", required_argument, NULL, AGSBX_OPT_IDENTITY },                    \
+	{ "keys-url", required_argument, NULL, AGSBX_OPT_KEYS_URL },                    \
+	{ "allow-insecure-keys-url", no_argument, NULL, AGSBX_OPT_INSECURE_URL }
+
+/* One scan of a command's argv (argv[0] is the command). */
+struct agsbx_args {
+	const char *cmd;          /* for the messages */
+	const char *short_only;   /* getopt letters of options without a long name */
+	int argc;
+	char **argv;
+	const char *value;        /* the current option's value */
+	char **operands;          /* after the scan: the operands, in order */
+	int noperands;
+	bool started;
+};
+/* The next option's key (its value in a->value); 0 when the options are
+ * done (operands in a->operands); -1 after printing the one usage error
+ * line for an unknown option, a missing value or a value given to a flag:
+ * the command returns AGSBX_EXIT_USAGE. lo ends with a zero row. */
+int agsbx_args_next(struct agsbx_args *a, const struct option *lo);
+/* 0 when there are min..max operands; else a usage error: too_few, or
+ * too_many (NULL: "unexpected argument 'X'" naming the first extra one). */
+int agsbx_args_operands(const struct agsbx_args *a, int min, int max, const char *too_few, const char *too_many);
+/* An integer option's value in [min, max] into *out: 0, or a usage error
+ * naming flag. */
+int agsbx_parse_count(const char *cmd, const char *flag, const char *s, long long min, long long max, long long *out);
+/* 0 when format is one of known (NULL-terminated); else a usage error
+ * listing them. */
+int agsbx_check_format(const char *cmd, const char *format, const char *const *known);
 
 /* Writes a JSON document (indented, sorted keys, canonical-safe) to path
  * atomically, or to stdout when path is "-". 0 or -errno. */
 int agsbx_cli_write_json(const char *path, const json_t *j);
-/* "--opt VALUE" or "--opt=VALUE" at argv[*i] (advances *i): the value, or
- * NULL when argv[*i] is not opt (*missing: it is, without a value). */
-const char *agsbx_opt_value(int argc, char **argv, int *i, const char *opt, bool *missing);
-/* Consumes a trust-anchor option (--key, --allowed-signers, --identity,
- * --keys-url, --allow-insecure-keys-url) into o; false when argv[*i] is
- * none of them (or lacks its value: *missing). */
+/* j indented, with jansson's flags (JSON_SORT_KEYS), and a newline on
+ * stdout; 0 or -EIO (agsbx_cli_main reports an unwritable stdout). */
+int agsbx_cli_print_json(const json_t *j, size_t flags);
+/* Stores a trust-anchor option (AGSBX_OPTIONS_TRUST) into o; false when
+ * key is none of them. */
 struct agsbx_verify_opts;
-bool agsbx_trust_option(int argc, char **argv, int *i, struct agsbx_verify_opts *o, bool *missing);
+bool agsbx_trust_option(int key, const char *value, struct agsbx_verify_opts *o);
+/* Loads a bundle for a command: 0, or the one error line and
+ * AGSBX_EXIT_USAGE (unreadable or not a bundle). */
+int agsbx_cli_load_bundle(const char *file, json_t **bundle);
 /* A rendered output (report, diff, matrix): stdout for "-", else a temp
  * file beside path renamed over it at commit, so a failure leaves no
  * partial file. open prints its one-line error. */

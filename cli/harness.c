@@ -204,12 +204,14 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
 	memset(hs, 0, sizeof *hs);
 	int rc = harness_init(hs, cmd, run_as, probe_host);
 	if (rc)
-		agsbx_harness_free(hs); /* callers return at once: nothing may leak */
+		agsbx_harness_clear(hs); /* callers return at once: nothing may leak */
 	return rc;
 }
 
-void agsbx_harness_free(struct agsbx_harness *hs)
+void agsbx_harness_clear(struct agsbx_harness *hs)
 {
+	if (!hs)
+		return;
 	unstage_helpers(hs);
 	free(hs->tool_dir);
 	free(hs->payload_path);

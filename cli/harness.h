@@ -28,7 +28,9 @@ int agsbx_harness_init(struct agsbx_harness *hs, const char *cmd, const char *ru
  * there (the build tree), else libexec/agsbx-evidence relative to the
  * binary (an installation). malloc'd into *dir; -errno. */
 int agsbx_helper_dir(char **dir);
-void agsbx_harness_free(struct agsbx_harness *hs);
+/* Frees what hs holds (unstaging the helpers) and zeroes it; hs itself
+ * is the caller's. NULL and a cleared harness are fine. */
+void agsbx_harness_clear(struct agsbx_harness *hs);
 
 /* Interrupt handling for long commands (interrupt.c): SIGINT, SIGTERM and
  * SIGHUP cancel every execution through the runner's abort fd instead of

@@ -1,4 +1,4 @@
-/* The check catalogue (PRODUCT.md "Acceptance matrix"), one row per check,
+/* The check catalogue (docs/checks.md lists it), one row per check,
  * sorted by id. Each denial is paired with a control or a host-side
  * postcondition; `observed_pass` is recorded whether or not the provider
  * claims the axis, so an unclaimed but observed axis shows as underclaim. */

@@ -1,4 +1,4 @@
-/* The acceptance matrix: every check of PRODUCT.md with its paired
+/* The acceptance matrix: every check of docs/checks.md with its paired
  * control, run against one provider at a time; the provider verdict and
  * capabilities.truthful. */
 #ifndef AGSBX_CONFORMANCE_CONFORMANCE_H

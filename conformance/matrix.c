@@ -70,7 +70,8 @@ static int fixture_setup(struct fixture *f, const struct agsbx_matrix_opts *o, c
 		return r;
 	/* Canaries outside the grant, owned by whoever the sandbox runs as and
 	 * readable/writable by it under plain file modes: only the mechanism
-	 * can deny them (upstream's /etc/shadow test could not tell). */
+	 * can deny them (a test reading /etc/shadow could not tell the mechanism
+	 * from plain file modes). */
 	char hex[17];
 	agsbx_random_hex(hex, 8);
 	if (asprintf(&f->canary_dir, "%s/canary-%s", o->work_dir, hex) < 0)

@@ -1,4 +1,5 @@
-/* Attachments: a contributor's own command (e.g. an upstream pytest run)
+/* Attachments: a contributor's own command (e.g. the pytest run of the
+ * project under test)
  * run through the bounded runner, with a parsed test summary and bounded,
  * sanitised output tails. */
 #include "evidence/evidence.h"

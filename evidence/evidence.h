@@ -33,6 +33,10 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
  * no partial file on failure. */
 int agsbx_bundle_write(const char *path, const json_t *bundle);
 
+/* The formats agsbx_report_render, agsbx_diff_render and
+ * agsbx_matrix_render take (view "report", "diff", "matrix"), in the order
+ * the help lists them, NULL-terminated; NULL for another view. */
+const char *const *agsbx_render_formats(const char *view);
 /* Renders one bundle: format "text" | "markdown" | "junit" | "tap".
  * -EINVAL for an unknown format. */
 int agsbx_report_render(const json_t *bundle, const char *format, FILE *out);
@@ -48,7 +52,7 @@ json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size);
 json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max_tail, char *err,
 			     size_t err_size);
 
-/* ---- additions (issue 6) --------------------------------------------- */
+/* ---- loading, signing and checking bundles ---------------------------- */
 
 /* The canonical serializer behind agsbx_bundle_canonical, for any value:
  * skip_key (may be NULL) is left out of the top-level object. NULL with
@@ -140,7 +144,7 @@ const char *agsbx_schema_get(const char *name, size_t *len);
 /* NULL-terminated list of the embedded schema names. */
 const char *const *agsbx_schema_names(void);
 
-/* ---- attestation (issue 13) -------------------------------------------- */
+/* ---- attestation ---------------------------------------------------------- */
 
 #define AGSBX_INTOTO_STATEMENT "https://in-toto.io/Statement/v1"
 #define AGSBX_INTOTO_TEST_RESULT "https://in-toto.io/attestation/test-result/v0.1"
@@ -159,7 +163,7 @@ struct agsbx_attest_opts {
  * catalogue. New reference, or NULL with err set. */
 json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size);
 
-/* ---- provenance for maintainer views (issue 13) ------------------------ */
+/* ---- provenance for maintainer views ---------------------------------- */
 
 /* {signature: "none"|"good"|"invalid"|"unknown", fingerprint, trusted
  * (null without a trust anchor), signer, trust_error?, representative,

@@ -57,7 +57,7 @@ static json_t *options_fact(const char *path)
 
 /* The distribution package that owns bwrap and its exact version (Debian
  * and Ubuntu ship security fixes as "0.9.0-1ubuntu0.2", whose wording and
- * behaviour differ from upstream 0.9.0). dpkg first, then rpm. */
+ * behaviour differ from bubblewrap's own 0.9.0 release). dpkg first, then rpm. */
 static json_t *package_fact(void)
 {
 	static const struct { const char *tool; const char *const args[6]; } q[] = {
@@ -106,10 +106,4 @@ json_t *agsbx_probe_bubblewrap(void)
 	agsbx_fact_put(f, "options", options_fact(path));
 	agsbx_fact_put(f, "package", package_fact());
 	return f;
-}
-
-bool agsbx_probe_bwrap_has_option(const json_t *host, const char *option)
-{
-	const json_t *o = agsbx_probe_value(host, "bubblewrap", "options");
-	return json_is_true(json_object_get(o, option));
 }

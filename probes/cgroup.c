@@ -29,18 +29,6 @@ static const struct agsbx_mount *find_cgroup2(const struct agsbx_mount *m, size_
 	return first;
 }
 
-char *agsbx_cgroup2_mount(void)
-{
-	struct agsbx_mount *m = NULL;
-	size_t n = 0;
-	if (agsbx_mountinfo_read(&m, &n) < 0)
-		return NULL;
-	const struct agsbx_mount *c = find_cgroup2(m, n);
-	char *p = c ? strdup(c->mountpoint) : NULL;
-	agsbx_mountinfo_free(m, n);
-	return p;
-}
-
 /* v1 hierarchies by their super options (the controller names). */
 static json_t *v1_controllers(const struct agsbx_mount *m, size_t n)
 {

@@ -49,9 +49,6 @@ const json_t *agsbx_probe_value(const json_t *host, const char *family, const ch
  * message in err for anything but unix://. */
 int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, size_t err_size);
 
-/* cgroup2 mount point from /proc/self/mountinfo (malloc'd) or NULL. */
-char *agsbx_cgroup2_mount(void);
-
 /* ---- additions (probes module) ---- */
 
 /* One family of the host object; the table in host.c, in output order.
@@ -61,11 +58,5 @@ struct agsbx_probe_family {
 	json_t *(*probe)(const struct agsbx_probe_opts *opts);
 };
 const struct agsbx_probe_family *agsbx_probe_families(size_t *n);
-
-/* True when `bwrap --help` listed option (e.g. "--disable-userns"). The
- * "bubblewrap"/"options" value is an object keyed by the option as written
- * on the command line, each true or false; absent when bwrap could not be
- * asked (reason says why). */
-bool agsbx_probe_bwrap_has_option(const json_t *host, const char *option);
 
 #endif

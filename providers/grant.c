@@ -290,17 +290,3 @@ void agsbx_grant_destroy(struct agsbx_grant *g)
 	free(g->area);
 	free(g);
 }
-
-json_t *agsbx_grant_to_json(const struct agsbx_grant *g)
-{
-	json_t *roots = json_array();
-	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
-		json_array_append_new(roots, json_pack("{s:s, s:s, s:s}", "role", role_names[i], "path",
-						       g->roots[i].path, "access",
-						       g->roots[i].writable ? "read_write" : "read_only"));
-	json_t *files = json_array();
-	for (size_t i = 0; i < g->nfiles; i++)
-		json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", g->files[i].name, "sha256",
-						       g->files[i].sha256, "bytes", (json_int_t)g->files[i].bytes));
-	return json_pack("{s:s, s:s, s:o, s:o}", "id", g->id, "area", g->area, "roots", roots, "files", files);
-}

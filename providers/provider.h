@@ -156,7 +156,6 @@ int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size);
 int agsbx_path_check_no_symlink(const char *path);
 /* Removes the area recursively (never following symlinks) and frees g. */
 void agsbx_grant_destroy(struct agsbx_grant *g);
-json_t *agsbx_grant_to_json(const struct agsbx_grant *g);
 
 /* ---- execution -------------------------------------------------------- */
 

@@ -77,7 +77,8 @@ struct sample {
 	const char *cls;
 };
 
-/* Recorded texts: the ones this host produces (ci-host-mechanisms.md §2)
+/* Recorded texts: the ones the CI host kind produces (docs/design.md,
+ * "Simulating a host that blocks user namespaces")
  * and the ones reported from Ubuntu 24.04, containers and old bwraps. */
 static const struct sample samples[] = {
 	{ "bwrap: setting up uid map: Permission denied\n", "uid_map_denied" },

@@ -108,7 +108,7 @@ static const char *raw_hostile(const char *s, bool tab_ok)
 
 static json_t *diff(const json_t *a, const json_t *b);
 
-/* Issue 11 item 2: hostile text in every field a renderer shows stays
+/* Hostile text in every field a renderer shows stays
  * inert in every target: terminal text, markdown (GitHub: no mention, no
  * link), JUnit XML, TAP, diff and matrix. */
 START_TEST(test_hostile_text_all_targets)

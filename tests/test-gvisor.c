@@ -1228,7 +1228,8 @@ START_TEST(test_broken_runsc_blocked_and_clean)
 	ck_assert_ptr_nonnull(strstr(p.hint, "--network=none"));
 	fprintf(stderr, "broken: %s\n", p.detail);
 	/* On this host the failed start leaks its shim and runsc processes
-	 * (ci-host-mechanisms.md §5): the provider found and stopped them. */
+	 * (docs/design.md, "gVisor: a failed start leaks host processes"): the
+	 * provider found and stopped them. */
 	ck_assert_int_ge(json_integer_value(json_object_get(p.facts, "leaked_host_processes_killed")), 1);
 	agsbx_probe_clear(&p);
 	/* The failed start leaked shim and runsc processes; the provider must

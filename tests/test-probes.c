@@ -404,8 +404,8 @@ END_TEST
 
 START_TEST(cgroup2_mount_is_cgroup2)
 {
-	char *m = agsbx_cgroup2_mount();
 	json_t *c = agsbx_probe_cgroup();
+	const char *m = json_string_value(value_of(c, "cgroup2_mount"));
 	char *independent = sh_line("awk '{for (i = 7; $i != \"-\"; i++); if ($(i+1) == \"cgroup2\") n++} END {print n+0}' "
 				    "/proc/self/mountinfo");
 	if (!m) {
@@ -415,14 +415,13 @@ START_TEST(cgroup2_mount_is_cgroup2)
 		struct statfs sfs;
 		ck_assert_int_eq(statfs(m, &sfs), 0);
 		ck_assert_msg((unsigned long)sfs.f_type == CGROUP2_SUPER_MAGIC, "%s is not cgroup2", m);
-		ck_assert_str_eq(json_string_value(value_of(c, "cgroup2_mount")), m);
+		ck_assert_str_ne(independent, "0");
 		struct statfs root;
 		bool unified = statfs("/sys/fs/cgroup", &root) == 0 && (unsigned long)root.f_type == CGROUP2_SUPER_MAGIC;
 		if (unified)
 			ck_assert_int_eq(json_integer_value(value_of(c, "version")), 2);
 	}
 	free(independent);
-	free(m);
 	json_decref(c);
 }
 END_TEST
@@ -544,10 +543,8 @@ START_TEST(bubblewrap_matches_bwrap)
 		char *ov = sh_line("bwrap --help | grep -c -- '--overlay '");
 		ck_assert_int_eq(json_is_true(json_object_get(opts, "--overlay")), atoi(ov) > 0);
 		free(ov);
-		json_t *host = json_pack("{s:O}", "bubblewrap", b);
-		ck_assert(agsbx_probe_bwrap_has_option(host, "--clearenv"));
-		ck_assert(!agsbx_probe_bwrap_has_option(host, "--no-such-option"));
-		json_decref(host);
+		ck_assert(json_is_true(json_object_get(opts, "--clearenv")));
+		ck_assert(!json_object_get(opts, "--no-such-option"));
 	}
 	free(path);
 	json_decref(b);

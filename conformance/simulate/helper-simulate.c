@@ -1,6 +1,6 @@
 /* agsbx-simulate: a labelled simulation of a more restrictive host, made
  * of a real kernel refusal instead of a mock, with host settings untouched
- * (ci-host-mechanisms.md §2, way A).
+ * (docs/design.md, "Simulating a host that blocks user namespaces").
  *
  *   agsbx-simulate --blocked-userns|--no-landlock [--errno=EPERM|ENOSPC|EINVAL]
  *                  -- PROGRAM [ARG...]

@@ -1,7 +1,7 @@
 /* The bwrap command line. It is assembled from two sources only: the
  * grant's roots and a fixed list of system roots. There is no way for a
- * caller to add a bind, a tmpfs or a raw option (upstream's provider takes
- * none either), so what the sandbox can see is decided here and nowhere
+ * caller to add a bind, a tmpfs or a raw option (Agently's bubblewrap
+ * provider takes none either), so what the sandbox can see is decided here and nowhere
  * else. */
 #include "providers/bubblewrap/bwrap.h"
 

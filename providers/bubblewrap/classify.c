@@ -30,7 +30,7 @@ static const struct signature signatures[] = {
 	/* clone(CLONE_NEWUSER) -> EPERM (bwrap 0.8 wording, and the one
 	 * codex matches), or EINVAL (no userns support). */
 	{ "No permissions to create new namespace", "userns_disabled" },
-	/* 0.4-0.11.0 upstream wording (grammar fixed in 0.11.1). */
+	/* bubblewrap 0.4-0.11.0 wording (grammar fixed in 0.11.1). */
 	{ "No permissions to creating new namespace", "userns_disabled" },
 	{ "No permissions to create a new namespace", "userns_disabled" },
 	{ "Creating new namespace failed, likely because the kernel does not support user namespaces",

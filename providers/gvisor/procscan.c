@@ -1,7 +1,7 @@
 /* Host processes that belong to one container. A start that fails on a
  * misconfigured runsc runtime leaves containerd-shim, runsc-gofer and
  * runsc-sandbox running after Docker has forgotten the container
- * (ci-host-mechanisms.md §5); each carries the container id in its
+ * (docs/design.md, "gVisor: a failed start leaks host processes"); each carries the container id in its
  * cmdline, so we find and stop exactly those PIDs, never by name. */
 #include "providers/gvisor/gvisor.h"
 

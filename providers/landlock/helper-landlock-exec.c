@@ -1,7 +1,7 @@
 /* agsbx-landlock-exec: applies a Landlock ruleset to itself, then exec()s
  * the program. The provider launches it through the bounded runner, so the
- * parent never runs code between fork and exec (upstream's helper design,
- * upstream-contract.md §6.2).
+ * parent never runs code between fork and exec (Agently's helper design;
+ * docs/design.md, "The Landlock helper").
  *
  *   agsbx-landlock-exec --manifest PATH [--manifest-sha256 HEX]
  *                       [--report PATH | --report-fd N] [--probe] [--tag HEX]

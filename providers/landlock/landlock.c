@@ -3,7 +3,7 @@
  * The parent never runs code between fork and exec: a separate helper
  * program (agsbx-landlock-exec, helper-landlock-exec.c) is started through
  * the bounded runner, reads a rule manifest, restricts itself (best effort
- * over ABI 1-7) and exec()s the step (upstream-contract.md §6.2).
+ * over ABI 1-7) and exec()s the step (docs/design.md, "The Landlock helper").
  *
  * The manifest is written once per handle, at ensure, into a private
  * directory outside every grant root (no sandboxed step can write there);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# diff classes (issue 11 item 7): lost evidence is a regression (exit 1);
+# diff classes: lost evidence is a regression (exit 1);
 # pass -> blocked is a host change, exit 0 unless --fail-on host-change.
 source "$(dirname "$0")/../lib/common.sh"
 T=$(t_tmpdir diff)

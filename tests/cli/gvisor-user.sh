@@ -86,7 +86,7 @@ jq -e 'map(select(.kind=="container" and .removed==false)) | length >= 1' "$w/dr
 Uf cleanup --work-dir "$w" >"$w/clean.out" || fail "cleanup exited $?: $(cat "$w/clean.out")"
 grep -q '^removed container' "$w/clean.out" || fail "cleanup removed no container: $(cat "$w/clean.out")"
 gv_no_containers
-# Not asserted here (a known gap, issue 11): a run SIGKILLed while a
+# Not asserted here (a known gap): a run SIGKILLed while a
 # container was starting can leave that container's containerd shim
 # (root's) running after a normal user's cleanup removed the container
 # through the API; dockerd does not end it and the user cannot. The shim

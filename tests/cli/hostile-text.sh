@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 item 2, end to end: the NEGATIVE-CONTROL provider neg_hostile_text
+# Hostile text, end to end: the NEGATIVE-CONTROL provider neg_hostile_text
 # answers writes with an errno string holding an @mention, links, bidi
 # overrides and terminal escapes. collect's progress lines, summary and
 # error messages show it escaped; $GITHUB_STEP_SUMMARY and every report

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile inputs (issue 11 item 8): a FIFO, socket or device given as any
+# Hostile inputs: a FIFO, socket or device given as any
 # input file is refused at once (exit 2, never waits for a writer); every
 # command whose stdout cannot be written (/dev/full) exits 3.
 source "$(dirname "$0")/../lib/common.sh"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # agsbx-simulate: the labelled seccomp simulations give the real refusals a
-# restrictive host gives (ci-host-mechanisms.md §2 way A), each paired with
+# restrictive host gives (docs/design.md, "Simulating a host that blocks
+# user namespaces"), each paired with
 # the same command without the simulation as control; the filter is
 # inherited by the whole tree; the host itself is untouched. Run as root and
 # as the unprivileged test user.

@@ -18,12 +18,71 @@ usage_err() {
 usage_err
 usage_err no-such-command
 usage_err --no-such-global-flag
-for c in probe providers collect verify report diff matrix keygen bench schema; do
+for c in probe providers collect verify report diff matrix attest keygen bench schema cleanup; do
   usage_err "$c" --no-such-flag
   out=$("$AGSBX_BIN" "$c" --help) || fail "$c --help exited non-zero"
   [[ $out == *usage:* ]] || fail "$c --help prints no usage"
 done
 pass "unknown commands and flags: exit 2, stderr only; --help works for every command"
+
+# One wording for every command (cli/options.c): the error line names the
+# bad option exactly as typed (without any =VALUE), then one hint line.
+one_msg() { # WANT ARGS...
+  local want=$1; shift
+  usage_err "$@"
+  [[ $(head -n1 "$d/err") == "agsbx-evidence: error: $want" ]] ||
+    fail "agsbx-evidence $*: first line '$(head -n1 "$d/err")', want 'agsbx-evidence: error: $want'"
+  [[ $(wc -l <"$d/err") == 2 ]] || fail "agsbx-evidence $*: $(wc -l <"$d/err") lines on stderr, want error + hint"
+  grep -qx "hint: see 'agsbx-evidence $1 --help'" "$d/err" || fail "agsbx-evidence $*: no hint naming $1"
+}
+all=(probe providers collect verify report diff matrix attest keygen bench schema cleanup)
+for c in "${all[@]}"; do
+  one_msg "unknown option '--no-such-flag'" "$c" --no-such-flag
+  one_msg "unknown option '--no-such-flag'" "$c" --no-such-flag=value
+  one_msg "unknown option '-Z'" "$c" -Z
+done
+# a flag given a value, and an option without its value
+for c in probe providers collect verify bench cleanup; do
+  one_msg "option '--json' takes no value" "$c" --json=yes
+done
+for c in report diff matrix attest collect; do
+  one_msg "option '--output' needs a value" "$c" --output
+  one_msg "option '-o' needs a value" "$c" -o
+done
+for c in report diff matrix; do one_msg "option '--format' needs a value" "$c" --format; done
+for c in verify diff matrix; do one_msg "option '--keys-url' needs a value" "$c" --keys-url; done
+one_msg "option '--run-as' needs a value" providers --run-as
+one_msg "option '--runs' needs a value" bench --runs
+one_msg "option '--work-dir' needs a value" cleanup --work-dir
+one_msg "option '--url' needs a value" attest x.json --url
+one_msg "option '-f' needs a value" keygen -f
+one_msg "option '--provider' needs a value" collect --unsigned --provider
+# a bad letter in a cluster is named by itself, whatever came before
+one_msg "unknown option '-Z'" collect --output=x.json -qZ
+one_msg "unknown option '-Z'" collect --output=x.json -Zq
+one_msg "option '-o' needs a value" collect --json -qo
+# a prefix of two options names neither; a prefix of one is that option
+for c in verify diff matrix; do one_msg "ambiguous option '--allow'" "$c" --allow x.json; done
+# operands where a command takes none
+for c in probe providers collect keygen bench cleanup; do
+  one_msg "unexpected argument 'extra'" "$c" extra
+done
+# the operand count and the format list (from evidence/)
+one_msg "no bundle given" report
+one_msg "one bundle at a time" verify a.json b.json
+one_msg "two bundles: OLD NEW" diff a.json
+one_msg "unknown format 'yaml' (known: text, markdown, junit, tap)" report --format=yaml a.json
+one_msg "unknown format 'text' (known: markdown, json, badge)" matrix --format text a.json
+# options after operands and "--" before an operand that looks like one
+"$AGSBX_BIN" report "$AGSBX_SOURCE_DIR/tests/data/bundles/minimal.json" --format tap >"$d/tap" || fail "option after the operand"
+grep -q '^TAP version' "$d/tap" || fail "report ... --format tap: not TAP"
+cp "$AGSBX_SOURCE_DIR/tests/data/bundles/minimal.json" "$d/-x.json"
+(cd "$d" && "$AGSBX_BIN" report --format tap -- -x.json >"$d/tap2") || fail "report -- -x.json"
+cmp -s "$d/tap" "$d/tap2" || fail "report -- -x.json: a different report"
+POSIXLY_CORRECT=1 "$AGSBX_BIN" report "$AGSBX_SOURCE_DIR/tests/data/bundles/minimal.json" --format tap >"$d/tap3" ||
+  fail "POSIXLY_CORRECT: an option after the operand is refused"
+cmp -s "$d/tap" "$d/tap3" || fail "POSIXLY_CORRECT: a different report"
+pass "usage errors: one wording for all ${#all[@]} commands (unknown option, missing value, value to a flag, operands)"
 
 v=$("$AGSBX_BIN" --version)
 [[ $v == "agsbx-evidence "* ]] || fail "--version: $v"

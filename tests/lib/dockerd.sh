@@ -38,7 +38,7 @@ dockerd_start() {
     with-runsc) runtimes='"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}' ;;
     no-runsc) runtimes='' ;;
     # A runsc runtime whose default network mode cannot start containers on
-    # this host (see ci-host-mechanisms.md §5): start fails, and leaks shim
+    # this host (docs/design.md, "gVisor: a failed start leaks host processes"): start fails, and leaks shim
     # processes unless the provider cleans up what belongs to the run.
     broken-runsc) runtimes='"runsc": {"path": "/usr/bin/runsc"}' ;;
     *) fail "dockerd_start: unknown mode $mode" ;;

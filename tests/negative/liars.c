@@ -319,7 +319,7 @@ NEG(neg_nnp_caps, p_priv, x_nnp_caps)
  * an @mention, links, bidi overrides, terminal escapes (CSI, OSC, C1 CSI) —
  * and runs everything else plainly. fs.grant_write fails with that errno in
  * its reason: the text must reach terminals escaped and markdown
- * neutralised (issue 11 item 2). */
+ * neutralised. */
 static int x_hostile_text(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
 			  struct agsbx_exec_result *o, struct agsbx_failure *f)
 {

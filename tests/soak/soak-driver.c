@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "agsbx-soak: %s: set-up failed: %s %s\n", ops->id, fail.reason ? fail.reason : "",
 			fail.message);
 		agsbx_grant_destroy(g);
-		agsbx_harness_free(&hs);
+		agsbx_harness_clear(&hs);
 		return 3;
 	}
 	struct cyc c = { .ops = ops, .h = h };
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	ops->release(h);
 	agsbx_handle_free(h);
 	agsbx_grant_destroy(g);
-	agsbx_harness_free(&hs);
+	agsbx_harness_clear(&hs);
 	printf("{\"provider\":\"%s\",\"cycles\":%ld,\"executions\":%ld,\"leftovers\":%d,\"wrong_outcomes\":%d,"
 	       "\"rss_kib_after_warmup\":%ld,\"rss_kib_last\":%ld,\"rss_kib_peak\":%ld,\"seconds\":%.1f}\n",
 	       ops->id, cycles, 2 * cycles, left_total, bad, rss_first, rss_last, rss_peak,

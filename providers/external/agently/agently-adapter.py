@@ -7,9 +7,10 @@ Loads the provider module from a user's Agently checkout (DIR is the
 directory that holds the `agently/` package) without running the package
 `__init__.py` files (they import pydantic, httpx and agently-stage, which the
 providers never use), then speaks agsbx-external/1 (docs/external-protocol.md)
-on stdin/stdout. Everything Agently's API cannot express is mapped here and
-labelled: fields the adapter inferred are listed in the result's `inferred`,
-values it supplied itself in `meta.adapter`. Nothing is made up to fill a gap
+on stdin/stdout ("upstream" below always means that Agently code).
+Everything Agently's API cannot express is mapped here and labelled: fields
+the adapter inferred are listed in the result's `inferred`, values it
+supplied itself in `meta.adapter`. Nothing is made up to fill a gap
 the provider left: a call that never returns is never answered.
 
 Exit status: 0 after `shutdown` or end of input, 2 bad arguments or an Agently
