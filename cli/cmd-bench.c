@@ -285,7 +285,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	ops->probe(ctx, &p);
 	bool avail = p.available;
 	snprintf(why, sizeof why, "%s", p.reason ? p.reason : "unavailable");
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	if (!avail) {
 		finish(ops);
 		return json_pack("{s:s, s:s}", "id", ops->id, "unavailable", why);

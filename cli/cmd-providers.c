@@ -36,8 +36,8 @@ static json_t *provider_json(const struct agsbx_provider_ops *ops, const struct 
 	if (applies) {
 		struct agsbx_probe p = { 0 };
 		ops->probe(ctx, &p);
-		json_object_set_new(j, "probe", agsbx_probe_to_json(&p));
-		agsbx_probe_clear(&p);
+		json_object_set_new(j, "probe", agsbx_provider_probe_to_json(&p));
+		agsbx_provider_probe_clear(&p);
 	}
 	return j;
 }

@@ -8,6 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* AGSBX_HELPER_LIST: the helper programs, ':'-separated, generated from
+ * CMake's agsbx_add_helper() calls (what the install step puts into
+ * libexec). */
+#include "agsbx-helpers.h"
 #include "base/cleanup.h"
 #include "base/log.h"
 #include "base/rundir.h"
@@ -34,11 +38,6 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-/* The helper programs, one ':'-separated list from CMake's agsbx_add_helper()
- * (the same list the install step puts into libexec). */
-#ifndef AGSBX_HELPER_LIST
-#define AGSBX_HELPER_LIST "agsbx-payload:agsbx-landlock-exec:agsbx-simulate"
-#endif
 /* bindir -> libexec/agsbx-evidence, relative (GNUInstallDirs at configure). */
 #ifndef AGSBX_LIBEXEC_RELDIR
 #define AGSBX_LIBEXEC_RELDIR "../libexec/agsbx-evidence"

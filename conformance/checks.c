@@ -706,7 +706,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	bool documented = fail.reason && agsbx_reason_in_set(env->ops, fail.reason) && strcmp(fail.reason, "ready") != 0;
 	json_object_set_new(out->facts, "how", json_string(real ? "mechanism unavailable on this host" : "simulation"));
 	json_object_set_new(out->facts, "simulation", real ? json_null() : json_string(sim));
-	json_object_set_new(out->facts, "probe_under_test", agsbx_probe_to_json(&p));
+	json_object_set_new(out->facts, "probe_under_test", agsbx_provider_probe_to_json(&p));
 	json_object_set_new(out->facts, "ensure_reason", fail.reason ? json_string(fail.reason) : json_null());
 	json_object_set_new(out->facts, "ensure_message", json_string(fail.message));
 	json_object_set_new(out->facts, "payload_marker_written", json_boolean(executed));
@@ -714,7 +714,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	check_reason(out, "%s: ensure %s%s%s; payload %s", real ? "unavailable" : sim,
 		     er < 0 ? "refused with " : "SUCCEEDED", er < 0 ? (fail.reason ? fail.reason : "no reason") : "",
 		     er < 0 && !documented ? " (NOT in the documented set)" : "", executed ? "EXECUTED" : "never executed");
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 }
 
 /* An unavailable provider whose reason asserts a host condition the
@@ -773,7 +773,7 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 		     p->reason ? p->reason : "(none)", in_set ? "is in" : "is NOT in", consistent ? "<=>" : "does NOT match",
 		     stable ? "agrees" : "DISAGREES", facts_ok ? "" : "; facts DISAGREE with the host probes",
 		     host_agrees ? "" : "; the host does NOT have the condition the reason asserts");
-	agsbx_probe_clear(&again);
+	agsbx_provider_probe_clear(&again);
 }
 
 /* capabilities.truthful is computed by the matrix from all the others. */

@@ -590,7 +590,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	if (r < 0) {
 		snprintf(err, err_size, "cannot prepare the execution area in %s: %s", o->work_dir, strerror(-r));
 		fixture_teardown(&f);
-		agsbx_probe_clear(&probe);
+		agsbx_provider_probe_clear(&probe);
 		return NULL;
 	}
 	struct utsname u;
@@ -719,7 +719,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 			       "verdict", verdict, "reason",
 			       env.h ? "ready" : probe.available ? (fail.reason ? fail.reason : "ensure_failed")
 								 : (probe.reason ? probe.reason : "unknown"),
-			       "probe", agsbx_probe_to_json(&probe), "claims", claims, "observed", observed,
+			       "probe", agsbx_provider_probe_to_json(&probe), "claims", claims, "observed", observed,
 			       "underclaim", underclaim, "failing_checks", failing, "checks", checks);
 	json_object_set_new(pj, "confinement", conf);
 	if (declared) {
@@ -733,7 +733,7 @@ json_t *agsbx_matrix_run(const struct agsbx_provider_ops *ops, const struct agsb
 	}
 	uint64_t td = agsbx_now_us();
 	fixture_teardown(&f);
-	agsbx_probe_clear(&probe);
+	agsbx_provider_probe_clear(&probe);
 	pt.teardown_us = agsbx_now_us() - td;
 	json_object_set_new(pj, "timings", timings_json(&pt, agsbx_now_us() - t0, o));
 	return pj;

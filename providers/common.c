@@ -1,5 +1,6 @@
 /* Shared pieces of the provider contract: probe/caps JSON, failures, the
- * handle, environments and simulations for host-process providers. */
+ * handle and its lifecycle, environments and simulations for host-process
+ * providers. */
 #include "providers/provider.h"
 
 #include <errno.h>
@@ -11,7 +12,7 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
-void agsbx_probe_clear(struct agsbx_probe *p)
+void agsbx_provider_probe_clear(struct agsbx_probe *p)
 {
 	json_decref(p->facts);
 	free(p->detail);
@@ -32,7 +33,7 @@ json_t *agsbx_caps_to_json(const struct agsbx_caps *c)
 			 "safety_class", c->safety_class ? c->safety_class : "none");
 }
 
-json_t *agsbx_probe_to_json(const struct agsbx_probe *p)
+json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p)
 {
 	json_t *j = json_pack("{s:b, s:s, s:o, s:o}", "available", p->available,
 			      "reason", p->reason ? p->reason : "unknown",
@@ -71,6 +72,7 @@ struct agsbx_handle *agsbx_handle_new(const struct agsbx_provider_ops *ops, cons
 	h->grant = g;
 	h->caps = *caps;
 	h->versions = json_object();
+	pthread_mutex_init(&h->lock, NULL);
 	for (int r = 0; r < AGSBX_ROOT_COUNT; r++) {
 		h->paths[r] = strdup(g->roots[r].path);
 		if (!h->paths[r]) {
@@ -88,7 +90,77 @@ void agsbx_handle_free(struct agsbx_handle *h)
 	for (int r = 0; r < AGSBX_ROOT_COUNT; r++)
 		free(h->paths[r]);
 	json_decref(h->versions);
+	if (h->priv && h->priv_free)
+		h->priv_free(h->priv);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
+}
+
+int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_failure *fail)
+{
+	pthread_mutex_lock(&h->lock);
+	bool released = h->released;
+	if (!released)
+		h->inflight++;
+	pthread_mutex_unlock(&h->lock);
+	if (released) {
+		agsbx_fail(fail, "released", "%s: execute after release", h->ops->id);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+void agsbx_handle_leave(struct agsbx_handle *h)
+{
+	pthread_mutex_lock(&h->lock);
+	/* Released meanwhile and the last one out: priv is ours to free,
+	 * outside the lock (freeing may take time: files, containers). */
+	void *priv = --h->inflight == 0 && h->released && h->priv_free ? h->priv : NULL;
+	if (priv)
+		h->priv = NULL;
+	pthread_mutex_unlock(&h->lock);
+	if (priv)
+		h->priv_free(priv);
+}
+
+bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_handle *h))
+{
+	/* Marked released and referenced in one step: a last call leaving
+	 * meanwhile cannot free priv under the teardown. */
+	pthread_mutex_lock(&h->lock);
+	bool first = !h->released;
+	h->released = true;
+	if (first)
+		h->inflight++;
+	pthread_mutex_unlock(&h->lock);
+	if (!first)
+		return false;
+	if (teardown)
+		teardown(h);
+	agsbx_handle_leave(h);
+	return true;
+}
+
+int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+			 struct agsbx_exec_result *out, struct agsbx_failure *fail, agsbx_execute_fn *run)
+{
+	memset(out, 0, sizeof *out);
+	int r = agsbx_handle_enter(h, fail);
+	if (r < 0)
+		return r;
+	r = agsbx_provider_check_step(h, step, fail);
+	if (r == 0)
+		r = run(h, step, limits, out, fail);
+	agsbx_handle_leave(h);
+	return r;
+}
+
+int agsbx_handle_health(struct agsbx_handle *h)
+{
+	pthread_mutex_lock(&h->lock);
+	bool released = h->released;
+	pthread_mutex_unlock(&h->lock);
+	return released ? -ESTALE : 0;
 }
 
 char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, const char *rel)
@@ -222,6 +294,19 @@ void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_li
 	o->run_uid = h->ctx->run_uid;
 	o->run_gid = h->ctx->run_gid;
 	o->use_cgroup = true;
+}
+
+int agsbx_provider_run(const struct agsbx_handle *h, const struct agsbx_limits *limits, const char *const *argv,
+		       const char *const *envp, const char *cwd, struct agsbx_exec_result *out)
+{
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = argv;
+	o.envp = envp;
+	o.cwd = cwd;
+	int r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
+	return r;
 }
 
 char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *const *argv)

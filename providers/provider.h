@@ -1,9 +1,14 @@
-/* The provider contract (mirrors upstream's ExecutionResourceProvider).
+/* The provider contract: what every sandbox provider does for the harness
+ * (probe, ensure, execute, release, ...) as one struct of function
+ * pointers, modelled on Agently's ExecutionResourceProvider.
  *
  * Checklist for adding a provider
  *  1. One file (or folder) under providers/ defining one
- *     `const struct agsbx_provider_ops agsbx_provider_<id>`; add it to the
- *     sorted table in providers/registry.c. Nothing else in the tree changes.
+ *     `const struct agsbx_provider_ops agsbx_provider_<id>` (CMake picks
+ *     every providers/ source up; a helper program is a helper-*.c built
+ *     with agsbx_add_helper()). Declare it with an `extern` line below,
+ *     next to the others, and add it to the sorted table in
+ *     providers/registry.c.
  *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
  *     containing "ready". probe.truthful fails on any reason outside it.
  *  3. `config_keys`: every accepted config key as "name:type" (type bool
@@ -16,22 +21,34 @@
  *  5. ensure(): validate config, run the real mechanism probe again,
  *     refuse (fail closed, documented reason) rather than fall back.
  *     Mounts and policies come from the grant only; never from the caller.
- *  6. execute(): re-verify the materialised bundle (agsbx_grant_verify) just
- *     before running (the TOCTOU guard); run through base/runner (bounded
- *     output, timeout, cancel, whole-tree cleanup); refuse after release;
- *     fill meta with the same id/mechanism/capabilities/versions as probe.
- *     Must be safe to call from several threads on one handle.
- *  7. release(): idempotent; removes every temporary resource it created.
- *  8. A doc in docs/providers/<id>.md: what it isolates, what it does not,
- *     every reason.
- *  9. Tests: the real mechanism in tests/, plus the provider in the matrix.
+ *     Provider state goes into h->priv with h->priv_free to end it.
+ *  6. execute(): through agsbx_handle_execute, which refuses after release,
+ *     holds the handle against a release on another thread and runs the
+ *     step gate (a well-formed step, the TOCTOU guard on the bundle) right
+ *     before the provider's own run; that runs through base/runner
+ *     (bounded output, timeout, cancel, whole-tree cleanup) and fills meta
+ *     with agsbx_handle_meta. Must be safe to call from several threads on
+ *     one handle.
+ *  7. release(): agsbx_handle_release with the provider's teardown (it
+ *     runs once; later calls do nothing); removes every temporary
+ *     resource it created. health(), leftovers() and raw_command() use
+ *     agsbx_handle_health or agsbx_handle_enter/leave.
+ *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
+ *     does not, every reason; list the provider where the others are
+ *     listed (README.md, docs/agsbx-evidence.1, the `--provider` words in
+ *     completion/agsbx-evidence.bash).
+ *  9. Tests: the real mechanism in tests/test-<id>.c, plus the provider in
+ *     the matrix (tests/cli/).
  * 10. reason_conds: map each blocked reason that asserts a host condition
  *     (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
  * Providers declared at run time (--adapter, --wrap) live in
- * providers/external/ and are built from the same struct. */
+ * providers/external/ and are built from the same struct; an adapter's
+ * handle forwards health, execute and release to the adapter, whose own
+ * lifecycle the checks then judge. */
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,9 +105,9 @@ struct agsbx_probe {
 	char *detail;                 /* malloc'd human message, may be NULL */
 	char *hint;                   /* malloc'd remedy, may be NULL */
 };
-void agsbx_probe_clear(struct agsbx_probe *p);
+void agsbx_provider_probe_clear(struct agsbx_probe *p);
 /* {available, reason, capabilities, facts, detail?, hint?} (new ref). */
-json_t *agsbx_probe_to_json(const struct agsbx_probe *p);
+json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p);
 json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
 
 /* Why ensure (or execute) refused: base's error record (first error
@@ -187,14 +204,51 @@ struct agsbx_handle {
 	struct agsbx_caps caps;       /* as claimed by the probe ensure verified */
 	char *paths[AGSBX_ROOT_COUNT];/* grant roots as seen inside the sandbox */
 	json_t *versions;             /* mechanism versions for result meta (owned) */
-	bool released;
+	/* Provider state. Between agsbx_handle_enter and _leave it stays
+	 * valid whatever another thread's release does. */
 	void *priv;
+	/* Frees priv once the handle is released and no call is in flight
+	 * (or at agsbx_handle_free); NULL: priv is not the handle's to free. */
+	void (*priv_free)(void *priv);
+	/* The lifecycle below: lock guards released, inflight and priv's
+	 * lifetime. Read them only through the agsbx_handle_* calls. */
+	pthread_mutex_t lock;
+	unsigned inflight;
+	bool released;
 };
 /* Allocates a handle with paths = the host paths (providers that mount the
  * roots elsewhere overwrite them). */
 struct agsbx_handle *agsbx_handle_new(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx,
 				      const struct agsbx_grant *g, const struct agsbx_caps *caps);
+/* NULL-safe. Frees priv too when it is still there (never released, or a
+ * release whose last call has not left: a caller bug, not a race). */
 void agsbx_handle_free(struct agsbx_handle *h);
+
+/* The handle lifecycle of the contract (refuse after release, release
+ * idempotent and safe while executions run on other threads), written
+ * once; each provider calls it from its own ops, so the lifecycle checks
+ * still judge the provider.
+ * enter: a reference for one call: 0, or -ESTALE once released (with
+ * reason "released" in fail, which may be NULL). Pair every 0 with leave. */
+int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_failure *fail);
+/* Drops the reference; the last one out after release frees priv. */
+void agsbx_handle_leave(struct agsbx_handle *h);
+/* Marks h released. The first call only runs teardown(h) (may be NULL),
+ * holding a reference so that priv is valid during it; later calls do
+ * nothing. Returns true for the first call. */
+bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_handle *h));
+/* -ESTALE once released, else 0 (providers add their own re-probe). */
+int agsbx_handle_health(struct agsbx_handle *h);
+/* The shape of ops->execute. */
+typedef int agsbx_execute_fn(struct agsbx_handle *h, const struct agsbx_step *step,
+			     const struct agsbx_limits *limits, struct agsbx_exec_result *out,
+			     struct agsbx_failure *fail);
+/* An execute() inside the lifecycle: out cleared; refused once released
+ * (-ESTALE, reason "released"); then the step gate
+ * (agsbx_provider_check_step: a malformed step or a changed bundle is
+ * refused); then run() between enter and leave, its result returned. */
+int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+			 struct agsbx_exec_result *out, struct agsbx_failure *fail, agsbx_execute_fn *run);
 /* Sandbox-side path of root r joined with rel (rel may be NULL); malloc'd. */
 char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, const char *rel);
 /* meta for a result: {provider, mechanism, capabilities, versions} (new ref). */
@@ -329,6 +383,11 @@ char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_s
 /* Fills runner options from ctx (run_as) and limits. */
 void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
 			     struct agsbx_run_opts *o);
+/* Runs argv in cwd through base/runner with the handle's run options
+ * (agsbx_provider_run_opts) and envp (NULL: the harness's environment);
+ * out->meta is agsbx_handle_meta(h). agsbx_run's result. */
+int agsbx_provider_run(const struct agsbx_handle *h, const struct agsbx_limits *limits, const char *const *argv,
+		       const char *const *envp, const char *cwd, struct agsbx_exec_result *out);
 /* When ctx->simulate names a seccomp simulation, returns a new argv with
  * "<tool_dir>/agsbx-simulate --<sim> --" prepended; otherwise a copy. */
 char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *const *argv);

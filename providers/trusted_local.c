@@ -36,38 +36,24 @@ static int tl_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	return *out ? 0 : -ENOMEM;
 }
 
-/* release() may run on another thread than execute(). */
-static bool tl_released(const struct agsbx_handle *h)
-{
-	return __atomic_load_n(&h->released, __ATOMIC_ACQUIRE);
-}
-
 static int tl_health(struct agsbx_handle *h)
 {
-	return tl_released(h) ? -ESTALE : 0;
+	return agsbx_handle_health(h);
+}
+
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	(void)fail;
+	/* The host environment (NULL) on purpose: trusted_local hides
+	 * nothing, and env.scrubbed records that. */
+	return agsbx_provider_run(h, limits, step->argv, NULL, h->paths[step->cwd], out);
 }
 
 static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	if (tl_released(h)) {
-		agsbx_fail(fail, "released", "trusted_local: execute after release");
-		return -ESTALE;
-	}
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
-	struct agsbx_run_opts o;
-	agsbx_provider_run_opts(h, limits, &o);
-	o.argv = step->argv;
-	o.cwd = h->paths[step->cwd];
-	/* The host environment on purpose: trusted_local hides nothing, and
-	 * env.scrubbed records that. */
-	o.envp = NULL;
-	r = agsbx_run(&o, &out->run);
-	out->meta = agsbx_handle_meta(h);
-	return r;
+	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
 /* By hand: the program itself, in the same directory and environment. */
@@ -85,7 +71,7 @@ static int tl_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 
 static void tl_release(struct agsbx_handle *h)
 {
-	__atomic_store_n(&h->released, true, __ATOMIC_RELEASE);
+	agsbx_handle_release(h, NULL); /* nothing temporary was created */
 }
 
 const struct agsbx_provider_ops agsbx_provider_trusted_local = {

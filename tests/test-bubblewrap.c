@@ -694,7 +694,7 @@ START_TEST(test_root_refused)
 	ck_assert(json_is_boolean(json_object_get(p.facts, "setuid")));
 	/* Nothing was sandboxed as root: no sandbox_probe was run. */
 	ck_assert_ptr_null(json_object_get(p.facts, "sandbox_probe"));
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_failure f = { 0 };
@@ -830,10 +830,10 @@ START_TEST(test_probe_ready)
 	ck_assert(json_is_object(sp));
 	ck_assert_int_eq(json_integer_value(json_object_get(sp, "status")), 0);
 	ck_assert_ptr_null(json_object_get(p.facts, "failure_class"));
-	json_t *pj = agsbx_probe_to_json(&p);
+	json_t *pj = agsbx_provider_probe_to_json(&p);
 	ck_assert(json_is_true(json_object_get(pj, "available")));
 	json_decref(pj);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 }
 END_TEST
 
@@ -1026,7 +1026,7 @@ START_TEST(test_network_shared_when_configured)
 	json_array_foreach(argv, i, a)
 		share |= strcmp(json_string_value(a), "--share-net") == 0;
 	ck_assert(share);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	env_down(&e);
 }
 END_TEST
@@ -1123,7 +1123,7 @@ START_TEST(test_simulated_block_fails_closed)
 	ck_assert_str_eq(jstr(p.facts, "simulate"), AGSBX_SIM_BLOCKED_USERNS);
 	ck_assert(!p.caps.process_contained && !p.caps.host_filesystem_restricted);
 	ck_assert_ptr_nonnull(p.hint);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 
 	struct agsbx_grant *g = new_grant(t_uid, t_gid);
 	ck_assert_int_eq(agsbx_grant_add_file(g, "agsbx-payload", t_payload, true), 0);
@@ -1170,7 +1170,7 @@ START_TEST(test_lifecycle)
 	ck_assert_str_eq(jstr(ver, "bwrap"), jstr(p.facts, "version"));
 	ck_assert(json_equal(json_object_get(ver, "setuid"), json_object_get(p.facts, "setuid")));
 	agsbx_exec_result_clear(&res);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 
 	o->release(e.h);
 	o->release(e.h); /* idempotent */
@@ -1274,7 +1274,7 @@ START_TEST(test_binary_missing)
 	ck_assert_str_eq(p.reason, "bwrap_binary_missing");
 	ck_assert(json_is_null(json_object_get(p.facts, "path")));
 	ck_assert_ptr_nonnull(p.hint);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	struct agsbx_grant *g = new_grant(t_uid, t_gid);
 	struct agsbx_failure f = { 0 };
 	struct agsbx_handle *h = NULL;
@@ -1296,7 +1296,7 @@ START_TEST(test_probe_spawn_error)
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
 	ck_assert_str_eq(jstr(json_object_get(p.facts, "sandbox_probe"), "spawn_errno"), "ENOENT");
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 }
 END_TEST
 
@@ -1310,7 +1310,7 @@ START_TEST(test_probe_timeout)
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
 	ck_assert(json_is_true(json_object_get(json_object_get(p.facts, "sandbox_probe"), "timed_out")));
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	ck_assert_int_eq(count_marker(t_scratch), 0);
 }
 END_TEST

@@ -217,7 +217,7 @@ static void expect_blocked(const struct agsbx_ctx *ctx, const char *reason, cons
 	ck_assert(!p.caps.process_contained && !p.caps.syscalls_restricted);
 	if (detail_part)
 		ck_assert_msg(p.detail && strstr(p.detail, detail_part), "detail: %s", p.detail ? p.detail : "");
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 
 	struct agsbx_grant *g = NULL;
 	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
@@ -726,7 +726,7 @@ START_TEST(test_probe_ready_observed)
 	ck_assert_str_eq(p.caps.network, AGSBX_NET_ISOLATED);
 	ck_assert_str_eq(p.caps.safety_class, "isolated");
 	ck_assert_str_eq(p.caps.mechanism, "gvisor_container");
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	/* The verification containers are gone. */
 	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
 	ck_assert_int_eq(daemon_container_procs(), 0);
@@ -1155,14 +1155,14 @@ START_TEST(test_simulation_blocks_live_daemon)
 	ck_assert_int_eq(gv->probe(&c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, GV_R_UNAVAILABLE);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	/* config naming runc is refused on a live daemon too */
 	json_t *cfg = json_pack("{s:s}", "runtime", "runc");
 	c.simulate = NULL;
 	c.config = cfg;
 	ck_assert_int_eq(gv->probe(&c, &p), 0);
 	ck_assert_str_eq(p.reason, GV_R_REGISTRY_INVALID);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	json_decref(cfg);
 }
 END_TEST
@@ -1211,7 +1211,7 @@ START_TEST(test_norunsc_blocked)
 	struct agsbx_probe p;
 	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
 	ck_assert(json_is_object(json_object_get(json_object_get(p.facts, "runtimes"), "runc")));
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
 }
 END_TEST
@@ -1231,7 +1231,7 @@ START_TEST(test_broken_runsc_blocked_and_clean)
 	 * (docs/design.md, "gVisor: a failed start leaks host processes"): the
 	 * provider found and stopped them. */
 	ck_assert_int_ge(json_integer_value(json_object_get(p.facts, "leaked_host_processes_killed")), 1);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	/* The failed start leaked shim and runsc processes; the provider must
 	 * have stopped exactly those. */
 	ck_assert_int_eq(daemon_container_procs(), 0);
@@ -1257,7 +1257,7 @@ START_TEST(test_runc_named_runsc_not_observed)
 	ck_assert_str_eq(json_string_value(json_object_get(p.facts, "kernel_release_inside")), u.release);
 	ck_assert(!p.caps.process_contained && !p.caps.syscalls_restricted && !p.caps.host_filesystem_restricted &&
 		  !p.caps.privilege_escalation_blocked && !p.caps.environment_scrubbed);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	expect_blocked(&g_ctx, GV_R_NOT_OBSERVED, "is the host's");
 	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
 	ck_assert_int_eq(daemon_container_procs(), 0);

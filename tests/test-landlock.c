@@ -257,10 +257,10 @@ START_TEST(test_probe_ready)
 	ck_assert_str_eq(p.caps.network, want_eff >= 4 ? AGSBX_NET_TCP_RESTRICTED : AGSBX_NET_INHERITED);
 	ck_assert_str_eq(p.caps.mechanism, "landlock");
 	ck_assert_str_eq(p.caps.safety_class, "filesystem_only");
-	json_t *j = agsbx_probe_to_json(&p);
+	json_t *j = agsbx_provider_probe_to_json(&p);
 	ck_assert(json_is_true(json_object_get(j, "available")));
 	json_decref(j);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 }
 END_TEST
 
@@ -276,7 +276,7 @@ START_TEST(test_probe_missing_helper)
 	ck_assert_str_eq(p.reason, "landlock_enforcement_failed");
 	ck_assert(!p.caps.host_filesystem_restricted && !p.caps.privilege_escalation_blocked);
 	ck_assert_ptr_nonnull(p.detail);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	agsbx_test_rmtree(empty);
 }
 END_TEST
@@ -328,7 +328,7 @@ START_TEST(test_probe_lying_helper)
 	ck_assert(!p.caps.host_filesystem_restricted && !p.caps.privilege_escalation_blocked);
 	ck_assert_ptr_nonnull(p.detail);
 	ck_assert_msg(strstr(p.detail, liar_cases[_i].detail) != NULL, "case %d: detail: %s", _i, p.detail);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	agsbx_test_rmtree(dir);
 }
 END_TEST
@@ -556,7 +556,7 @@ START_TEST(test_exec_write_output)
 		ck_assert_msg(json_equal(json_object_get(v, keys[i]), json_object_get(p.facts, keys[i])), "%s", keys[i]);
 	ck_assert(json_equal(json_object_get(v, "helper_sha256"),
 			     json_object_get(json_object_get(p.facts, "helper"), "sha256")));
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	/* No policy file left behind. */
 	ck_assert_int_eq(count_temps(f.g->roots[AGSBX_ROOT_LOGS].path), 0);
 	json_t *found = NULL;
@@ -1029,7 +1029,7 @@ START_TEST(test_sim_no_landlock)
 		      p.detail ? p.detail : "");
 	ck_assert(!p.caps.host_filesystem_restricted);
 	ck_assert_ptr_nonnull(p.hint);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_failure fail = { 0 };
 	ck_assert_int_lt(LL->ensure(&f.ctx, f.g, &h, &fail), 0);
@@ -1039,33 +1039,12 @@ START_TEST(test_sim_no_landlock)
 	f.ctx.simulate = AGSBX_SIM_BLOCKED_USERNS;
 	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
 	ck_assert_msg(p.available, "blocked-userns: %s: %s", p.reason, p.detail ? p.detail : "");
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	fx_done(&f);
 }
 END_TEST
 
 /* ---- main --------------------------------------------------------------- */
-
-static char *stage_helpers(void)
-{
-	char *d = agsbx_test_tmpdir("agsbx-ll-stage");
-	static const char *const names[] = { "agsbx-landlock-exec", "agsbx-simulate" };
-	for (size_t i = 0; d && i < AGSBX_ARRAY_SIZE(names); i++) {
-		_cleanup_free_ char *src = agsbx_path_join(build_dir, names[i]);
-		_cleanup_free_ char *dst = agsbx_path_join(d, names[i]);
-		_cleanup_free_ char *data = NULL;
-		size_t len;
-		if (agsbx_read_file(src, 64 << 20, &data, &len) < 0)
-			continue;
-		int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-		if (fd < 0 || write(fd, data, len) != (ssize_t)len)
-			fprintf(stderr, "staging %s failed\n", names[i]);
-		if (fd >= 0)
-			close(fd);
-		chmod(dst, 0755);
-	}
-	return d;
-}
 
 int main(void)
 {
@@ -1087,7 +1066,7 @@ int main(void)
 	}
 	if (!have_user)
 		fprintf(stderr, "note: no test user (or not root): run_as variants skipped\n");
-	stage_dir = stage_helpers();
+	stage_dir = agsbx_test_stage_tools(); /* the helper list, staged for a run-as user */
 	agsbx_runner_init();
 	int modes = have_user ? 2 : 1;
 

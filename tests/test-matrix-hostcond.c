@@ -78,7 +78,7 @@ int main(void)
 	agsbx_provider_landlock.probe(&ctx, &pr);
 	if (!pr.available)
 		agsbx_test_skip("landlock", true, pr.reason ? pr.reason : "unavailable");
-	agsbx_probe_clear(&pr);
+	agsbx_provider_probe_clear(&pr);
 	work = agsbx_test_tmpdir("agsbx-t-matrix");
 	Suite *s = suite_create("matrix-hostcond");
 	TCase *tc = tcase_create("cut");

@@ -26,7 +26,7 @@ START_TEST(test_not_macos)
 	ck_assert(!agsbx_provider_seatbelt.applies());
 #endif
 	ck_assert(agsbx_reason_in_set(&agsbx_provider_seatbelt, p.reason));
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 }
 END_TEST
 

@@ -349,7 +349,7 @@ static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	_cleanup_free_ char *path = NULL, *version = NULL;
 	r = probe_with(ctx, share_net, &p, &path, &version);
 	if (r < 0) {
-		agsbx_probe_clear(&p);
+		agsbx_provider_probe_clear(&p);
 		agsbx_fail(fail, "bwrap_mechanism_failed", "bubblewrap: probe failed: %s", strerror(-r));
 		return r;
 	}
@@ -359,11 +359,11 @@ static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		if (fail && p.hint)
 			snprintf(fail->hint, sizeof fail->hint, "%s", p.hint);
 		r = strcmp(p.reason, "bwrap_unsafe_as_root") == 0 ? -EPERM : -ENODEV;
-		agsbx_probe_clear(&p);
+		agsbx_provider_probe_clear(&p);
 		return r;
 	}
 	struct agsbx_caps caps = p.caps;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	r = check_grant(g, fail);
 	if (r < 0)
 		return r;
@@ -380,11 +380,6 @@ static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	return 0;
 }
 
-static bool handle_released(const struct agsbx_handle *h)
-{
-	return __atomic_load_n(&h->released, __ATOMIC_ACQUIRE);
-}
-
 static bool handle_share_net(const struct agsbx_handle *h)
 {
 	return h->caps.network && strcmp(h->caps.network, AGSBX_NET_INHERITED) == 0;
@@ -392,12 +387,12 @@ static bool handle_share_net(const struct agsbx_handle *h)
 
 static int bw_health(struct agsbx_handle *h)
 {
-	if (handle_released(h))
+	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
 	struct agsbx_probe p;
 	int r = probe_with(h->ctx, handle_share_net(h), &p, NULL, NULL);
 	bool ok = r == 0 && p.available;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	return ok ? 0 : -ENODEV;
 }
 
@@ -426,45 +421,38 @@ static int step_argv(const struct agsbx_handle *h, const struct agsbx_step *step
 	return *out ? 0 : -ENOMEM;
 }
 
-static int bw_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	if (handle_released(h)) {
-		agsbx_fail(fail, "released", "bubblewrap: execute after release");
-		return -ESTALE;
-	}
 	if (unsafe_as_root(h->ctx)) {
 		agsbx_fail(fail, "bwrap_unsafe_as_root", "bubblewrap: refusing to run bwrap as root");
 		if (fail)
 			snprintf(fail->hint, sizeof fail->hint, "%s", unsafe_root_hint);
 		return -EPERM;
 	}
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
 	char **argv = NULL;
-	r = step_argv(h, step, &argv);
+	int r = step_argv(h, step, &argv);
 	if (r < 0) {
 		agsbx_fail(fail, "step_invalid", "bubblewrap: cannot build the bwrap command: %s", strerror(-r));
 		return r;
 	}
-	struct agsbx_run_opts o;
-	agsbx_provider_run_opts(h, limits, &o);
-	o.argv = (const char *const *)argv;
-	o.envp = bwrap_env;
-	o.cwd = "/"; /* bwrap's --chdir sets the step's directory inside */
-	r = agsbx_run(&o, &out->run);
+	/* In "/": bwrap's --chdir sets the step's directory inside. */
+	r = agsbx_provider_run(h, limits, (const char *const *)argv, bwrap_env, "/", out);
 	agsbx_strv_free(argv);
-	out->meta = agsbx_handle_meta(h);
 	return r;
+}
+
+static int bw_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
 /* By hand: the same bwrap command line (binds, namespaces, environment). */
 static int bw_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
 {
 	*out = (struct agsbx_raw_command){ 0 };
-	if (handle_released(h))
+	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
 	int r = step_argv(h, step, &out->argv);
 	out->envp = r == 0 ? agsbx_strv_dup(bwrap_env) : NULL;
@@ -480,7 +468,7 @@ static void bw_release(struct agsbx_handle *h)
 {
 	/* Nothing temporary was created: the sandbox lives only as long as
 	 * each bwrap process, which the runner reaps with its whole tree. */
-	__atomic_store_n(&h->released, true, __ATOMIC_RELEASE);
+	agsbx_handle_release(h, NULL);
 }
 
 const struct agsbx_provider_ops agsbx_provider_bubblewrap = {

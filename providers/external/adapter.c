@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 #define TICK_MS 25
@@ -218,16 +219,22 @@ static void handle_line(struct ext_adapter *a, const char *line, size_t len)
 				      (long long)n);
 }
 
+/* One read of a non-blocking pipe: the byte count, or 0 when there is
+ * nothing now (EAGAIN, EINTR) or ever again (EOF, error: *open false). */
+static ssize_t pump_read(int fd, char *buf, size_t size, bool *open)
+{
+	ssize_t n = read(fd, buf, size);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		*open = false;
+	return n > 0 ? n : 0;
+}
+
 static void pump_stdout(struct ext_adapter *a, bool *open)
 {
 	char buf[65536];
-	ssize_t n = read(a->out_fd, buf, sizeof buf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		*open = false;
-		return;
-	}
+	ssize_t n = pump_read(a->out_fd, buf, sizeof buf, open);
 	for (ssize_t i = 0; i < n; i++) {
 		if (buf[i] == '\n') {
 			if (!a->line_overflow)
@@ -257,13 +264,9 @@ static void pump_stdout(struct ext_adapter *a, bool *open)
 static void pump_stderr(struct ext_adapter *a, bool *open)
 {
 	char buf[16384];
-	ssize_t n = read(a->err_fd, buf, sizeof buf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	ssize_t n = pump_read(a->err_fd, buf, sizeof buf, open);
+	if (n == 0)
 		return;
-	if (n <= 0) {
-		*open = false;
-		return;
-	}
 	pthread_mutex_lock(&a->lock);
 	a->err_total += (uint64_t)n;
 	size_t keep = (size_t)n > EXT_STDERR_TAIL ? EXT_STDERR_TAIL : (size_t)n;
@@ -533,27 +536,10 @@ static int fresh_dir(const struct agsbx_ctx *ctx, char **out)
 	return 0;
 }
 
-static void rm_tree(const char *dir)
-{
-	_cleanup_closedir_ DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		_cleanup_free_ char *p = agsbx_path_join(dir, e->d_name);
-		struct stat st;
-		if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_tree(p);
-		else if (p)
-			unlink(p);
-	}
-	rmdir(dir);
-}
-
 static void adapter_free(struct ext_adapter *a)
 {
 	if (a->dir) {
-		rm_tree(a->dir);
+		agsbx_rm_tree(a->dir); /* its HOME: whatever the adapter left, no link followed */
 		free(a->dir);
 	}
 	agsbx_session_free(a->sess);

@@ -81,7 +81,6 @@ json_t *ext_adapter_finish(struct ext_adapter *a, struct agsbx_failure *defect);
 
 struct ext_handle {
 	char *handle;
-	bool released;
 	unsigned long execs;
 };
 /* An ok:false response as the failure of op (-EPERM). */

@@ -276,7 +276,7 @@ int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, stru
 		const char *bad = probe_fill(in, r, out);
 		if (bad) {
 			ext_violation(a, EXT_R_PROTOCOL, r, "probe: %s", bad);
-			agsbx_probe_clear(out);
+			agsbx_provider_probe_clear(out);
 			ext_broken(a, &f);
 		}
 	}
@@ -323,7 +323,7 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 	struct agsbx_probe p;
 	ext_adapter_probe(in, ctx, &p);
 	struct agsbx_caps caps = p.caps;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	json_t *req = json_pack("{s:o, s:o, s:{s:I}}", "grant", grant_json(g), "config",
 				ctx->config ? json_incref((json_t *)ctx->config) : json_object(), "limits", "max_output_bytes",
 				(json_int_t)AGSBX_RUN_DEFAULT_MAX_OUTPUT);

@@ -192,17 +192,9 @@ static char **expand(const struct agsbx_handle *h, const struct ext_instance *in
 	return v;
 }
 
-static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-			struct agsbx_exec_result *out, struct agsbx_failure *fail)
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	if (__atomic_load_n(&h->released, __ATOMIC_ACQUIRE)) {
-		agsbx_fail(fail, "released", "%s: execute after release", h->ops->id);
-		return -ESTALE;
-	}
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
 	struct ext_instance *in = ext_instance_of(h->ops);
 	char **line = expand(h, in, step);
 	char **argv = line ? agsbx_provider_wrap_simulation(h->ctx, (const char *const *)line) : NULL;
@@ -213,13 +205,8 @@ static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, c
 		agsbx_strv_free(env);
 		return -ENOMEM;
 	}
-	struct agsbx_run_opts o;
-	agsbx_provider_run_opts(h, limits, &o);
-	o.argv = (const char *const *)argv;
-	o.envp = (const char *const *)env;
-	o.cwd = h->paths[step->cwd];
-	r = agsbx_run(&o, &out->run);
-	out->meta = agsbx_handle_meta(h);
+	int r = agsbx_provider_run(h, limits, (const char *const *)argv, (const char *const *)env, h->paths[step->cwd],
+				   out);
 	json_t *words = json_array();
 	for (char **w = argv; *w; w++)
 		json_array_append_new(words, agsbx_json_string_sanitized(*w, strlen(*w)));
@@ -231,14 +218,20 @@ static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, c
 	return r;
 }
 
+static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+			struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
+}
+
 static int wrap_health(struct agsbx_handle *h)
 {
-	return __atomic_load_n(&h->released, __ATOMIC_ACQUIRE) ? -ESTALE : 0;
+	return agsbx_handle_health(h);
 }
 
 static void wrap_release(struct agsbx_handle *h)
 {
-	__atomic_store_n(&h->released, true, __ATOMIC_RELEASE);
+	agsbx_handle_release(h, NULL); /* each execution's tree ends with it */
 }
 
 static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_failure *defect)

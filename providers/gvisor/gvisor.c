@@ -61,7 +61,6 @@ typedef char gv_id[65];
 struct gv_priv {
 	struct gv_env env;
 	char run_id[33];
-	unsigned users;               /* calls using priv now (gv_users_lock) */
 	pthread_mutex_t lock;         /* guards the two lists */
 	/* Executions in flight (their GV_LABEL_EXEC values): their containers
 	 * are not leftovers, whatever a concurrent leftovers() sees. */
@@ -532,6 +531,17 @@ static int gv_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	return 0;
 }
 
+/* h->priv_free: called by the handle lifecycle once released and idle. */
+static void priv_free(void *priv)
+{
+	struct gv_priv *p = priv;
+	pthread_mutex_destroy(&p->lock);
+	free(p->active);
+	free(p->done);
+	env_clear(&p->env);
+	free(p);
+}
+
 static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
 		     struct agsbx_failure *fail)
 {
@@ -574,6 +584,7 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	agsbx_random_hex(p->run_id, 16);
 	pthread_mutex_init(&p->lock, NULL);
 	h->priv = p;
+	h->priv_free = priv_free;
 	for (int r = 0; r < AGSBX_ROOT_COUNT; r++)
 		if (!h->paths[r]) {
 			h->ops->release(h);
@@ -582,43 +593,6 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		}
 	*out = h;
 	return 0;
-}
-
-/* One lock for all gvisor handles: it guards `released`, h->priv and
- * priv's user count, so release() can run while executions (or leftovers,
- * health) are in flight on other threads: priv is freed by whoever uses it
- * last, never under a running call. */
-static pthread_mutex_t gv_users_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void priv_free(struct gv_priv *p)
-{
-	pthread_mutex_destroy(&p->lock);
-	free(p->active);
-	free(p->done);
-	env_clear(&p->env);
-	free(p);
-}
-
-/* A reference on priv for one call; NULL once released. */
-static struct gv_priv *enter(struct agsbx_handle *h)
-{
-	pthread_mutex_lock(&gv_users_lock);
-	struct gv_priv *p = h->released ? NULL : h->priv;
-	if (p)
-		p->users++;
-	pthread_mutex_unlock(&gv_users_lock);
-	return p;
-}
-
-static void leave(struct agsbx_handle *h, struct gv_priv *p)
-{
-	pthread_mutex_lock(&gv_users_lock);
-	bool last = --p->users == 0 && h->released;
-	if (last)
-		h->priv = NULL;
-	pthread_mutex_unlock(&gv_users_lock);
-	if (last)
-		priv_free(p);
 }
 
 /* "host:/agsbx/<role>:ro|rw" per grant root. Docker's Binds syntax splits
@@ -644,11 +618,8 @@ static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUN
 static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
 		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
 	char *binds[AGSBX_ROOT_COUNT + 1];
-	r = grant_binds(h, binds, fail);
+	int r = grant_binds(h, binds, fail);
 	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
 	_cleanup_free_ char *user = run_as_user(h->ctx);
 	if (r == 0 && (!env || (h->ctx->run_as && !user)))
@@ -686,19 +657,18 @@ static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsb
 	return r;
 }
 
+static int run_with_meta(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+			 struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	int r = run_step(h, h->priv, step, limits, out, fail);
+	out->meta = agsbx_handle_meta(h);
+	return r;
+}
+
 static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	struct gv_priv *p = enter(h);
-	if (!p) {
-		agsbx_fail(fail, "released", "gvisor: execute after release");
-		return -ESTALE;
-	}
-	int r = run_step(h, p, step, limits, out, fail);
-	out->meta = agsbx_handle_meta(h);
-	leave(h, p);
-	return r;
+	return agsbx_handle_execute(h, step, limits, out, fail, run_with_meta);
 }
 
 /* Cheap re-verification (no container): the daemon answers, the verified
@@ -723,11 +693,10 @@ static int health_of(struct gv_priv *p)
 
 static int gv_health(struct agsbx_handle *h)
 {
-	struct gv_priv *p = enter(h);
-	if (!p)
+	if (agsbx_handle_enter(h, NULL) < 0)
 		return -ESTALE;
-	int r = health_of(p);
-	leave(h, p);
+	int r = health_of(h->priv);
+	agsbx_handle_leave(h);
 	return r;
 }
 
@@ -777,11 +746,10 @@ static int leftovers_of(struct gv_priv *p, const char *marker, json_t **found)
 static int gv_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
 {
 	*found = NULL;
-	struct gv_priv *p = enter(h);
-	if (!p)
+	if (agsbx_handle_enter(h, NULL) < 0)
 		return -ESTALE;
-	int r = leftovers_of(p, marker, found);
-	leave(h, p);
+	int r = leftovers_of(h->priv, marker, found);
+	agsbx_handle_leave(h);
 	return r;
 }
 
@@ -865,12 +833,11 @@ static int raw_docker_argv(struct agsbx_handle *h, struct gv_priv *p, const stru
 static int gv_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
 {
 	*out = (struct agsbx_raw_command){ 0 };
-	struct gv_priv *p = enter(h);
-	if (!p)
+	if (agsbx_handle_enter(h, NULL) < 0)
 		return -ESTALE;
 	struct strv sv = { 0 };
-	int r = raw_docker_argv(h, p, step, &sv);
-	leave(h, p);
+	int r = raw_docker_argv(h, h->priv, step, &sv);
+	agsbx_handle_leave(h);
 	out->argv = sv.v;
 	if (r < 0)
 		agsbx_raw_command_clear(out);
@@ -912,23 +879,17 @@ static void remove_run(struct gv_priv *p)
 		gv_procs_reap(done[m[j].needle], 1000, p->env.runtime_path);
 }
 
+static void release_run(struct agsbx_handle *h)
+{
+	remove_run(h->priv);
+}
+
 /* Idempotent. Removes the run's containers and processes; health, execute
  * and leftovers refuse afterwards. The provider state is freed here, or by
  * the last execution still in flight on another thread. */
 static void gv_release(struct agsbx_handle *h)
 {
-	/* Marked released and referenced in one step: a last execution
-	 * leaving meanwhile cannot free priv before the cleanup below. */
-	pthread_mutex_lock(&gv_users_lock);
-	struct gv_priv *p = h->released ? NULL : h->priv;
-	h->released = true;
-	if (p)
-		p->users++;
-	pthread_mutex_unlock(&gv_users_lock);
-	if (!p)
-		return;
-	remove_run(p);
-	leave(h, p);
+	agsbx_handle_release(h, release_run);
 }
 
 /* Containers (with their host processes) whose owning harness is gone.

@@ -473,6 +473,18 @@ static bool has_root_rule(const struct plan *p)
 	return false;
 }
 
+/* One self-test probe's outcome, e its errno (0: it was allowed): only
+ * EACCES is Landlock's refusal; anything else fails the helper. */
+static void self_test_record(json_t *t, struct failure *f, const char *denied_key, const char *errno_key, int e,
+			     const char *what, const char *allowed)
+{
+	json_object_set_new(t, denied_key, json_boolean(e == EACCES));
+	json_object_set_new(t, errno_key, e ? json_string(errno_name(e)) : json_null());
+	if (e != EACCES)
+		fail(f, EPERM, "landlock_enforcement_failed", "self-test: %s was not denied (%s)", what,
+		     e ? strerror(e) : allowed);
+}
+
 static json_t *self_test(const struct plan *p, struct failure *f)
 {
 	json_t *t = json_object();
@@ -482,11 +494,7 @@ static json_t *self_test(const struct plan *p, struct failure *f)
 		int e = fd < 0 ? errno : 0;
 		if (fd >= 0)
 			close(fd);
-		json_object_set_new(t, "fs_denied", json_boolean(e == EACCES));
-		json_object_set_new(t, "fs_errno", e ? json_string(errno_name(e)) : json_null());
-		if (e != EACCES)
-			fail(f, EPERM, "landlock_enforcement_failed", "self-test: reading / was not denied (%s)",
-			     e ? strerror(e) : "allowed");
+		self_test_record(t, f, "fs_denied", "fs_errno", e, "reading /", "allowed");
 	}
 	if (p->attr.handled_access_net & AGSBX_LL_NET_CONNECT_TCP) {
 		/* Landlock refuses in the connect hook, before any packet; the
@@ -499,11 +507,7 @@ static json_t *self_test(const struct plan *p, struct failure *f)
 			e = connect(s, (struct sockaddr *)&sa, sizeof sa) < 0 ? errno : 0;
 			close(s);
 		}
-		json_object_set_new(t, "tcp_connect_denied", json_boolean(e == EACCES));
-		json_object_set_new(t, "tcp_errno", e ? json_string(errno_name(e)) : json_null());
-		if (e != EACCES)
-			fail(f, EPERM, "landlock_enforcement_failed", "self-test: TCP connect was not denied (%s)",
-			     e ? strerror(e) : "connected");
+		self_test_record(t, f, "tcp_connect_denied", "tcp_errno", e, "TCP connect", "connected");
 	}
 	return t;
 }

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,20 +490,17 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 
 /* ---- handle ------------------------------------------------------------ */
 
-/* One lock for all landlock handles: it guards `released`, the in-flight
- * count and the lifetime of priv (freed by whoever ends last), and the
- * list of policy files in flight (below). */
-static pthread_mutex_t ll_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* The handle's state (h->priv): immutable after ensure, freed by the
+ * handle lifecycle once released and no execution is in flight. */
 struct ll_priv {
 	char *dir;          /* private directory holding the manifest */
 	char *manifest;     /* written at ensure; immutable afterwards */
 	char sha[65];
-	unsigned inflight;
 };
 
-static void priv_free(struct ll_priv *p)
+static void priv_free(void *priv)
 {
+	struct ll_priv *p = priv;
 	if (!p)
 		return;
 	if (p->manifest)
@@ -606,16 +602,14 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	h->versions = versions_from_facts(st.facts);
 	json_decref(st.facts);
 	h->priv = p;
+	h->priv_free = priv_free;
 	*out = h;
 	return 0;
 }
 
 static int ll_health(struct agsbx_handle *h)
 {
-	pthread_mutex_lock(&ll_lock);
-	bool released = h->released;
-	pthread_mutex_unlock(&ll_lock);
-	if (released)
+	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
 	struct ll_state st;
 	real_probe(h->ctx, &st);
@@ -623,36 +617,16 @@ static int ll_health(struct agsbx_handle *h)
 	return strcmp(st.reason, "ready") == 0 ? 0 : -EOPNOTSUPP;
 }
 
-/* Takes a reference on priv for one execution; NULL after release. */
-static struct ll_priv *enter(struct agsbx_handle *h)
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	pthread_mutex_lock(&ll_lock);
-	struct ll_priv *p = h->released ? NULL : h->priv;
-	if (p)
-		p->inflight++;
-	pthread_mutex_unlock(&ll_lock);
-	return p;
-}
-
-static void leave(struct agsbx_handle *h, struct ll_priv *p)
-{
-	pthread_mutex_lock(&ll_lock);
-	bool last = --p->inflight == 0 && h->released;
-	if (last)
-		h->priv = NULL;
-	pthread_mutex_unlock(&ll_lock);
-	if (last)
-		priv_free(p);
-}
-
-static int run_step(struct agsbx_handle *h, struct ll_priv *p, const struct agsbx_step *step,
-		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
-{
+	const struct ll_priv *p = h->priv;
 	char **env = agsbx_provider_min_env(h, step);
 	struct helper_call c = { .manifest = p->manifest, .sha256 = p->sha, .report = NULL,
 				 .program = step->argv, .envp = (const char *const *)env, .cwd = h->paths[step->cwd] };
 	int r = env ? run_helper(h->ctx, &c, limits, &out->run) : -ENOMEM;
 	agsbx_strv_free(env);
+	out->meta = agsbx_handle_meta(h);
 	char line[512];
 	const char *refusal = r == 0 ? helper_refusal(&c, &out->run, false, line, sizeof line) : NULL;
 	if (r < 0) {
@@ -669,33 +643,22 @@ static int run_step(struct agsbx_handle *h, struct ll_priv *p, const struct agsb
 static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	struct ll_priv *p = enter(h);
-	if (!p) {
-		agsbx_fail(fail, "released", "landlock: execute after release");
-		return -ESTALE;
-	}
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r == 0)
-		r = run_step(h, p, step, limits, out, fail);
-	out->meta = agsbx_handle_meta(h);
-	leave(h, p);
-	return r;
+	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
 /* By hand: the helper with the same manifest, environment and directory. */
 static int ll_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
 {
 	*out = (struct agsbx_raw_command){ 0 };
-	struct ll_priv *p = enter(h);
-	if (!p)
+	if (agsbx_handle_enter(h, NULL) < 0)
 		return -ESTALE;
+	const struct ll_priv *p = h->priv;
 	struct helper_call c = { .manifest = p->manifest, .sha256 = p->sha, .program = step->argv };
 	agsbx_random_hex(c.tag, 16);
 	out->argv = helper_argv(h->ctx, &c);
 	out->envp = agsbx_provider_min_env(h, step);
 	out->cwd = strdup(h->paths[step->cwd]);
-	leave(h, p);
+	agsbx_handle_leave(h);
 	if (!out->argv || !out->envp || !out->cwd) {
 		agsbx_raw_command_clear(out);
 		return -ENOMEM;
@@ -751,20 +714,15 @@ static int ll_leftovers(struct agsbx_handle *h, const char *marker, json_t **fou
 	return n;
 }
 
+static void remove_temps(struct agsbx_handle *h)
+{
+	scan_temps(h, true, NULL);
+}
+
+/* The manifest goes with the last execution still in flight (priv_free). */
 static void ll_release(struct agsbx_handle *h)
 {
-	pthread_mutex_lock(&ll_lock);
-	bool first = !h->released;
-	h->released = true;
-	struct ll_priv *p = h->priv;
-	bool idle = p && p->inflight == 0;
-	if (idle)
-		h->priv = NULL;
-	pthread_mutex_unlock(&ll_lock);
-	if (first)
-		scan_temps(h, true, NULL);
-	if (idle)
-		priv_free(p);
+	agsbx_handle_release(h, remove_temps);
 }
 
 #else /* !__linux__ */
@@ -815,7 +773,7 @@ static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 
 static void ll_release(struct agsbx_handle *h)
 {
-	h->released = true;
+	agsbx_handle_release(h, NULL);
 }
 
 static int ll_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)

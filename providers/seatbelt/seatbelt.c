@@ -155,39 +155,32 @@ static int sb_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	sb_probe(ctx, &p);
 	if (!p.available) {
 		agsbx_fail(fail, p.reason, "seatbelt unavailable: %s", p.reason);
-		agsbx_probe_clear(&p);
+		agsbx_provider_probe_clear(&p);
 		return -ENODEV;
 	}
 	struct agsbx_caps c = p.caps;
 	if (network_on(ctx))
 		c.network = AGSBX_NET_INHERITED;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	*out = agsbx_handle_new(&agsbx_provider_seatbelt, ctx, g, &c);
 	return *out ? 0 : -ENOMEM;
 }
 
 static int sb_health(struct agsbx_handle *h)
 {
-	if (h->released)
+	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
 	struct agsbx_probe p = { 0 };
 	sb_probe(h->ctx, &p);
 	int r = p.available ? 0 : -ENODEV;
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	return r;
 }
 
-static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
 {
-	memset(out, 0, sizeof *out);
-	if (h->released) {
-		agsbx_fail(fail, "released", "seatbelt: execute after release");
-		return -ESTALE;
-	}
-	int r = agsbx_provider_check_step(h, step, fail);
-	if (r < 0)
-		return r;
+	(void)fail;
 	_cleanup_free_ char *profile = agsbx_seatbelt_profile(h->grant, network_on(h->ctx));
 	char hex[17];
 	agsbx_random_hex(hex, 8);
@@ -195,30 +188,28 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	if (!profile || asprintf(&name, ".seatbelt-%s.sb", hex) < 0)
 		return -ENOMEM;
 	_cleanup_free_ char *path = agsbx_path_join(h->grant->roots[AGSBX_ROOT_LOGS].path, name);
-	r = path ? agsbx_write_file_atomic(path, profile, strlen(profile), 0644) : -ENOMEM;
+	int r = path ? agsbx_write_file_atomic(path, profile, strlen(profile), 0644) : -ENOMEM;
 	if (r < 0)
 		return r;
 	_cleanup_free_ const char **argv = agsbx_seatbelt_argv(path, step->argv);
 	char **env = agsbx_provider_min_env(h, step);
-	if (argv && env) {
-		struct agsbx_run_opts o;
-		agsbx_provider_run_opts(h, limits, &o);
-		o.argv = argv;
-		o.envp = (const char *const *)env;
-		o.cwd = h->paths[step->cwd];
-		r = agsbx_run(&o, &out->run);
-		out->meta = agsbx_handle_meta(h);
-	} else {
-		r = -ENOMEM;
-	}
+	r = argv && env ? agsbx_provider_run(h, limits, argv, (const char *const *)env, h->paths[step->cwd], out)
+			: -ENOMEM;
 	agsbx_strv_free(env);
 	unlink(path);
 	return r;
 }
 
+static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
+		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+{
+	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
+}
+
 static void sb_release(struct agsbx_handle *h)
 {
-	h->released = true;
+	/* Each execution removes its own profile file; nothing else exists. */
+	agsbx_handle_release(h, NULL);
 }
 
 const struct agsbx_provider_ops agsbx_provider_seatbelt = {

@@ -13,7 +13,7 @@ trap 'rm -rf "$W"' EXIT
 run=()
 if [[ $(id -u) == 0 ]]; then
   user=${AGSBX_TEST_USER:-agsbx-test}
-  for f in agsbx-evidence agsbx-payload agsbx-landlock-exec agsbx-simulate; do
+  for f in agsbx-evidence $(cat "$B/agsbx-helpers.list"); do   # CMake's one helper list
     [[ -e $B/$f ]] && install -m 0755 "$B/$f" "$W/$f"
   done
   B=$W

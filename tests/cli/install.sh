@@ -37,11 +37,14 @@ collect_as_user() {
 prefix=/opt/agsbx-t
 DESTDIR="$d/dest" cmake --install "$AGSBX_BUILD_DIR" --prefix "$prefix" >"$d/install.log"
 root="$d/dest$prefix"
-for f in bin/agsbx-evidence libexec/agsbx-evidence/agsbx-payload libexec/agsbx-evidence/agsbx-landlock-exec \
-         libexec/agsbx-evidence/agsbx-simulate share/man/man1/agsbx-evidence.1 \
+helpers=$(t_helpers)
+for f in bin/agsbx-evidence $(sed 's|^|libexec/agsbx-evidence/|' <<<"$helpers") share/man/man1/agsbx-evidence.1 \
          share/bash-completion/completions/agsbx-evidence share/doc/agsbx-evidence/LICENSE \
          share/agsbx-evidence/schemas/evidence-bundle.schema.json; do
   [[ -e "$root/$f" ]] || fail "install: $f missing"
+done
+for f in agsbx-payload agsbx-landlock-exec agsbx-simulate; do   # the list itself is not empty or stale
+  grep -qx "$f" <<<"$helpers" || fail "agsbx-helpers.list lacks $f"
 done
 [[ ! -e "$root/bin/agsbx-payload" ]] || fail "install: helpers must not land in bin/"
 chmod -R a+rX "$d/dest"
@@ -75,8 +78,7 @@ command -v cpack >/dev/null || fail "cpack missing (cmake)"
   || { tail "$d/cpack.log" >&2; fail "cpack failed"; }
 deb=$(ls "$d"/pkg/agsbx-evidence_*.deb)
 dpkg-deb -c "$deb" >"$d/contents"
-for f in ./usr/bin/agsbx-evidence ./usr/libexec/agsbx-evidence/agsbx-payload \
-         ./usr/libexec/agsbx-evidence/agsbx-landlock-exec ./usr/libexec/agsbx-evidence/agsbx-simulate \
+for f in ./usr/bin/agsbx-evidence $(sed 's|^|./usr/libexec/agsbx-evidence/|' <<<"$helpers") \
          ./usr/share/bash-completion/completions/agsbx-evidence ./usr/share/man/man1/agsbx-evidence.1; do
   grep -q " $f\$" "$d/contents" || fail ".deb lacks $f"
 done

@@ -66,13 +66,21 @@ expect_rc() {
 
 have_test_user() { [[ $(id -u) == 0 ]] && id -u "$AGSBX_TEST_USER" >/dev/null 2>&1; }
 
+# The helper programs, one name a line: CMake's one list (agsbx_add_helper),
+# written into the build dir at configure time.
+t_helpers() {
+  [[ -s $AGSBX_BUILD_DIR/agsbx-helpers.list ]] || fail "$AGSBX_BUILD_DIR/agsbx-helpers.list missing (re-run cmake)"
+  cat "$AGSBX_BUILD_DIR/agsbx-helpers.list"
+}
+
 # Copies the built programs into a world-readable dir so the unprivileged
 # test user can run them even when the clone lives under a private home.
 t_stage_for_user() {
-  local d
+  local d helpers
   d=$(t_tmpdir stage)
+  helpers=$(t_helpers)
   local f
-  for f in agsbx-evidence agsbx-payload agsbx-landlock-exec agsbx-simulate agsbx-evidence-negctl; do
+  for f in agsbx-evidence agsbx-evidence-negctl $helpers; do
     [[ -e "$AGSBX_BUILD_DIR/$f" ]] && install -m 0755 "$AGSBX_BUILD_DIR/$f" "$d/$f"
   done
   echo "$d"

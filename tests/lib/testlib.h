@@ -25,9 +25,9 @@ char *agsbx_test_tmpdir(const char *prefix);
 void agsbx_test_rmtree(const char *path);
 
 /* A fresh 0755 dir under /tmp holding copies of the built helper programs
- * (agsbx-payload, agsbx-landlock-exec, agsbx-simulate, agsbx-evidence), so
- * a dropped-privilege user can run them even when the build dir lives
- * under a private home. Remove with agsbx_test_rmtree. */
+ * (CMake's AGSBX_HELPER_LIST) and agsbx-evidence, so a dropped-privilege
+ * user can run them even when the build dir lives under a private home.
+ * Remove with agsbx_test_rmtree. */
 char *agsbx_test_stage_tools(void);
 
 /* Path of a build artefact: $AGSBX_BUILD_DIR/name. */

@@ -46,7 +46,7 @@ static int ensure_with(const struct agsbx_provider_ops *ops, const struct agsbx_
 	struct agsbx_probe p;
 	ops->probe(ctx, &p);
 	*out = agsbx_handle_new(ops, ctx, g, &p.caps);
-	agsbx_probe_clear(&p);
+	agsbx_provider_probe_clear(&p);
 	return *out ? 0 : -ENOMEM;
 }
 

@@ -35,7 +35,7 @@ id -u "$AGSBX_TEST_USER" >/dev/null 2>&1 || "$here/../../workflows/test-user.sh"
 [[ -x $build/agsbx-soak ]] || fail "$build/agsbx-soak not built (cmake --build $build)"
 
 stage=$(t_tmpdir stage)
-for f in agsbx-evidence agsbx-soak agsbx-payload agsbx-landlock-exec agsbx-simulate; do
+for f in agsbx-evidence agsbx-soak $(AGSBX_BUILD_DIR=$build t_helpers); do
   install -m 0755 "$build/$f" "$stage/$f"
 done
 w=$(t_tmpdir soak); chown "$AGSBX_TEST_USER" "$w"
