@@ -29,17 +29,6 @@ size_t agsbx_term_escape_cp(uint32_t cp, char out[8])
 	return n > 0 ? (size_t)n : 0;
 }
 
-/* The code point of the valid sequence of length n at s. */
-static uint32_t decode(const unsigned char *s, size_t n)
-{
-	if (n == 1)
-		return s[0];
-	uint32_t cp = s[0] & (0x7Fu >> n);
-	for (size_t i = 1; i < n; i++)
-		cp = (cp << 6) | (s[i] & 0x3F);
-	return cp;
-}
-
 /* Writes the escaped form of str through put(ud, bytes, n); put returns
  * false to stop (no room). */
 static void escape(const char *str, size_t max_chars, bool (*put)(void *ud, const char *p, size_t n), void *ud)
@@ -52,13 +41,14 @@ static void escape(const char *str, size_t max_chars, bool (*put)(void *ud, cons
 			return;
 		}
 		char esc[8];
-		size_t n = agsbx_utf8_seq_len(s + i, len - i);
+		uint32_t cp;
+		size_t n = agsbx_utf8_decode(s + i, len - i, &cp);
 		bool ok;
 		if (n == 0) {
 			ok = put(ud, esc, agsbx_term_escape_cp(s[i], esc));
 			n = 1;
-		} else if (agsbx_term_unsafe(decode(s + i, n))) {
-			ok = put(ud, esc, agsbx_term_escape_cp(decode(s + i, n), esc));
+		} else if (agsbx_term_unsafe(cp)) {
+			ok = put(ud, esc, agsbx_term_escape_cp(cp, esc));
 		} else {
 			ok = put(ud, (const char *)s + i, n);
 		}
@@ -77,19 +67,10 @@ struct grow {
 static bool grow_put(void *ud, const char *p, size_t n)
 {
 	struct grow *g = ud;
-	if (g->len + n + 1 > g->cap) {
-		size_t cap = (g->len + n + 1) * 2;
-		char *np = realloc(g->p, cap);
-		if (!np) {
-			g->oom = true;
-			return false;
-		}
-		g->p = np;
-		g->cap = cap;
+	if (agsbx_buf_append(&g->p, &g->len, &g->cap, p, n) < 0) {
+		g->oom = true;
+		return false;
 	}
-	memcpy(g->p + g->len, p, n);
-	g->len += n;
-	g->p[g->len] = '\0';
 	return true;
 }
 

@@ -1,5 +1,6 @@
 #include "base/http.h"
 #include "base/http-curl.h"
+#include "base/util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,21 +25,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 		s->overflow = true;
 		return 0; /* aborts the transfer: never buffer past the cap */
 	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(s->buf, cap);
-		if (!nb) {
-			s->nomem = true;
-			return 0;
-		}
-		s->buf = nb;
-		s->cap = cap;
+	if (agsbx_buf_append(&s->buf, &s->len, &s->cap, ptr, n) < 0) {
+		s->nomem = true;
+		return 0;
 	}
-	memcpy(s->buf + s->len, ptr, n);
-	s->len += n;
-	s->buf[s->len] = '\0';
 	return n;
 }
 
@@ -99,6 +89,71 @@ int agsbx_curl_load(const char **why)
 	return -ENOPKG;
 }
 
+/* Transport options: where, how long, where the body goes, which
+ * protocols (https only for redirects, none over a unix socket). */
+static void http_set_transport(CURL *c, const struct agsbx_http_request *req, struct sink *s)
+{
+	if (req->unix_socket)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : 10000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms > 0 ? req->connect_timeout_ms : 2000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	agsbx_curl_set_protocols(c, "http,https", false);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req->unix_socket ? 0L : 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	agsbx_curl_set_protocols(c, "https", true);
+}
+
+/* Method, body and headers. false when a header could not be added: a
+ * request without its headers is another request. */
+static bool http_set_request(CURL *c, const struct agsbx_http_request *req, struct curl_slist **hdrs)
+{
+	bool ok = true;
+	const char *method = req->method ? req->method : "GET";
+	if (req->content_type) {
+		char h[256];
+		snprintf(h, sizeof h, "Content-Type: %s", req->content_type);
+		ok &= header_add(hdrs, h);
+	}
+	if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		if (req->body) {
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+		} else if (req->read_cb) {
+			curl_easy_setopt(c, CURLOPT_READFUNCTION, req->read_cb);
+			curl_easy_setopt(c, CURLOPT_READDATA, req->read_userdata);
+			ok &= header_add(hdrs, "Transfer-Encoding: chunked");
+		} else {
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+		}
+	} else if (strcmp(method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	}
+	/* Docker answers 100-continue slowly for streamed bodies; skip it. */
+	ok &= header_add(hdrs, "Expect:");
+	if (ok)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs);
+	return ok;
+}
+
+static int http_transfer_errno(CURLcode rc, const struct sink *s)
+{
+	if (s->overflow)
+		return -EFBIG;
+	if (s->nomem)
+		return -ENOMEM;
+	if (rc == CURLE_COULDNT_CONNECT)
+		return -ECONNREFUSED;
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		return -ETIMEDOUT;
+	return -EPROTO;
+}
+
 int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response *resp)
 {
 	memset(resp, 0, sizeof *resp);
@@ -112,74 +167,24 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 		return -ENOMEM;
 	struct sink s = { .max = req->max_response ? req->max_response : DEFAULT_MAX };
 	struct curl_slist *hdrs = NULL;
-	bool hdrs_ok = true;
-	if (req->unix_socket)
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
-	curl_easy_setopt(c, CURLOPT_URL, req->url);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : 10000L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms > 0 ? req->connect_timeout_ms : 2000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
-	agsbx_curl_set_protocols(c, "http,https", false);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req->unix_socket ? 0L : 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-	agsbx_curl_set_protocols(c, "https", true);
-	const char *method = req->method ? req->method : "GET";
-	if (req->content_type) {
-		char h[256];
-		snprintf(h, sizeof h, "Content-Type: %s", req->content_type);
-		hdrs_ok &= header_add(&hdrs, h);
-	}
-	if (strcmp(method, "POST") == 0) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		if (req->body) {
-			curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
-			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
-		} else if (req->read_cb) {
-			curl_easy_setopt(c, CURLOPT_READFUNCTION, req->read_cb);
-			curl_easy_setopt(c, CURLOPT_READDATA, req->read_userdata);
-			hdrs_ok &= header_add(&hdrs, "Transfer-Encoding: chunked");
-		} else {
-			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
-		}
-	} else if (strcmp(method, "GET") != 0) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	}
-	/* Docker answers 100-continue slowly for streamed bodies; skip it. */
-	hdrs_ok &= header_add(&hdrs, "Expect:");
-	if (!hdrs_ok) {
-		/* A request without its headers is another request. */
-		curl_slist_free_all(hdrs);
-		curl_easy_cleanup(c);
-		snprintf(resp->error, sizeof resp->error, "out of memory");
-		return -ENOMEM;
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-
-	CURLcode rc = curl_easy_perform(c);
+	http_set_transport(c, req, &s);
 	int r = 0;
-	if (rc != CURLE_OK) {
-		snprintf(resp->error, sizeof resp->error, "%s", s.nomem ? "out of memory" : curl_easy_strerror(rc));
-		if (s.overflow)
-			r = -EFBIG;
-		else if (s.nomem)
-			r = -ENOMEM;
-		else if (rc == CURLE_COULDNT_CONNECT)
-			r = -ECONNREFUSED;
-		else if (rc == CURLE_OPERATION_TIMEDOUT)
-			r = -ETIMEDOUT;
-		else
-			r = -EPROTO;
-		free(s.buf);
-		s.buf = NULL;
+	if (!http_set_request(c, req, &hdrs)) {
+		snprintf(resp->error, sizeof resp->error, "out of memory");
+		r = -ENOMEM;
 	} else {
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
-		resp->body = s.buf ? s.buf : strdup("");
-		resp->len = s.len;
-		if (!resp->body)
-			r = -ENOMEM;
+		CURLcode rc = curl_easy_perform(c);
+		if (rc != CURLE_OK) {
+			snprintf(resp->error, sizeof resp->error, "%s", s.nomem ? "out of memory" : curl_easy_strerror(rc));
+			r = http_transfer_errno(rc, &s);
+			free(s.buf);
+		} else {
+			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+			resp->body = s.buf ? s.buf : strdup("");
+			resp->len = s.len;
+			if (!resp->body)
+				r = -ENOMEM;
+		}
 	}
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(c);

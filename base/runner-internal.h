@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct agsbx_run_result;
+
 /* One process as /proc/PID/stat shows it; (pid, start) is its identity,
  * start being the boot-relative start time in clock ticks. */
 struct agsbx_proc {
@@ -44,9 +46,17 @@ struct agsbx_run_tree {
 	bool used_cgroup;
 };
 
-#define TAKE_FD_INT(fd) ({ int _t = (fd); (fd) = -1; _t; })
+/* agsbx_run's first step in both runners: res cleared, opts checked
+ * (-EINVAL), the runner initialised, -ECANCELED once aborted. */
+/* How a run's wait ended. */
+enum run_end { END_EXITED, END_TIMEOUT, END_CANCEL };
 
-uint64_t agsbx_runner_now_us(void);
+/* res's exit fields from a wait status, then timeout or cancel on top. */
+void agsbx_runner_fill_status(struct agsbx_run_result *res, int st, enum run_end end);
+
+struct agsbx_run_opts;
+struct agsbx_run_result;
+int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_result *res);
 
 int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p);
 int agsbx_runner_pidfd_open(pid_t pid);

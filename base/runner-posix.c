@@ -7,6 +7,8 @@
  * a descendant that starts its own session escapes it (documented in
  * docs/portability.md), and the drain stops waiting for its pipes. */
 #include "base/runner.h"
+#include "base/runner-internal.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,36 +34,6 @@ struct stream {
 	uint64_t total;
 	bool truncated;
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* The process-wide abort (runner.h): polled by agsbx_run before it
- * spawns; a run in progress here ends by its own timeout or cancel_fd. */
-static volatile int abort_fd = -1;
-
-void agsbx_runner_set_abort_fd(int fd)
-{
-	abort_fd = fd;
-}
-
-int agsbx_runner_abort_fd(void)
-{
-	return abort_fd;
-}
-
-bool agsbx_runner_aborted(void)
-{
-	int fd = abort_fd;
-	if (fd < 0)
-		return false;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
-}
 
 int agsbx_runner_cleanup_stale_cgroups(bool dry_run, void (*fn)(void *ud, const char *path, bool removed), void *ud)
 {
@@ -179,22 +151,20 @@ static void stream_read(struct stream *s)
 	}
 }
 
-enum end { END_EXITED, END_TIMEOUT, END_CANCEL };
-
 /* Drains both streams while the child runs; returns why it stopped. */
-static enum end drain(struct stream *s, pid_t pid, int cancel_fd, int64_t timeout_ms, int *status)
+static enum run_end drain(struct stream *s, pid_t pid, int cancel_fd, int64_t timeout_ms, int *status)
 {
-	uint64_t deadline = timeout_ms > 0 ? now_us() + (uint64_t)timeout_ms * 1000u : 0, grace = 0;
+	uint64_t deadline = timeout_ms > 0 ? agsbx_now_us() + (uint64_t)timeout_ms * 1000u : 0, grace = 0;
 	bool exited = false;
 	for (;;) {
 		if (!exited && waitpid(pid, status, WNOHANG) == pid) {
 			exited = true;
 			kill(-pid, SIGKILL); /* the rest of its group */
-			grace = now_us() + GRACE_MS * 1000u;
+			grace = agsbx_now_us() + GRACE_MS * 1000u;
 		}
-		if (exited && ((s[0].fd < 0 && s[1].fd < 0) || now_us() >= grace))
+		if (exited && ((s[0].fd < 0 && s[1].fd < 0) || agsbx_now_us() >= grace))
 			return END_EXITED;
-		if (!exited && deadline && now_us() >= deadline)
+		if (!exited && deadline && agsbx_now_us() >= deadline)
 			return END_TIMEOUT;
 		struct pollfd p[3] = { { s[0].fd, POLLIN, 0 }, { s[1].fd, POLLIN, 0 }, { cancel_fd, POLLIN, 0 } };
 		if (poll(p, 3, 20) < 0 && errno != EINTR)
@@ -205,24 +175,6 @@ static enum end drain(struct stream *s, pid_t pid, int cancel_fd, int64_t timeou
 			if (s[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				stream_read(&s[i]);
 	}
-}
-
-static void fill_status(struct agsbx_run_result *res, int st, enum end end)
-{
-	res->timed_out = end == END_TIMEOUT;
-	res->cancelled = end == END_CANCEL;
-	if (WIFEXITED(st)) {
-		res->exited = true;
-		res->exit_code = WEXITSTATUS(st);
-		res->status = res->exit_code;
-	} else if (WIFSIGNALED(st)) {
-		res->term_signal = WTERMSIG(st);
-		res->status = 128 + res->term_signal;
-	}
-	if (res->timed_out)
-		res->status = AGSBX_RUN_STATUS_TIMEOUT;
-	if (res->cancelled)
-		res->status = AGSBX_RUN_STATUS_CANCELLED;
 }
 
 static int finish_stream(struct stream *s, char **out, size_t *len)
@@ -287,20 +239,16 @@ out:
 
 int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 {
-	if (!res)
-		return -EINVAL;
-	memset(res, 0, sizeof *res);
-	if (!opts || !opts->argv || !opts->argv[0])
-		return -EINVAL;
-	if (agsbx_runner_aborted())
-		return -ECANCELED;
+	int r0 = agsbx_runner_run_begin(opts, res);
+	if (r0 < 0)
+		return r0;
 	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	struct stream s[2] = { { .fd = -1, .cap = cap }, { .fd = -1, .cap = cap } };
 	s[0].buf = malloc(cap + 1);
 	s[1].buf = malloc(cap + 1);
 	int r = s[0].buf && s[1].buf ? 0 : -ENOMEM;
 	pid_t pid = 0;
-	uint64_t start = now_us();
+	uint64_t start = agsbx_now_us();
 	if (r == 0)
 		r = spawn(opts, s, &pid, res);
 	if (r < 0) {
@@ -310,14 +258,14 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 		return r;
 	}
 	int st = 0;
-	enum end end = drain(s, pid, opts->cancel_fd > 2 ? opts->cancel_fd : -1, opts->timeout_ms, &st);
+	enum run_end end = drain(s, pid, opts->cancel_fd > 2 ? opts->cancel_fd : -1, opts->timeout_ms, &st);
 	if (end != END_EXITED) {
 		res->killed = kill(-pid, SIGKILL) == 0;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 	}
-	res->duration_us = now_us() - start ? now_us() - start : 1;
-	fill_status(res, st, end);
+	res->duration_us = agsbx_now_us() - start ? agsbx_now_us() - start : 1;
+	agsbx_runner_fill_status(res, st, end);
 	res->out_total = s[0].total;
 	res->out_truncated = s[0].truncated;
 	res->err_total = s[1].total;
@@ -325,14 +273,4 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	finish_stream(&s[0], &res->out, &res->out_len);
 	finish_stream(&s[1], &res->err, &res->err_len);
 	return 0;
-}
-
-void agsbx_run_result_free(struct agsbx_run_result *res)
-{
-	if (!res)
-		return;
-	free(res->out);
-	free(res->err);
-	res->out = res->err = NULL;
-	res->out_len = res->err_len = 0;
 }

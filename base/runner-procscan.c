@@ -18,6 +18,9 @@
  * of other threads and other runs. */
 #include "base/runner.h"
 #include "base/runner-internal.h"
+#include "base/cleanup.h"
+#include "base/proc.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -47,55 +50,9 @@
 #define EXIT_GRACE_US 10000     /* leftovers after a normal exit may finish */
 #define REAP_DEADLINE_US 2000000
 #define CGROUP_DEADLINE_US 1000000
+#define SWEEP_ROUNDS 16         /* orphan sweeps in one walk, at most */
 
 /* ---- small file helpers ---- */
-
-/* Reads a whole (small, /proc or cgroupfs) file; *buf malloc'd and
- * NUL-terminated. */
-static int read_all(const char *path, size_t max, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	size_t cap = 512, n = 0;
-	char *b = malloc(cap);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n + 1 >= cap) {
-			if (cap >= max)
-				break;
-			char *nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, b + n, cap - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			free(b);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	b[n] = '\0';
-	*buf = b;
-	if (len)
-		*len = n;
-	return 0;
-}
 
 static int write_str(const char *path, const char *s)
 {
@@ -399,7 +356,7 @@ static bool in_other_cgroup_locked(const struct agsbx_run_tree *self, pid_t pid)
 		return false;
 	char path[64], *buf = NULL;
 	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
-	if (read_all(path, 1 << 16, &buf, NULL) < 0)
+	if (agsbx_read_file(path, 1 << 16, &buf, NULL) < 0)
 		return false;
 	const char *v2 = strncmp(buf, "0::", 3) == 0 ? buf + 3 : strstr(buf, "\n0::");
 	if (v2 && v2 != buf + 3)
@@ -478,7 +435,7 @@ static void children_of(pid_t pid, struct snapshot *snap, struct pidvec *out)
 			continue;
 		char *buf = NULL;
 		snprintf(path, sizeof path, "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
-		if (read_all(path, 1 << 22, &buf, NULL) == 0)
+		if (agsbx_read_file(path, 1 << 22, &buf, NULL) == 0)
 			parse_pids(buf, out);
 		free(buf);
 	}
@@ -497,6 +454,7 @@ struct walk {
 	unsigned fresh;                   /* members new to targets */
 	unsigned killed;                  /* SIGKILLs delivered */
 	pid_t self;
+	bool incomplete;                  /* members were still appearing */
 	struct snapshot snap;
 };
 
@@ -527,28 +485,16 @@ static void visit_pid(struct walk *w, pid_t pid)
 		visit(w, &p);
 }
 
-/* Every current member of the run (see the top of the file), zombies
- * included (they need reaping). The caller holds reg_lock. */
-static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
+/* Visits our children that are orphans of this run (see the top of the
+ * file). Returns how many were new to this walk. */
+static size_t sweep_orphans_locked(struct walk *w, pid_t our_sid, struct pidvec *kids)
 {
 	struct agsbx_run_tree *t = w->t;
-	struct pidvec kids = { 0 };
 	struct agsbx_proc p;
-	pid_t our_sid = getsid(0);
-	w->self = getpid();
-	w->snap.taken = false;
-	procset_clear(&w->snap.all);
-	procset_clear(w->set);
-
-	/* Without include_child the child has exited: its children were
-	 * re-parented to us before it became a zombie, so it is no root. */
-	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
-		visit(w, &p);
-
-	if (sweep_orphans)
-		children_of(w->self, &w->snap, &kids);
-	for (size_t i = 0; i < kids.n; i++) {
-		pid_t pid = kids.v[i];
+	size_t fresh = 0;
+	children_of(w->self, &w->snap, kids);
+	for (size_t i = 0; i < kids->n; i++) {
+		pid_t pid = kids->v[i];
 		if (registered_locked(pid) || procset_find_pid(w->set, pid))
 			continue;
 		if (agsbx_runner_read_proc(pid, &p) < 0)
@@ -557,8 +503,16 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 		    claimed_by_other_locked(t, pid, p.start) || in_other_cgroup_locked(t, pid))
 			continue;
 		visit(w, &p);
+		fresh++;
 	}
+	return fresh;
+}
 
+/* Members recorded by earlier walks and the cgroup's, as roots. */
+static void visit_known_locked(struct walk *w, bool include_child, struct pidvec *kids)
+{
+	struct agsbx_run_tree *t = w->t;
+	struct agsbx_proc p;
 	for (size_t i = 0; i < t->seen.n; i++) {
 		const struct agsbx_proc *s = &t->seen.v[i];
 		if (s->pid == t->child || procset_find_pid(w->set, s->pid))
@@ -566,24 +520,66 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 		if (agsbx_runner_read_proc(s->pid, &p) == 0 && p.start == s->start && p.state != 'Z')
 			visit(w, &p);
 	}
-
-	if (t->used_cgroup) {
-		char path[4200], *buf = NULL;
-		snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
-		if (read_all(path, 1 << 22, &buf, NULL) == 0) {
-			kids.n = 0;
-			parse_pids(buf, &kids);
-			for (size_t i = 0; i < kids.n; i++)
-				if (kids.v[i] != t->child || include_child)
-					visit_pid(w, kids.v[i]);
-		}
-		free(buf);
+	if (!t->used_cgroup)
+		return;
+	char path[4200], *buf = NULL;
+	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
+	if (agsbx_read_file(path, 1 << 22, &buf, NULL) == 0) {
+		kids->n = 0;
+		parse_pids(buf, kids);
+		for (size_t i = 0; i < kids->n; i++)
+			if (kids->v[i] != t->child || include_child)
+				visit_pid(w, kids->v[i]);
 	}
+	free(buf);
+}
 
-	for (size_t i = 0; i < w->set->n; i++) {
-		children_of(w->set->v[i].pid, &w->snap, &kids);
-		for (size_t k = 0; k < kids.n; k++)
-			visit_pid(w, kids.v[k]);
+/* Every current member of the run (see the top of the file), zombies
+ * included (they need reaping). The caller holds reg_lock.
+ *
+ * A member that is exiting hands its children to us (the subreaper) in
+ * exit_notify(): read our children before that and the member's after,
+ * and such a child is in neither list. So the orphan sweep is repeated
+ * after the members' children were read, until it finds nobody new: a
+ * child in transit is then either in its parent's list or in ours. A
+ * fork chain can keep a sweep finding somebody; after SWEEP_ROUNDS the
+ * walk is marked incomplete. */
+static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
+{
+	struct agsbx_run_tree *t = w->t;
+	struct pidvec kids = { 0 };
+	struct agsbx_proc p;
+	pid_t our_sid = getsid(0);
+	w->self = getpid();
+	w->incomplete = false;
+	w->snap.taken = false;
+	procset_clear(&w->snap.all);
+	procset_clear(w->set);
+
+	/* Without include_child the child has exited: its children were
+	 * re-parented to us before it became a zombie, so it is no root. */
+	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
+		visit(w, &p);
+	if (sweep_orphans)
+		sweep_orphans_locked(w, our_sid, &kids);
+	visit_known_locked(w, include_child, &kids);
+	size_t expanded = 0;
+	for (int round = 0;; round++) {
+		for (; expanded < w->set->n; expanded++) {
+			children_of(w->set->v[expanded].pid, &w->snap, &kids);
+			for (size_t k = 0; k < kids.n; k++)
+				visit_pid(w, kids.v[k]);
+		}
+		/* A snapshot (no children files) is one instant, in which
+		 * nobody is in transit. */
+		if (!sweep_orphans || !have_children_files())
+			break;
+		if (!sweep_orphans_locked(w, our_sid, &kids))
+			break;
+		if (round + 1 >= SWEEP_ROUNDS) {
+			w->incomplete = true;
+			break;
+		}
 	}
 	free(kids.v);
 }
@@ -658,7 +654,7 @@ static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
 {
 	struct agsbx_procset now = { 0 };
 	struct walk w = { .t = t, .set = &now, .targets = targets, .sig = sig };
-	uint64_t until = agsbx_runner_now_us() + SIGNAL_WALKS_US;
+	uint64_t until = agsbx_now_us() + SIGNAL_WALKS_US;
 	do {
 		w.fresh = 0;
 		pthread_mutex_lock(&reg_lock);
@@ -666,7 +662,7 @@ static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
 		for (size_t i = 0; i < now.n; i++)
 			procset_add(&t->seen, &now.v[i]);
 		pthread_mutex_unlock(&reg_lock);
-	} while (w.fresh && agsbx_runner_now_us() < until);
+	} while (w.fresh && agsbx_now_us() < until);
 	procset_free(&now);
 	procset_free(&w.snap.all);
 	return w.killed;
@@ -687,7 +683,7 @@ static unsigned kill_targets(const struct agsbx_procset *targets)
 static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets)
 {
 	pid_t self = getpid();
-	uint64_t until = agsbx_runner_now_us() + REAP_DEADLINE_US;
+	uint64_t until = agsbx_now_us() + REAP_DEADLINE_US;
 	long nap = 200;
 	for (;;) {
 		size_t left = 0;
@@ -709,7 +705,7 @@ static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets
 			}
 			left++;
 		}
-		if (!left || agsbx_runner_now_us() >= until)
+		if (!left || agsbx_now_us() >= until)
 			return;
 		sleep_us(nap);
 		if (nap < 20000)
@@ -728,7 +724,7 @@ static size_t live_members(struct agsbx_run_tree *t, size_t *any)
 	pthread_mutex_lock(&reg_lock);
 	walk_locked(&w, false, true);
 	pthread_mutex_unlock(&reg_lock);
-	size_t live = 0;
+	size_t live = w.incomplete;   /* still appearing: somebody lives */
 	for (size_t i = 0; i < now.n; i++)
 		live += now.v[i].state != 'Z' && !(now.v[i].flags & AGSBX_PF_EXITING);
 	*any = now.n;
@@ -767,7 +763,7 @@ static bool defer_exiting(struct agsbx_run_tree *t)
 	pid_t self = getpid();
 	pthread_mutex_lock(&reg_lock);
 	walk_locked(&w, false, true);
-	bool all = true;
+	bool all = !w.incomplete;
 	for (size_t i = 0; i < now.n && all; i++)
 		all = now.v[i].state == 'Z' || (now.v[i].flags & AGSBX_PF_EXITING);
 	for (size_t i = 0; i < now.n && all; i++) {
@@ -789,10 +785,10 @@ unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child)
 	 * (bwrap's pid-1 helper outlives the bwrap monitor by microseconds)
 	 * get a short grace, so `killed` counts what really lingered. */
 	if (!kill_child) {
-		uint64_t until = agsbx_runner_now_us() + EXIT_GRACE_US;
+		uint64_t until = agsbx_now_us() + EXIT_GRACE_US;
 		long nap = 100;
 		size_t any;
-		while (live_members(t, &any) && agsbx_runner_now_us() < until) {
+		while (live_members(t, &any) && agsbx_now_us() < until) {
 			sleep_us(nap);
 			if (nap < 2000)
 				nap *= 2;
@@ -851,7 +847,7 @@ static void unescape_octal(char *s)
 static void find_cgroup2_mount(void)
 {
 	char *buf = NULL;
-	if (read_all("/proc/self/mountinfo", 1 << 22, &buf, NULL) < 0)
+	if (agsbx_read_file("/proc/self/mountinfo", 1 << 22, &buf, NULL) < 0)
 		return;
 	for (char *line = buf, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
@@ -968,7 +964,7 @@ static bool cgroup_populated(const struct agsbx_run_tree *t)
 	char path[4200];
 	char *buf = NULL;
 	snprintf(path, sizeof path, "%s/cgroup.events", t->cgroup_dir);
-	if (read_all(path, 4096, &buf, NULL) < 0)
+	if (agsbx_read_file(path, 4096, &buf, NULL) < 0)
 		return false;
 	bool populated = strstr(buf, "populated 1") != NULL;
 	free(buf);
@@ -987,7 +983,7 @@ static void cgroup_kill(struct agsbx_run_tree *t)
 	 * current member, so it cannot be a reused pid of someone else). */
 	char *buf = NULL;
 	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
-	if (read_all(path, 1 << 22, &buf, NULL) < 0)
+	if (agsbx_read_file(path, 1 << 22, &buf, NULL) < 0)
 		return;
 	struct pidvec pv = { 0 };
 	parse_pids(buf, &pv);
@@ -1009,16 +1005,16 @@ static void cgroup_remove(struct agsbx_run_tree *t)
 	pthread_mutex_lock(&reg_lock);
 	t->cgroup_rel = NULL;
 	pthread_mutex_unlock(&reg_lock);
-	uint64_t until = agsbx_runner_now_us() + CGROUP_DEADLINE_US;
+	uint64_t until = agsbx_now_us() + CGROUP_DEADLINE_US;
 	long nap = 200;
 	/* A reaped tree leaves the cgroup empty; rmdir fails with EBUSY
 	 * until the last member is gone. */
-	while (t->used_cgroup && cgroup_populated(t) && agsbx_runner_now_us() < until) {
+	while (t->used_cgroup && cgroup_populated(t) && agsbx_now_us() < until) {
 		sleep_us(nap);
 		if (nap < 20000)
 			nap *= 2;
 	}
-	while (rmdir(t->cgroup_dir) < 0 && errno == EBUSY && agsbx_runner_now_us() < until) {
+	while (rmdir(t->cgroup_dir) < 0 && errno == EBUSY && agsbx_now_us() < until) {
 		sleep_us(nap);
 		if (nap < 20000)
 			nap *= 2;
@@ -1047,15 +1043,10 @@ int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || (pid_t)pid == self)
 			continue;
-		char path[64];
-		char *buf = NULL;
 		size_t len = 0;
-		snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-		if (read_all(path, 1 << 20, &buf, &len) < 0)
+		char *buf = agsbx_proc_cmdline((pid_t)pid, &len);
+		if (!buf)
 			continue;
-		for (size_t i = 0; i < len; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
 		if (len >= mlen && memmem(buf, len, marker, mlen) && pidvec_add(&found, (pid_t)pid) < 0) {
 			free(buf);
 			closedir(d);

@@ -15,6 +15,9 @@
  *           then reap the child. */
 #include "base/runner.h"
 #include "base/runner-internal.h"
+#include "base/cleanup.h"
+#include "base/util.h"
+#include "base/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,38 +50,6 @@
 #define NO_PIDFD_TICK_MS 10          /* exit polling when pidfds are missing */
 #define DRAIN_GRACE_US 2000000       /* pipes after the tree was killed */
 #define DISCARD_CHUNK 65536
-
-/* ---- time ---- */
-
-uint64_t agsbx_runner_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* ---- process-wide abort ---- */
-
-static _Atomic int abort_fd = -1;
-
-void agsbx_runner_set_abort_fd(int fd)
-{
-	atomic_store(&abort_fd, fd);
-}
-
-int agsbx_runner_abort_fd(void)
-{
-	return atomic_load(&abort_fd);
-}
-
-bool agsbx_runner_aborted(void)
-{
-	int fd = atomic_load(&abort_fd);
-	if (fd < 0)
-		return false;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
-}
 
 /* ---- init ---- */
 
@@ -250,15 +221,6 @@ static const char *env_path(const char *const *envp)
 	return p ? p : "/usr/local/bin:/usr/bin:/bin";
 }
 
-static void strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* execvp's search, done before fork: absolute/relative paths are used as
  * given; a bare name becomes one candidate per non-empty PATH entry (an
  * empty entry would mean the current directory, which we never search). */
@@ -287,7 +249,7 @@ static int build_candidates(const char *name, const char *path, char ***out)
 		if (len > 0 && asprintf(&v[k], "%.*s/%s", (int)len, p, name) >= 0)
 			k++;
 		else if (len > 0) {
-			strv_free(v);
+			agsbx_strv_free(v);
 			return -ENOMEM;
 		}
 		if (!p[len])
@@ -439,6 +401,79 @@ struct run {
 	bool exited_seen;             /* the child is a zombie, not yet reaped */
 };
 
+/* The parent's side of a spawn: both pipes (read ends non-blocking)
+ * and the child's stack. */
+struct spawn_res {
+	int outp[2], errp[2];
+	char **cands;
+	void *stack;
+};
+
+static int spawn_res_open(struct spawn_res *sr, const struct agsbx_run_opts *opts,
+			  struct agsbx_run_result *res)
+{
+	int r = build_candidates(opts->argv[0], env_path(opts->envp), &sr->cands);
+	if (r < 0) {
+		res->spawn_errno = -r;
+		return r;
+	}
+	if ((r = pipe_above_stdio(sr->outp)) < 0 || (r = pipe_above_stdio(sr->errp)) < 0)
+		return r;
+	if (fcntl(sr->outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(sr->errp[0], F_SETFL, O_NONBLOCK) < 0)
+		return -errno;
+	sr->stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+			 -1, 0);
+	return sr->stack == MAP_FAILED ? -errno : 0;
+}
+
+static void spawn_res_close(struct spawn_res *sr)
+{
+	close_fd(&sr->outp[0]);
+	close_fd(&sr->outp[1]);
+	close_fd(&sr->errp[0]);
+	close_fd(&sr->errp[1]);
+	if (sr->stack != MAP_FAILED)
+		munmap(sr->stack, CHILD_STACK);
+	agsbx_strv_free(sr->cands);
+}
+
+static struct spawn_plan spawn_plan_for(const struct run *run, const struct agsbx_run_opts *opts,
+					const struct spawn_res *sr)
+{
+	struct rlimit rl = { 0 };
+	getrlimit(RLIMIT_NOFILE, &rl);
+	return (struct spawn_plan){
+		.argv = opts->argv,
+		.envp = opts->envp ? (char *const *)opts->envp : environ,
+		.candidates = sr->cands,
+		.cwd = opts->cwd,
+		.drop = opts->drop_privileges,
+		.uid = opts->run_uid,
+		.gid = opts->run_gid,
+		.parent = getpid(),
+		.devnull = run->devnull,
+		.out_w = sr->outp[1],
+		.err_w = sr->errp[1],
+		.cgroup_procs_fd = run->tree.cgroup_procs_fd,
+		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
+	};
+}
+
+/* clone with every signal blocked: no handler may run in the child (on
+ * our memory) before it reset the dispositions. */
+static pid_t spawn_clone(struct run *run, struct spawn_plan *plan, void *stack)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	run->tree.start_us = agsbx_now_us();
+	pid_t pid = agsbx_runner_spawn_registered(child_main, (char *)stack + CHILD_STACK, plan);
+	int spawn_err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = spawn_err;
+	return pid;
+}
+
 /* Starts the child; on return it is registered and has exec'd, or
  * nothing ran. vfork semantics: no page tables are copied, so the cost
  * does not grow with the harness, and when clone returns the child has
@@ -446,57 +481,15 @@ struct run {
 static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 		       struct agsbx_run_result *res)
 {
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	char **cands = NULL;
-	void *stack = MAP_FAILED;
-	int r = build_candidates(opts->argv[0], env_path(opts->envp), &cands);
-	if (r < 0) {
-		res->spawn_errno = -r;
-		return r;
-	}
-	if ((r = pipe_above_stdio(outp)) < 0 || (r = pipe_above_stdio(errp)) < 0)
+	struct spawn_res sr = { .outp = { -1, -1 }, .errp = { -1, -1 }, .stack = MAP_FAILED };
+	int r = spawn_res_open(&sr, opts, res);
+	if (r < 0)
 		goto out;
-	if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
-		r = -errno;
-		goto out;
-	}
-	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-		     -1, 0);
-	if (stack == MAP_FAILED) {
-		r = -errno;
-		goto out;
-	}
 	agsbx_runner_cgroup_prepare(&run->tree, opts->use_cgroup);
-
-	struct rlimit rl = { 0 };
-	getrlimit(RLIMIT_NOFILE, &rl);
-	struct spawn_plan plan = {
-		.argv = opts->argv,
-		.envp = opts->envp ? (char *const *)opts->envp : environ,
-		.candidates = cands,
-		.cwd = opts->cwd,
-		.drop = opts->drop_privileges,
-		.uid = opts->run_uid,
-		.gid = opts->run_gid,
-		.parent = getpid(),
-		.devnull = run->devnull,
-		.out_w = outp[1],
-		.err_w = errp[1],
-		.cgroup_procs_fd = run->tree.cgroup_procs_fd,
-		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
-	};
-
-	/* No handler may run in the child (on our memory) before it reset
-	 * the dispositions. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	run->tree.start_us = agsbx_runner_now_us();
-	pid_t pid = agsbx_runner_spawn_registered(child_main, (char *)stack + CHILD_STACK, &plan);
-	int spawn_err = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	struct spawn_plan plan = spawn_plan_for(run, opts, &sr);
+	pid_t pid = spawn_clone(run, &plan, sr.stack);
 	if (pid < 0) {
-		r = -spawn_err;
+		r = -errno;
 		goto out;
 	}
 	run->pid = pid;
@@ -513,17 +506,10 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 	}
 	run->pidfd = agsbx_runner_pidfd_open(pid);
 	agsbx_runner_tree_begin(&run->tree, pid);
-	run->out.fd = TAKE_FD_INT(outp[0]);
-	run->err.fd = TAKE_FD_INT(errp[0]);
-	r = 0;
+	run->out.fd = TAKE_FD(sr.outp[0]);
+	run->err.fd = TAKE_FD(sr.errp[0]);
 out:
-	close_fd(&outp[0]);
-	close_fd(&outp[1]);
-	close_fd(&errp[0]);
-	close_fd(&errp[1]);
-	if (stack != MAP_FAILED)
-		munmap(stack, CHILD_STACK);
-	strv_free(cands);
+	spawn_res_close(&sr);
 	return r;
 }
 
@@ -541,8 +527,6 @@ static bool child_exited(struct run *run)
 	return run->exited_seen;
 }
 
-enum run_end { END_EXITED, END_TIMEOUT, END_CANCEL };
-
 static int pump_ready(struct run *run, struct pollfd *pf, int idx_out, int idx_err)
 {
 	int r;
@@ -553,15 +537,68 @@ static int pump_ready(struct run *run, struct pollfd *pf, int idx_out, int idx_e
 	return 0;
 }
 
+/* Saturating: a timeout too large to ever fire (INT64_MAX) must not
+ * wrap the deadline around into the past. 0: none. */
+static uint64_t drain_deadline(uint64_t start, int64_t timeout_ms)
+{
+	uint64_t max_ms = (UINT64_MAX - start) / 1000u;
+	if (timeout_ms <= 0)
+		return 0;
+	return (uint64_t)timeout_ms >= max_ms ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000u;
+}
+
+/* What one poll() of the drain loop watches; -1: not watched. */
+struct drain_poll {
+	struct pollfd pf[5];
+	int n, out, err, pid, cancel, abort;
+};
+
+static void drain_poll_fill(struct drain_poll *d, const struct run *run, bool quiet)
+{
+	*d = (struct drain_poll){ .out = -1, .err = -1, .pid = -1, .cancel = -1, .abort = -1 };
+	int afd = agsbx_runner_abort_fd();
+	if (run->out.fd >= 0 && !quiet)
+		d->pf[d->out = d->n++] = (struct pollfd){ .fd = run->out.fd, .events = POLLIN };
+	if (run->err.fd >= 0 && !quiet)
+		d->pf[d->err = d->n++] = (struct pollfd){ .fd = run->err.fd, .events = POLLIN };
+	if (run->pidfd >= 0)
+		d->pf[d->pid = d->n++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };
+	if (run->cancel_fd >= 0)
+		d->pf[d->cancel = d->n++] = (struct pollfd){ .fd = run->cancel_fd, .events = POLLIN };
+	if (afd > 2)
+		d->pf[d->abort = d->n++] = (struct pollfd){ .fd = afd, .events = POLLIN };
+}
+
+#define DRAIN_GO_ON (-1)
+
+/* What a poll()'s results mean: DRAIN_GO_ON, or how the run ends. */
+static int drain_poll_handle(struct run *run, struct drain_poll *d)
+{
+	if (pump_ready(run, d->pf, d->out, d->err) < 0) {
+		/* A read error on a pipe is not the child's fault; keep
+		 * waiting for it with that stream closed. */
+	}
+	if (d->pid >= 0 && d->pf[d->pid].revents) {
+		run->exited_seen = true;
+		return END_EXITED;
+	}
+	if (d->cancel >= 0 && d->pf[d->cancel].revents) {
+		if (d->pf[d->cancel].revents & POLLNVAL)
+			run->cancel_fd = -1;   /* not a usable fd: no cancellation */
+		else
+			return child_exited(run) ? END_EXITED : END_CANCEL;
+	}
+	if (d->abort >= 0 && (d->pf[d->abort].revents & (POLLIN | POLLHUP | POLLERR)))
+		return child_exited(run) ? END_EXITED : END_CANCEL;
+	if (run->pidfd < 0 && child_exited(run))
+		return END_EXITED;
+	return DRAIN_GO_ON;
+}
+
 static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 {
 	uint64_t start = run->tree.start_us;
-	/* Saturating: a timeout too large to ever fire (INT64_MAX) must not
-	 * wrap the deadline around into the past. */
-	uint64_t max_ms = (UINT64_MAX - start) / 1000u;
-	uint64_t deadline = timeout_ms <= 0 ? 0
-			    : (uint64_t)timeout_ms >= max_ms ? UINT64_MAX
-							     : start + (uint64_t)timeout_ms * 1000u;
+	uint64_t deadline = drain_deadline(start, timeout_ms);
 	uint64_t next_scan = start + SCAN_INTERVAL_US;
 	/* A short-lived child (most steps) writes a few bytes and exits:
 	 * waking once for its output and again for its exit costs two trips
@@ -571,7 +608,7 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 	 * at most QUIET_START_US. */
 	uint64_t quiet_until = run->pidfd >= 0 ? start + QUIET_START_US : 0;
 	for (;;) {
-		uint64_t now = agsbx_runner_now_us();
+		uint64_t now = agsbx_now_us();
 		if (deadline && now >= deadline)
 			return child_exited(run) ? END_EXITED : END_TIMEOUT;
 		if (now >= next_scan) {
@@ -588,44 +625,17 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
 		if (run->pidfd < 0 && ms > NO_PIDFD_TICK_MS)
 			ms = NO_PIDFD_TICK_MS;
 
-		struct pollfd pf[5];
-		int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_cancel = -1, i_abort = -1;
-		int afd = agsbx_runner_abort_fd();
-		if (run->out.fd >= 0 && !quiet)
-			pf[i_out = n++] = (struct pollfd){ .fd = run->out.fd, .events = POLLIN };
-		if (run->err.fd >= 0 && !quiet)
-			pf[i_err = n++] = (struct pollfd){ .fd = run->err.fd, .events = POLLIN };
-		if (run->pidfd >= 0)
-			pf[i_pid = n++] = (struct pollfd){ .fd = run->pidfd, .events = POLLIN };
-		if (run->cancel_fd >= 0)
-			pf[i_cancel = n++] = (struct pollfd){ .fd = run->cancel_fd, .events = POLLIN };
-		if (afd > 2)
-			pf[i_abort = n++] = (struct pollfd){ .fd = afd, .events = POLLIN };
-		int pr = poll(pf, (nfds_t)n, ms);
-		if (pr < 0) {
+		struct drain_poll d;
+		drain_poll_fill(&d, run, quiet);
+		if (poll(d.pf, (nfds_t)d.n, ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			/* poll itself failing leaves no way to wait: end the run. */
 			return child_exited(run) ? END_EXITED : END_CANCEL;
 		}
-		if (pump_ready(run, pf, i_out, i_err) < 0) {
-			/* A read error on a pipe is not the child's fault; keep
-			 * waiting for it with that stream closed. */
-		}
-		if (i_pid >= 0 && pf[i_pid].revents) {
-			run->exited_seen = true;
-			return END_EXITED;
-		}
-		if (i_cancel >= 0 && pf[i_cancel].revents) {
-			if (pf[i_cancel].revents & POLLNVAL)
-				run->cancel_fd = -1;   /* not a usable fd: no cancellation */
-			else
-				return child_exited(run) ? END_EXITED : END_CANCEL;
-		}
-		if (i_abort >= 0 && (pf[i_abort].revents & (POLLIN | POLLHUP | POLLERR)))
-			return child_exited(run) ? END_EXITED : END_CANCEL;
-		if (run->pidfd < 0 && child_exited(run))
-			return END_EXITED;
+		int end = drain_poll_handle(run, &d);
+		if (end != DRAIN_GO_ON)
+			return (enum run_end)end;
 	}
 }
 
@@ -633,9 +643,9 @@ static enum run_end drain_loop(struct run *run, int64_t timeout_ms)
  * could not kill (EPERM) may hold them, hence the grace bound. */
 static void drain_rest(struct run *run)
 {
-	uint64_t until = agsbx_runner_now_us() + DRAIN_GRACE_US;
+	uint64_t until = agsbx_now_us() + DRAIN_GRACE_US;
 	while (run->out.fd >= 0 || run->err.fd >= 0) {
-		uint64_t now = agsbx_runner_now_us();
+		uint64_t now = agsbx_now_us();
 		if (now >= until)
 			break;
 		struct pollfd pf[2];
@@ -654,25 +664,6 @@ static void drain_rest(struct run *run)
 	close_fd(&run->err.fd);
 }
 
-static void fill_status(struct agsbx_run_result *res, int st, enum run_end end)
-{
-	if (WIFEXITED(st)) {
-		res->exited = true;
-		res->exit_code = WEXITSTATUS(st);
-		res->status = res->exit_code;
-	} else if (WIFSIGNALED(st)) {
-		res->term_signal = WTERMSIG(st);
-		res->status = 128 + res->term_signal;
-	}
-	if (end == END_TIMEOUT) {
-		res->timed_out = true;
-		res->status = AGSBX_RUN_STATUS_TIMEOUT;
-	} else if (end == END_CANCEL) {
-		res->cancelled = true;
-		res->status = AGSBX_RUN_STATUS_CANCELLED;
-	}
-}
-
 static void run_release(struct run *run)
 {
 	close_fd(&run->out.fd);
@@ -684,80 +675,56 @@ static void run_release(struct run *run)
 	agsbx_runner_tree_end(&run->tree);
 }
 
-int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
+/* A run with its /dev/null (the child's stdin, and splice's sink). */
+static int run_open(struct run *run, const struct agsbx_run_opts *opts)
 {
-	if (!res)
-		return -EINVAL;
-	memset(res, 0, sizeof *res);
-	if (!opts || !opts->argv || !opts->argv[0])
-		return -EINVAL;
-	/* Lazily, for callers (and forked test children) that did not. */
-	agsbx_runner_init();
-	if (agsbx_runner_aborted())
-		return -ECANCELED;
-
 	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	if (cap > SIZE_MAX / 2)
 		cap = SIZE_MAX / 2;
-	struct run run = {
+	*run = (struct run){
 		.out = { .fd = -1, .cap = cap },
 		.err = { .fd = -1, .cap = cap },
 		.pidfd = -1,
 		.cancel_fd = opts->cancel_fd,
 	};
-	agsbx_runner_tree_init(&run.tree);
+	agsbx_runner_tree_init(&run->tree);
 	/* opts zero-initialised by a caller means cancel_fd 0 (stdin), which
 	 * is never what they meant: only fds > 2 cancel. */
-	if (run.cancel_fd <= 2)
-		run.cancel_fd = -1;
-	run.devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (run.devnull < 0) {
-		int r = -errno;
-		run_release(&run);
-		return r;
-	}
-	run.devnull = fd_above_stdio(run.devnull);
-	if (run.devnull < 0) {
-		int r = -errno;
-		run_release(&run);
-		return r;
-	}
+	if (run->cancel_fd <= 2)
+		run->cancel_fd = -1;
+	run->devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (run->devnull >= 0)
+		run->devnull = fd_above_stdio(run->devnull);
+	return run->devnull < 0 ? -errno : 0;
+}
 
-	int r = spawn_child(&run, opts, res);
-	if (r < 0) {
-		res->status = 127;
-		stream_finish(&run.out, &res->out, &res->out_len);
-		stream_finish(&run.err, &res->err, &res->err_len);
-		run_release(&run);
-		return r;
-	}
-
-	enum run_end end = drain_loop(&run, opts->timeout_ms);
-	res->duration_us = agsbx_runner_now_us() - run.tree.start_us;
+/* After the drain: the tree killed, the pipes drained, the child reaped
+ * and everything moved into res. */
+static int run_finish(struct run *run, struct agsbx_run_result *res, enum run_end end)
+{
+	res->duration_us = agsbx_now_us() - run->tree.start_us;
 	if (res->duration_us == 0)
 		res->duration_us = 1;
-
 	/* Kill the child itself only when it is still running (timeout or
 	 * cancel); the rest of the tree goes in any case. */
-	res->killed = agsbx_runner_tree_kill(&run.tree, end != END_EXITED);
-	drain_rest(&run);
+	res->killed = agsbx_runner_tree_kill(&run->tree, end != END_EXITED);
+	drain_rest(run);
 	int st = 0;
 	pid_t w;
-	while ((w = waitpid(run.pid, &st, 0)) < 0 && errno == EINTR)
+	while ((w = waitpid(run->pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	int wait_err = w < 0 ? -errno : 0;
-	agsbx_runner_unregister_child(run.pid);
-	res->used_cgroup = run.tree.used_cgroup;
-	fill_status(res, st, end);
+	agsbx_runner_unregister_child(run->pid);
+	res->used_cgroup = run->tree.used_cgroup;
+	agsbx_runner_fill_status(res, st, end);
 
-	res->out_total = run.out.total;
-	res->out_truncated = run.out.truncated;
-	res->err_total = run.err.total;
-	res->err_truncated = run.err.truncated;
-	r = stream_finish(&run.out, &res->out, &res->out_len);
+	res->out_total = run->out.total;
+	res->out_truncated = run->out.truncated;
+	res->err_total = run->err.total;
+	res->err_truncated = run->err.truncated;
+	int r = stream_finish(&run->out, &res->out, &res->out_len);
 	if (r == 0)
-		r = stream_finish(&run.err, &res->err, &res->err_len);
-	run_release(&run);
+		r = stream_finish(&run->err, &res->err, &res->err_len);
 	/* Someone else's waitpid(-1) took the child: its status is lost and
 	 * must not pass for an exit 0. */
 	if (r == 0 && wait_err < 0) {
@@ -769,14 +736,28 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	return r;
 }
 
-void agsbx_run_result_free(struct agsbx_run_result *res)
+int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 {
-	if (!res)
-		return;
-	free(res->out);
-	free(res->err);
-	res->out = res->err = NULL;
-	res->out_len = res->err_len = 0;
+	int r = agsbx_runner_run_begin(opts, res);
+	if (r < 0)
+		return r;
+	struct run run;
+	r = run_open(&run, opts);
+	if (r < 0) {
+		run_release(&run);
+		return r;
+	}
+	r = spawn_child(&run, opts, res);
+	if (r < 0) {
+		res->status = 127;
+		stream_finish(&run.out, &res->out, &res->out_len);
+		stream_finish(&run.err, &res->err, &res->err_len);
+		run_release(&run);
+		return r;
+	}
+	r = run_finish(&run, res, drain_loop(&run, opts->timeout_ms));
+	run_release(&run);
+	return r;
 }
 
 /* ---- long-lived sessions ---- */
@@ -815,8 +796,8 @@ int agsbx_session_start(const struct agsbx_run_opts *opts, struct agsbx_session 
 		return r;
 	}
 	fds[0] = inp[1];
-	fds[1] = TAKE_FD_INT(s->run.out.fd);
-	fds[2] = TAKE_FD_INT(s->run.err.fd);
+	fds[1] = TAKE_FD(s->run.out.fd);
+	fds[2] = TAKE_FD(s->run.err.fd);
 	*out = s;
 	return 0;
 }

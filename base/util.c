@@ -1,5 +1,6 @@
 #include "base/util.h"
 #include "base/cleanup.h"
+#include "base/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,35 @@ static int open_regular(const char *path, struct stat *st)
 	return TAKE_FD(fd);
 }
 
+/* read(2), retried when a signal interrupts it. */
+static ssize_t read_retry(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+int agsbx_buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 256;
+		while (ncap < *len + n + 1)
+			ncap *= 2;
+		char *nb = realloc(*buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	if (n)
+		memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 {
 	struct stat st;
@@ -63,12 +93,9 @@ int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 				return -ENOMEM;
 			buf = nb;
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t r = read_retry(fd, buf + n, cap - n);
+		if (r < 0)
 			return -errno;
-		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
@@ -195,12 +222,9 @@ int agsbx_sha256_file(const char *path, char hex[65])
 	crypto_hash_sha256_init(&st);
 	unsigned char buf[65536];
 	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t r = read_retry(fd, buf, sizeof buf);
+		if (r < 0)
 			return -errno;
-		}
 		if (r == 0)
 			break;
 		crypto_hash_sha256_update(&st, buf, (size_t)r);
@@ -270,28 +294,45 @@ void agsbx_utc_now(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left)
+size_t agsbx_utf8_decode(const unsigned char *s, size_t left, uint32_t *cp)
 {
 	unsigned c = s[0];
 	size_t n;
-	unsigned min;
-	if (c < 0x80)
+	uint32_t min;
+	if (c < 0x80) {
+		*cp = c;
 		return c == 0 ? 0 : 1;
-	if (c >= 0xC2 && c <= 0xDF) { n = 2; min = 0x80; }
-	else if ((c & 0xF0) == 0xE0) { n = 3; min = 0x800; }
-	else if (c >= 0xF0 && c <= 0xF4) { n = 4; min = 0x10000; }
-	else return 0;
+	}
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		min = 0x80;
+	} else if ((c & 0xF0) == 0xE0) {
+		n = 3;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
 	if (left < n)
 		return 0;
-	unsigned cp = c & (0x7F >> n);
+	uint32_t v = c & (0x7Fu >> n);
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xC0) != 0x80)
 			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
+		v = (v << 6) | (s[i] & 0x3F);
 	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
 		return 0;
+	*cp = v;
 	return n;
+}
+
+size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left)
+{
+	uint32_t cp;
+	return agsbx_utf8_decode(s, left, &cp);
 }
 
 json_t *agsbx_json_string_sanitized(const char *data, size_t len)
@@ -319,18 +360,6 @@ json_t *agsbx_json_string_sanitized(const char *data, size_t len)
 
 /* ---- words ---- */
 
-static int words_push(char ***v, size_t *n, const char *w, size_t len)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	nv[*n] = strndup(w, len);
-	if (!nv[*n])
-		return -ENOMEM;
-	nv[++*n] = NULL;
-	return 0;
-}
 
 /* One quoted or unquoted stretch of a word; advances *sp. -EINVAL on an
  * unterminated quote or a trailing backslash. */
@@ -387,13 +416,11 @@ int agsbx_split_words(const char *s, char ***out)
 		while (r == 0 && *s && *s != ' ' && *s != '\t' && *s != '\n')
 			r = words_piece(&s, buf, &len);
 		if (r == 0)
-			r = words_push(&v, &n, buf, len);
+			r = agsbx_strv_push(&v, &n, strndup(buf, len));
 	}
 	free(buf);
 	if (r < 0) {
-		for (size_t i = 0; v && i < n; i++)
-			free(v[i]);
-		free(v);
+		agsbx_strv_free(v);
 		return r;
 	}
 	*out = v;

@@ -37,6 +37,11 @@ int agsbx_check_output_target(const char *path);
  * not a regular file is refused (agsbx_check_output_target). */
 int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
 
+/* Appends n bytes to the growing, always NUL-terminated buffer *buf
+ * (*len used, *cap allocated; all zero to start). -ENOMEM leaves it as
+ * it was. */
+int agsbx_buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t n);
+
 /* sha256 as 64 lowercase hex chars + NUL (hex must hold 65 bytes). */
 void agsbx_sha256_hex(const void *data, size_t len, char hex[65]);
 /* Regular files only (never follows a final symlink): -EISDIR for a
@@ -57,7 +62,10 @@ uint64_t agsbx_now_us(void);
 void agsbx_utc_now(char *buf, size_t size);
 
 /* Length (1-4) of the valid UTF-8 sequence at s, or 0 if it is invalid,
- * overlong, a surrogate, beyond U+10FFFF, truncated, or a NUL byte. */
+ * overlong, a surrogate, beyond U+10FFFF, truncated, or a NUL byte; its
+ * code point in *cp (set only when valid). The one UTF-8 decoder. */
+size_t agsbx_utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
+/* The same without the code point. */
 size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left);
 
 /* Any bytes -> a valid UTF-8 JSON string value (new reference). Invalid

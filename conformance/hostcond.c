@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/util.h"
 #include "probes/probes.h"
 

@@ -6,6 +6,7 @@
 #include "evidence/internal.h"
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/runner.h"
 #include "base/util.h"
 
@@ -18,13 +19,6 @@
  * keep are at the end, so capture generously and cut the tail ourselves.
  * Output beyond this cap is flagged truncated and its tail is lost. */
 #define CAPTURE_MAX (16u << 20)
-
-void agsbx_argv_free(char **argv)
-{
-	for (size_t i = 0; argv && argv[i]; i++)
-		free(argv[i]);
-	free(argv);
-}
 
 int agsbx_split_cmdline(const char *cmdline, char ***argv_out, char *err, size_t err_size)
 {
@@ -69,21 +63,21 @@ int agsbx_split_cmdline(const char *cmdline, char ***argv_out, char *err, size_t
 		}
 		argv[n] = strndup(word, w);
 		if (!argv[n]) {
-			agsbx_argv_free(argv);
+			agsbx_strv_free(argv);
 			return -ENOMEM;
 		}
 		n++;
 	}
 	if (n == 0) {
 		ev_set_err(err, err_size, "empty command");
-		agsbx_argv_free(argv);
+		agsbx_strv_free(argv);
 		return -EINVAL;
 	}
 	*argv_out = argv;
 	return 0;
 unterminated:
 	ev_set_err(err, err_size, "unterminated quote in command: %.200s", cmdline);
-	agsbx_argv_free(argv);
+	agsbx_strv_free(argv);
 	return -EINVAL;
 }
 
@@ -305,13 +299,13 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 	if (r < 0) {
 		ev_set_err(err, err_size, "cannot run '%s': %s", argv[0], strerror(res.spawn_errno ? res.spawn_errno : -r));
 		agsbx_run_result_free(&res);
-		agsbx_argv_free(argv);
+		agsbx_strv_free(argv);
 		return NULL;
 	}
 	json_t *jargv = json_array();
 	for (size_t i = 0; jargv && argv[i]; i++)
 		json_array_append_new(jargv, agsbx_json_string_sanitized(argv[i], strlen(argv[i])));
-	agsbx_argv_free(argv);
+	agsbx_strv_free(argv);
 	/* the summary is parsed from everything kept, the tails are bounded */
 	json_t *summary = agsbx_attachment_summary(res.out ? res.out : "", res.out_len);
 	if (summary && strcmp(ev_jstr(summary, "format"), "none") == 0) {

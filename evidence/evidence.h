@@ -185,8 +185,7 @@ json_t *agsbx_attachment_summary(const char *out, size_t len);
 /* Splits a command line into argv without a shell: blanks separate words,
  * '...' is literal, "..." honours \ and ", a backslash escapes the next
  * character. -EINVAL (err set) for an unterminated quote or an empty line.
- * *argv is NULL-terminated, free with agsbx_argv_free. */
+ * *argv is NULL-terminated, free with agsbx_strv_free (base/strv.h). */
 int agsbx_split_cmdline(const char *cmdline, char ***argv, char *err, size_t err_size);
-void agsbx_argv_free(char **argv);
 
 #endif

@@ -141,10 +141,6 @@ int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg
 
 /* ---- display (render.c) ---------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s and its code point; 0 when
- * invalid (NUL counts as invalid). */
-size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
-
 enum esc_mode {
 	ESC_TEXT,                 /* terminal, one line: controls as \xNN, newline as \n */
 	ESC_MD,                   /* markdown table cell: also | * _ ` [ ] < > & \ escaped */

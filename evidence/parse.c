@@ -14,6 +14,7 @@
  *  - nested no deeper than jq 1.6 reads (JQ_MAX_DEPTH).
  * The fuzz target checks it against json_loadb() on every input. */
 #include "base/compat.h"
+#include "base/util.h"
 #include "evidence/internal.h"
 
 #include "base/cleanup.h"
@@ -160,7 +161,7 @@ static int scan_plain(struct parser *ps, const char **pp)
 		if (c == '"' || c == '\\' || c < 0x20)
 			break;
 		uint32_t cp;
-		size_t k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+		size_t k = agsbx_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
 		if (k == 0) {
 			fail(ps, p, "invalid UTF-8 in a string");
 			return -EINVAL;
@@ -211,7 +212,7 @@ static const char *decode_rest(struct parser *ps, const char *p, char *o, size_t
 		}
 		if (c >= 0x80) {
 			uint32_t cp;
-			if ((k = utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp)) == 0) {
+			if ((k = agsbx_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp)) == 0) {
 				fail(ps, p, "invalid UTF-8 in a string");
 				return NULL;
 			}

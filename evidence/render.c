@@ -4,46 +4,12 @@
 #include "evidence/internal.h"
 
 #include "base/escape.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-
-size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp)
-{
-	unsigned c = s[0];
-	size_t n;
-	uint32_t min;
-	if (c < 0x80) {
-		*cp = c;
-		return c == 0 ? 0 : 1;
-	}
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2;
-		min = 0x80;
-	} else if ((c & 0xF0) == 0xE0) {
-		n = 3;
-		min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (left < n)
-		return 0;
-	uint32_t v = c & (0x7Fu >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3F);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return n;
-}
 
 /* What no target shows raw: the terminal's unsafe set (C0, DEL, C1,
  * line separators, bidi controls), and TAB, which would break a table
@@ -260,7 +226,7 @@ void ev_put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_
 			return;
 		}
 		uint32_t cp;
-		size_t n = utf8_decode(s + i, len - i, &cp);
+		size_t n = agsbx_utf8_decode(s + i, len - i, &cp);
 		if (n == 0) { /* never in a loaded bundle; be safe anyway */
 			sbuf_puts(b, "\xEF\xBF\xBD");
 			i++;

@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/dockerhost.h"
+#include "base/error.h"
 #include "base/http.h"
 #include "base/util.h"
 
-#define DEFAULT_SOCKET "/var/run/docker.sock"
 #define DEFAULT_TIMEOUT_MS 2000
 #define MAX_RESPONSE (1u << 20)
 
@@ -33,69 +34,40 @@ int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, si
 {
 	if (!docker_host || !*docker_host)
 		docker_host = getenv("DOCKER_HOST");
-	if (!docker_host || !*docker_host)
-		docker_host = "unix://" DEFAULT_SOCKET;
-	const char *sep = strstr(docker_host, "://");
-	if (!sep || strncmp(docker_host, "unix://", 7) != 0) {
-		if (err && err_size) {
-			if (sep)
-				snprintf(err, err_size, "unsupported DOCKER_HOST scheme '%.*s://' (only unix:// is supported)",
-					 (int)(sep - docker_host > 32 ? 32 : sep - docker_host), docker_host);
-			else
-				snprintf(err, err_size, "DOCKER_HOST '%.64s' is not a URL (expected unix:///path)", docker_host);
-		}
-		return -EINVAL;
-	}
-	const char *p = docker_host + 7;
-	struct sockaddr_un sun;
-	if (p[0] != '/' || strlen(p) >= sizeof sun.sun_path) {
-		if (err && err_size)
-			snprintf(err, err_size, "unix socket path in DOCKER_HOST must be absolute and shorter than %zu bytes",
-				 sizeof sun.sun_path);
-		return -EINVAL;
-	}
-	char *d = strdup(p);
-	if (!d)
-		return -ENOMEM;
-	*path = d;
-	return 0;
+	return agsbx_dockerhost_socket(docker_host, path, err, err_size);
 }
 
-/* The reason and detail shared by every fact that depends on reaching
- * the daemon. */
-struct failure {
-	const char *reason;
-	char detail[320];
-};
+/* Failures below: the reason and message shared by every fact that
+ * depends on reaching the daemon. */
 
-static void fail_all(json_t *f, const char *const *names, size_t n, const struct failure *why, const char *source)
+static void fail_all(json_t *f, const char *const *names, size_t n, const struct agsbx_error *why, const char *source)
 {
 	for (size_t i = 0; i < n; i++)
-		agsbx_fact_put(f, names[i], agsbx_fact_detail(agsbx_fact_absent(why->reason, source), why->detail));
+		agsbx_fact_put(f, names[i], agsbx_fact_detail(agsbx_fact_absent(why->reason, source), why->message));
 }
 
 /* Cheap, precise reasons before curl's generic "couldn't connect". */
-static int precheck_socket(const char *path, struct failure *why)
+static int precheck_socket(const char *path, struct agsbx_error *why)
 {
 	struct stat st;
 	if (stat(path, &st) < 0) {
-		why->reason = agsbx_errno_name(errno);
+		agsbx_error_set(why, agsbx_errno_name(errno), NULL);
 		return -1;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		why->reason = "ENOTSOCK";
+		agsbx_error_set(why, "ENOTSOCK", NULL);
 		return -1;
 	}
 	/* connect(2) on a unix socket needs write permission on it. */
 	if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0) {
-		why->reason = agsbx_errno_name(errno);
+		agsbx_error_set(why, agsbx_errno_name(errno), NULL);
 		return -1;
 	}
 	return 0;
 }
 
 /* GET endpoint; the parsed JSON object (new reference) or NULL with why. */
-static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms, struct failure *why)
+static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms, struct agsbx_error *why)
 {
 	char url[128];
 	snprintf(url, sizeof url, "http://docker%s", endpoint);
@@ -109,25 +81,21 @@ static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms,
 	struct agsbx_http_response resp;
 	int r = agsbx_http(&req, &resp);
 	if (r < 0) {
-		why->reason = r == -EFBIG ? "response_too_large" : agsbx_errno_name(r);
-		snprintf(why->detail, sizeof why->detail, "%s", resp.error);
+		agsbx_error_set(why, r == -EFBIG ? "response_too_large" : agsbx_errno_name(r), "%s", resp.error);
 		agsbx_http_response_free(&resp);
 		return NULL;
 	}
 	json_error_t jerr;
 	json_t *j = json_loadb(resp.body, resp.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (resp.status != 200) {
-		why->reason = "http_error";
 		const char *msg = json_string_value(json_object_get(j, "message"));
-		snprintf(why->detail, sizeof why->detail, "HTTP %ld%s%.256s", resp.status, msg ? ": " : "", msg ? msg : "");
+		agsbx_error_set(why, "http_error", "HTTP %ld%s%.256s", resp.status, msg ? ": " : "", msg ? msg : "");
 		json_decref(j);
 		j = NULL;
 	} else if (!j) {
-		why->reason = "not_json";
-		snprintf(why->detail, sizeof why->detail, "%.200s", jerr.text);
+		agsbx_error_set(why, "not_json", "%.200s", jerr.text);
 	} else if (!json_is_object(j)) {
-		why->reason = "not_docker_api";
-		snprintf(why->detail, sizeof why->detail, "%s is not a JSON object", endpoint);
+		agsbx_error_set(why, "not_docker_api", "%s is not a JSON object", endpoint);
 		json_decref(j);
 		j = NULL;
 	}
@@ -208,7 +176,7 @@ static void put_info(json_t *f, const char *sock, long timeout_ms)
 {
 	char source[160];
 	snprintf(source, sizeof source, "GET /info on unix://%s", sock);
-	struct failure why = { 0 };
+	struct agsbx_error why = { 0 };
 	_cleanup_json_ json_t *info = get_json(sock, "/info", timeout_ms, &why);
 	if (!info) {
 		fail_all(f, info_facts, AGSBX_ARRAY_SIZE(info_facts), &why, source);
@@ -230,13 +198,13 @@ static const char *endpoint_of(const struct agsbx_probe_opts *opts, const char *
 		return env;
 	}
 	*source = "default";
-	return "unix://" DEFAULT_SOCKET;
+	return "unix://" AGSBX_DOCKER_DEFAULT_SOCKET;
 }
 
-static void unreachable(json_t *f, const struct failure *why, const char *source)
+static void unreachable(json_t *f, const struct agsbx_error *why, const char *source)
 {
 	agsbx_fact_put(f, "reachable", agsbx_fact_detail(agsbx_fact_reason(agsbx_fact_bool(false, source), why->reason),
-							  why->detail));
+							  why->message));
 	fail_all(f, version_facts, AGSBX_ARRAY_SIZE(version_facts), why, source);
 	fail_all(f, info_facts, AGSBX_ARRAY_SIZE(info_facts), why, source);
 }
@@ -251,12 +219,12 @@ json_t *agsbx_probe_docker(const struct agsbx_probe_opts *opts)
 	const char *endpoint = endpoint_of(opts, &ep_source);
 	agsbx_fact_put(f, "endpoint", agsbx_fact_string(endpoint, ep_source));
 
-	struct failure why = { 0 };
+	struct agsbx_error why = { 0 };
 	_cleanup_free_ char *sock = NULL;
-	if (agsbx_docker_socket_path(endpoint, &sock, why.detail, sizeof why.detail) < 0) {
+	if (agsbx_docker_socket_path(endpoint, &sock, why.message, sizeof why.message) < 0) {
 		bool other_scheme = strstr(endpoint, "://") && strncmp(endpoint, "unix://", 7) != 0;
 		why.reason = other_scheme ? "unsupported_scheme" : "invalid_docker_host";
-		agsbx_fact_put(f, "socket", agsbx_fact_detail(agsbx_fact_absent(why.reason, ep_source), why.detail));
+		agsbx_fact_put(f, "socket", agsbx_fact_detail(agsbx_fact_absent(why.reason, ep_source), why.message));
 		unreachable(f, &why, ep_source);
 		return f;
 	}
@@ -272,8 +240,7 @@ json_t *agsbx_probe_docker(const struct agsbx_probe_opts *opts)
 	 * says so. */
 	if (ver && (!json_is_string(json_object_get(ver, "Version")) ||
 		    !json_is_string(json_object_get(ver, "ApiVersion")))) {
-		why.reason = "not_docker_api";
-		snprintf(why.detail, sizeof why.detail, "/version has no Version/ApiVersion strings");
+		agsbx_error_set(&why, "not_docker_api", "/version has no Version/ApiVersion strings");
 		json_decref(ver);
 		ver = NULL;
 	}

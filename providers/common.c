@@ -46,12 +46,9 @@ json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p)
 
 void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
 {
-	if (!f || f->reason)
-		return; /* first error wins */
-	f->reason = reason;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->message, sizeof f->message, fmt, ap);
+	agsbx_error_vset(f, reason, fmt, ap);
 	va_end(ap);
 }
 
@@ -255,30 +252,6 @@ int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_s
 	return 0;
 }
 
-void agsbx_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-static int strv_push(char ***v, size_t *n, char *s)
-{
-	if (!s)
-		return -ENOMEM;
-	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
-	if (!nv) {
-		free(s);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
 static char *kv(const char *k, const char *v)
 {
 	char *s = NULL;
@@ -293,14 +266,14 @@ char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_s
 	char **v = NULL;
 	size_t n = 0;
 	int r = 0;
-	r |= strv_push(&v, &n, kv("PATH", "/usr/local/bin:/usr/bin:/bin"));
-	r |= strv_push(&v, &n, kv("LANG", "C.UTF-8"));
-	r |= strv_push(&v, &n, kv("HOME", build));
-	r |= strv_push(&v, &n, kv("TMPDIR", build));
-	r |= strv_push(&v, &n, kv("TMP", build));
-	r |= strv_push(&v, &n, kv("TEMP", build));
+	r |= agsbx_strv_push(&v, &n, kv("PATH", "/usr/local/bin:/usr/bin:/bin"));
+	r |= agsbx_strv_push(&v, &n, kv("LANG", "C.UTF-8"));
+	r |= agsbx_strv_push(&v, &n, kv("HOME", build));
+	r |= agsbx_strv_push(&v, &n, kv("TMPDIR", build));
+	r |= agsbx_strv_push(&v, &n, kv("TMP", build));
+	r |= agsbx_strv_push(&v, &n, kv("TEMP", build));
 	for (const char *const *e = step && step->env ? step->env : NULL; e && *e; e++)
-		r |= strv_push(&v, &n, strdup(*e));
+		r |= agsbx_strv_push(&v, &n, strdup(*e));
 	if (r) {
 		agsbx_strv_free(v);
 		return NULL;
@@ -346,12 +319,12 @@ char **agsbx_provider_wrap_simulation(const struct agsbx_ctx *ctx, const char *c
 		char *flag = NULL;
 		if (asprintf(&flag, "--%s", sim) < 0)
 			return NULL;
-		r |= strv_push(&v, &n, agsbx_path_join(ctx->tool_dir, "agsbx-simulate"));
-		r |= strv_push(&v, &n, flag);
-		r |= strv_push(&v, &n, strdup("--"));
+		r |= agsbx_strv_push(&v, &n, agsbx_path_join(ctx->tool_dir, "agsbx-simulate"));
+		r |= agsbx_strv_push(&v, &n, flag);
+		r |= agsbx_strv_push(&v, &n, strdup("--"));
 	}
 	for (const char *const *a = argv; *a; a++)
-		r |= strv_push(&v, &n, strdup(*a));
+		r |= agsbx_strv_push(&v, &n, strdup(*a));
 	if (r) {
 		agsbx_strv_free(v);
 		return NULL;
@@ -365,24 +338,6 @@ void agsbx_raw_command_clear(struct agsbx_raw_command *c)
 	agsbx_strv_free(c->envp);
 	free(c->cwd);
 	*c = (struct agsbx_raw_command){ 0 };
-}
-
-/* A malloc'd copy of a NULL-terminated vector (NULL stays NULL). */
-char **agsbx_strv_dup(const char *const *v)
-{
-	if (!v)
-		return NULL;
-	size_t n = 0;
-	while (v[n])
-		n++;
-	char **c = calloc(n + 1, sizeof *c);
-	for (size_t i = 0; c && i < n; i++) {
-		if (!(c[i] = strdup(v[i]))) {
-			agsbx_strv_free(c);
-			return NULL;
-		}
-	}
-	return c;
 }
 
 static bool status_hex(const char *text, const char *key, char out[17])

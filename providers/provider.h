@@ -55,7 +55,9 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "base/error.h"
 #include "base/runner.h"
+#include "base/strv.h"
 
 /* Network claims, the upstream vocabulary. */
 #define AGSBX_NET_ISOLATED "isolated"
@@ -146,12 +148,10 @@ void agsbx_provider_probe_clear(struct agsbx_probe *p);
 json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p);
 json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
 
-/* Why ensure (or execute) refused; first error wins. */
-struct agsbx_failure {
-	const char *reason;           /* static string from ops->reasons, or a generic one */
-	char message[512];
-	char hint[512];
-};
+/* Why ensure (or execute) refused: base's error record (first error
+ * wins), its reason a static string from ops->reasons or a generic one.
+ * The providers' name for it, kept so that no provider changes. */
+#define agsbx_failure agsbx_error
 void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -418,9 +418,6 @@ bool agsbx_self_caps(char eff[17], char prm[17], char amb[17]);
  * TMPDIR=TMP=TEMP=<build root as seen inside>, HOME=<build root>, then
  * step->env. NULL-terminated, malloc'd (free with agsbx_strv_free). */
 char **agsbx_provider_min_env(const struct agsbx_handle *h, const struct agsbx_step *step);
-void agsbx_strv_free(char **v);
-/* A malloc'd copy of a NULL-terminated vector (NULL for NULL or ENOMEM). */
-char **agsbx_strv_dup(const char *const *v);
 /* Fills runner options from ctx (run_as) and limits. */
 void agsbx_provider_run_opts(const struct agsbx_handle *h, const struct agsbx_limits *limits,
 			     struct agsbx_run_opts *o);

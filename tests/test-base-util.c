@@ -1,6 +1,10 @@
 /* base/util.c: file digests and reads on what a path may turn out to be
  * (a FIFO swapped in for a granted file must not hang the harness). */
+#include "base/cleanup.h"
+#include "base/dockerhost.h"
+#include "base/error.h"
 #include "base/log.h"
+#include "base/strv.h"
 #include "base/util.h"
 #include "tests/lib/testlib.h"
 
@@ -11,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 static char *tmp_path(const char *dir, const char *name)
 {
@@ -267,6 +273,121 @@ START_TEST(test_read_file_limits)
 }
 END_TEST
 
+/* ---- DOCKER_HOST ---- */
+
+/* "unix://" + an absolute path of exactly len bytes below dir. */
+static char *host_of_len(const char *dir, size_t len)
+{
+	size_t dlen = strlen(dir);
+	ck_assert_uint_gt(len, dlen + 2);
+	char *h = malloc(7 + len + 1);
+	ck_assert_ptr_nonnull(h);
+	memcpy(h, "unix://", 7);
+	memcpy(h + 7, dir, dlen);
+	h[7 + dlen] = '/';
+	memset(h + 7 + dlen + 1, 's', len - dlen - 1);
+	h[7 + len] = '\0';
+	return h;
+}
+
+START_TEST(test_dockerhost_sun_path_boundary)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const size_t usable = sizeof sun.sun_path - 1;   /* the last byte is the NUL */
+	char dir[] = "/tmp/agsbx-dh-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char err[256] = "", *path = NULL;
+
+	/* The longest path that fits is accepted, and really is a socket
+	 * address: bind() takes it. */
+	char *host = host_of_len(dir, usable);
+	ck_assert_int_eq(agsbx_dockerhost_socket(host, &path, err, sizeof err), 0);
+	ck_assert_uint_eq(strlen(path), usable);
+	memcpy(sun.sun_path, path, usable + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	close(fd);
+	unlink(path);
+	free(path);
+	free(host);
+
+	/* One byte more cannot hold its NUL: refused, with the numbers. */
+	host = host_of_len(dir, usable + 1);
+	path = (char *)1;
+	ck_assert_int_eq(agsbx_dockerhost_socket(host, &path, err, sizeof err), -EINVAL);
+	ck_assert_ptr_null(path);
+	char want[64];
+	snprintf(want, sizeof want, "at most %zu", usable);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	free(host);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_dockerhost_schemes)
+{
+	char err[256], *path = NULL;
+	ck_assert_int_eq(agsbx_dockerhost_socket(NULL, &path, NULL, 0), 0);
+	ck_assert_str_eq(path, AGSBX_DOCKER_DEFAULT_SOCKET);
+	free(path);
+	ck_assert_int_eq(agsbx_dockerhost_socket("", &path, NULL, 0), 0);
+	ck_assert_str_eq(path, AGSBX_DOCKER_DEFAULT_SOCKET);
+	free(path);
+	static const char *const bad[] = { "tcp://127.0.0.1:2375", "ssh://me@host", "unix://relative.sock",
+					   "unix://", "/var/run/docker.sock" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(agsbx_dockerhost_socket(bad[i], &path, err, sizeof err), -EINVAL);
+		ck_assert_ptr_null(path);
+		ck_assert_msg(strstr(err, "unsupported DOCKER_HOST scheme"), "%s: %s", bad[i], err);
+		ck_assert_ptr_null(strchr(err, '\n'));
+	}
+	/* No message buffer: still refused. */
+	ck_assert_int_eq(agsbx_dockerhost_socket("tcp://x:1", &path, NULL, 0), -EINVAL);
+}
+END_TEST
+
+/* ---- string vectors ---- */
+
+START_TEST(test_strv)
+{
+	_cleanup_strv_ char **v = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(agsbx_strv_push(&v, &n, strdup("a")), 0);
+	ck_assert_int_eq(agsbx_strv_push(&v, &n, strdup("b")), 0);
+	ck_assert_int_eq(agsbx_strv_push(&v, &n, NULL), -ENOMEM);   /* a failed strdup */
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0], "a");
+	ck_assert_str_eq(v[1], "b");
+	ck_assert_ptr_null(v[2]);
+	_cleanup_strv_ char **c = agsbx_strv_dup((const char *const *)v);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_ne(c[0], v[0]);
+	ck_assert_str_eq(c[1], "b");
+	ck_assert_ptr_null(c[2]);
+	ck_assert_ptr_null(agsbx_strv_dup(NULL));
+	agsbx_strv_free(NULL);
+}
+END_TEST
+
+START_TEST(test_error_first_wins)
+{
+	struct agsbx_error e = { 0 };
+	ck_assert(!agsbx_error_is_set(&e));
+	agsbx_error_set(&e, "first", "cause %d", 1);
+	agsbx_error_set(&e, "second", "consequence");
+	ck_assert(agsbx_error_is_set(&e));
+	ck_assert_str_eq(e.reason, "first");
+	ck_assert_str_eq(e.message, "cause 1");
+	agsbx_error_set(NULL, "x", "no record: ignored");
+	struct agsbx_error bare = { 0 };
+	agsbx_error_set(&bare, "reason_only", NULL);
+	ck_assert_str_eq(bare.reason, "reason_only");
+	ck_assert_str_eq(bare.message, "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base-util");
@@ -277,6 +398,10 @@ int main(void)
 	tcase_add_test(tc, test_split_words);
 	tcase_add_test(tc, test_write_atomic_failures);
 	tcase_add_test(tc, test_read_file_limits);
+	tcase_add_test(tc, test_dockerhost_sun_path_boundary);
+	tcase_add_test(tc, test_dockerhost_schemes);
+	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_error_first_wins);
 	suite_add_tcase(s, tc);
 	TCase *lg = tcase_create("log");
 	tcase_set_timeout(lg, 10);

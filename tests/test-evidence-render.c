@@ -4,6 +4,7 @@
 #include "evidence/evidence.h"
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/runner.h"
 #include "base/util.h"
 #include "tests/lib/testlib.h"
@@ -621,7 +622,7 @@ START_TEST(test_split_cmdline)
 		ck_assert_str_eq(argv[n], c->want[n]);
 	}
 	ck_assert_ptr_null(argv[n]);
-	agsbx_argv_free(argv);
+	agsbx_strv_free(argv);
 }
 END_TEST
 

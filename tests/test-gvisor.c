@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dockerhost.h"
 #include "base/util.h"
 #include "providers/gvisor/gvisor.h"
 #include "providers/provider.h"
@@ -202,27 +203,6 @@ START_TEST(test_demux_unframed_is_kept_raw)
 	ck_assert_uint_eq(r.err_len, 0);
 	gv_demux_free(&m);
 	agsbx_run_result_free(&r);
-}
-END_TEST
-
-START_TEST(test_docker_host_parsing)
-{
-	char *p = NULL;
-	char err[256] = "";
-	ck_assert_int_eq(gv_docker_socket_from_host(NULL, &p, err, sizeof err), 0);
-	ck_assert_str_eq(p, "/var/run/docker.sock");
-	free(p);
-	ck_assert_int_eq(gv_docker_socket_from_host("unix:///tmp/d/docker.sock", &p, err, sizeof err), 0);
-	ck_assert_str_eq(p, "/tmp/d/docker.sock");
-	free(p);
-	static const char *const bad[] = { "tcp://127.0.0.1:2375", "ssh://me@host", "unix://relative.sock",
-					   "npipe:////./pipe/docker_engine", "/var/run/docker.sock" };
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		err[0] = '\0';
-		ck_assert_int_eq(gv_docker_socket_from_host(bad[i], &p, err, sizeof err), -EINVAL);
-		ck_assert_ptr_null(p);
-		ck_assert_msg(strstr(err, "unsupported DOCKER_HOST scheme"), "%s: %s", bad[i], err);
-	}
 }
 END_TEST
 
@@ -536,7 +516,6 @@ static Suite *unit_suite(void)
 	tcase_add_test(t, test_demux_any_split);
 	tcase_add_test(t, test_demux_caps_and_counts);
 	tcase_add_test(t, test_demux_unframed_is_kept_raw);
-	tcase_add_test(t, test_docker_host_parsing);
 	tcase_add_test(t, test_tcp_docker_host_refused);
 	tcase_add_test(t, test_missing_socket);
 	tcase_add_test(t, test_simulation_unreachable);
@@ -611,7 +590,7 @@ static int daemon_containers(const char *label_key, const char *label_value)
 {
 	char *sock = NULL;
 	char err[256] = "";
-	ck_assert_int_eq(gv_docker_socket_from_host(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
 	struct gv_docker d;
 	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
 	int n;

@@ -15,17 +15,17 @@
 
 #include "base/cleanup.h"
 #include "base/compat.h"
+#include "base/fact.h"
 #include "base/util.h"
 
 static json_t *absent(const char *source, int err)
 {
-	return json_pack("{s:b, s:s, s:s}", "absent", 1, "reason", agsbx_errname(err) ? agsbx_errname(err) : "unknown",
-			 "source", source);
+	return agsbx_fact_errno(err, source);
 }
 
 static json_t *present(const char *source, json_t *value)
 {
-	return json_pack("{s:o, s:s}", "value", value, "source", source);
+	return agsbx_fact_value(value, source);
 }
 
 /* An integer sysctl-style file: one number on one line. */

@@ -10,31 +10,6 @@
 #include "base/cleanup.h"
 #include "base/http.h"
 
-#define DEFAULT_SOCKET "/var/run/docker.sock"
-
-int gv_docker_socket_from_host(const char *docker_host, char **path, char *err, size_t err_size)
-{
-	*path = NULL;
-	if (!docker_host || !*docker_host) {
-		*path = strdup(DEFAULT_SOCKET);
-		return *path ? 0 : -ENOMEM;
-	}
-	static const char scheme[] = "unix://";
-	if (strncmp(docker_host, scheme, sizeof scheme - 1) != 0) {
-		/* tcp:// and ssh:// would leave the host (and TLS) out of what
-		 * this provider can vouch for; refuse rather than guess. */
-		snprintf(err, err_size, "unsupported DOCKER_HOST scheme: %s (only unix:// is supported)", docker_host);
-		return -EINVAL;
-	}
-	const char *p = docker_host + sizeof scheme - 1;
-	if (p[0] != '/') {
-		snprintf(err, err_size, "unsupported DOCKER_HOST scheme: %s (unix:// needs an absolute path)",
-			 docker_host);
-		return -EINVAL;
-	}
-	*path = strdup(p);
-	return *path ? 0 : -ENOMEM;
-}
 
 static void transport_message(int r, const struct gv_docker *d, const char *what, const char *curl_err,
 			      char *err, size_t err_size)

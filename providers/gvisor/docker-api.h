@@ -30,10 +30,6 @@ struct gv_docker {
 	long timeout_ms;              /* per small call */
 };
 
-/* Socket path from a DOCKER_HOST value (NULL or "": the default socket).
- * Only unix:// is accepted; anything else is -EINVAL with "unsupported
- * DOCKER_HOST scheme" in err. */
-int gv_docker_socket_from_host(const char *docker_host, char **path, char *err, size_t err_size);
 
 /* GET /version on the socket and negotiate the API prefix. -errno with a
  * message in err when the endpoint is unreachable, not a Docker Engine

@@ -24,6 +24,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/dockerhost.h"
 #include "base/cleanup.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -152,7 +153,7 @@ static int endpoint_socket(const struct agsbx_ctx *ctx, json_t *facts, char **so
 	const char *dh = getenv("DOCKER_HOST");
 	json_object_set_new(facts, "docker_host", dh ? json_string(dh) : json_null());
 	char err[256] = "";
-	int r = gv_docker_socket_from_host(dh, sock, err, sizeof err);
+	int r = agsbx_dockerhost_socket(dh, sock, err, sizeof err);
 	if (r < 0)
 		set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err[0] ? err : strerror(-r));
 	return r;

@@ -17,35 +17,14 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/util.h"
-
-#define CMDLINE_MAX 65536
 
 /* cmdline of pid with NULs as spaces (malloc'd), or NULL. */
 static char *read_cmdline(int dirfd_proc, const char *pid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "%s/cmdline", pid);
-	_cleanup_close_ int fd = openat(dirfd_proc, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	char *buf = malloc(CMDLINE_MAX + 1);
-	if (!buf)
-		return NULL;
-	size_t len = 0;
-	while (len < CMDLINE_MAX) {
-		ssize_t n = read(fd, buf + len, CMDLINE_MAX - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[len] = '\0';
-	return buf;
+	(void)dirfd_proc;
+	return agsbx_proc_cmdline((pid_t)strtol(pid, NULL, 10), NULL);
 }
 
 static bool pid_matches(int dirfd_proc, const char *pid, const char *needle, char **cmdline)
