@@ -281,13 +281,34 @@ static void pump_stderr(struct ext_adapter *a, bool *open)
 	pthread_mutex_unlock(&a->lock);
 }
 
-/* The adapter ended (or closed stdout) without being asked to. */
-static void check_exit(struct ext_adapter *a, bool out_open)
+static bool exit_expected(struct ext_adapter *a)
 {
 	pthread_mutex_lock(&a->lock);
 	bool expected = a->shutdown_answered || a->broken;
 	pthread_mutex_unlock(&a->lock);
-	if (expected || (out_open && !agsbx_session_exited(a->sess)))
+	return expected;
+}
+
+/* What is still in the pipe, read now without waiting. */
+static void drain_stdout(struct ext_adapter *a, bool *out_open)
+{
+	for (int i = 0; *out_open && i < 256; i++) {
+		struct pollfd pf = { .fd = a->out_fd, .events = POLLIN };
+		if (poll(&pf, 1, 0) <= 0)
+			break;
+		pump_stdout(a, out_open);
+	}
+}
+
+/* The adapter ended (or closed stdout) without being asked to. Its last
+ * lines are read before it is judged: an adapter answers shutdown and
+ * exits at once, and the exit may be seen before the answer was read. */
+static void check_exit(struct ext_adapter *a, bool *out_open)
+{
+	if (exit_expected(a) || (*out_open && !agsbx_session_exited(a->sess)))
+		return;
+	drain_stdout(a, out_open);
+	if (exit_expected(a))
 		return;
 	char how[128];
 	exit_desc(a, how, sizeof how);
@@ -306,13 +327,9 @@ static void *reader_main(void *arg)
 		if (stop) {
 			/* Lines still in the pipe are judged too (output after
 			 * shutdown is a violation). */
-			for (int i = 0; !broken && out_open && i < 256; i++) {
-				struct pollfd pf = { .fd = a->out_fd, .events = POLLIN };
-				if (poll(&pf, 1, 0) <= 0)
-					break;
-				pump_stdout(a, &out_open);
-				broken = ext_broken(a, NULL);
-			}
+			if (!broken)
+				drain_stdout(a, &out_open);
+			broken = ext_broken(a, NULL);
 			/* A violation: the tree goes now, not at the end of the run. */
 			if (broken)
 				a->killed_on_violation = agsbx_session_end(a->sess, &a->killed_child, &a->wstatus);
@@ -332,7 +349,7 @@ static void *reader_main(void *arg)
 			agsbx_session_record(a->sess);
 			recorded = now;
 		}
-		check_exit(a, out_open);
+		check_exit(a, &out_open);
 	}
 }
 

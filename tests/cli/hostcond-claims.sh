@@ -23,7 +23,7 @@ claim() {
   as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
     --timeout-ms 2000 --provider n --adapter "n=python3 $adapters/neg-blocked-as.py $1 $2" 2>"$w/$1.err" || rc=$?
   [[ $rc == 1 ]] || { cat "$w/$1.err" >&2; fail "$1: collect exited $rc, want 1 (the control does nothing)"; }
-  [[ $(p .reason) == "$2" ]] || fail "$1: reason $(p .reason), want $2"
+  [[ $(p .reason) == "$2" ]] || { cat "$w/$1.err" >&2; p . >&2; fail "$1: reason $(p .reason), want $2"; }
 }
 p() { jq -r ".providers[] | select(.id == \"n\") | $1" "$F"; }
 hc='.checks[] | select(.id=="probe.truthful") | .facts.host_condition'
