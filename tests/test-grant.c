@@ -220,8 +220,8 @@ START_TEST(test_create_erofs)
 	char *ro = agsbx_path_join(dir, "ro");
 	ck_assert_int_eq(mkdir(ro, 0755), 0);
 #ifdef __linux__
-	ck_assert_int_eq(mount(ro, ro, NULL, MS_BIND, NULL), 0);
-	ck_assert_int_eq(mount(NULL, ro, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL), 0);
+	ck_assert_int_eq(mount(ro, ro, "none", MS_BIND, NULL), 0);
+	ck_assert_int_eq(mount("none", ro, "none", MS_BIND | MS_REMOUNT | MS_RDONLY, NULL), 0);
 #endif
 	struct agsbx_grant *g = NULL;
 	ck_assert_int_eq(agsbx_grant_create(ro, "area", (uid_t)-1, (gid_t)-1, &g), -EROFS);

@@ -70,9 +70,10 @@ END_TEST
  * owner, alive or dead as its process is. */
 START_TEST(test_staged_claim_counts)
 {
-	char *dir = agsbx_test_tmpdir("rundir");
+	/* the token first: the forked child then holds no allocation of ours */
 	char tok[64];
 	dead_token(tok, sizeof tok);
+	char *dir = agsbx_test_tmpdir("rundir");
 	put(dir, AGSBX_RUNDIR_OWNER_STAGED, tok);
 	ck_assert_int_eq(agsbx_rundir_owner_alive(dir), 0);
 	agsbx_test_rmtree(dir);
