@@ -1,8 +1,10 @@
 #include "base/proc.h"
+#include "base/cleanup.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Beyond the kernel's default argument space (ARG_MAX is 2 MiB with an
  * 8 MiB stack), so any real cmdline is read whole. */
@@ -24,4 +26,17 @@ char *agsbx_proc_cmdline(pid_t pid, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+long agsbx_proc_self_status_kib(const char *field)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	size_t n = strlen(field);
+	while (f && fgets(line, sizeof line, f)) {
+		long v;
+		if (strncmp(line, field, n) == 0 && line[n] == ':' && sscanf(line + n + 1, "%ld kB", &v) == 1)
+			return v;
+	}
+	return -1;
 }

@@ -12,4 +12,8 @@
  * gone or unreadable (a kernel thread has an empty cmdline: ""). */
 char *agsbx_proc_cmdline(pid_t pid, size_t *len);
 
+/* A "Name: N kB" line of /proc/self/status (field "VmRSS", "VmHWM", ...)
+ * in KiB; -1 when it cannot be read. */
+long agsbx_proc_self_status_kib(const char *field);
+
 #endif

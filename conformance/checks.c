@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -431,29 +432,18 @@ static void syscalls_restricted(const struct check_env *env, struct check_out *o
 #define FLOOD_BYTES (64u << 20)
 #define FLOOD_CAP 65536u
 
-static long vm_hwm_kib(void)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	long v = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
-			break;
-	return v;
-}
-
 static void output_bounded(const struct check_env *env, struct check_out *out)
 {
 	char bytes[32];
 	snprintf(bytes, sizeof bytes, "%u", FLOOD_BYTES);
 	struct agsbx_limits lim = { .max_output_bytes = FLOOD_CAP, .timeout_ms = 120000, .cancel_fd = -1 };
-	long before = vm_hwm_kib();
+	long before = agsbx_proc_self_status_kib("VmHWM");
 	struct agsbx_exec_result xr = { 0 };
 	if (cf_sandbox_op(env, out, env->h, &lim, ARGS("flood", bytes), NULL, &xr) < 0) {
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	long after = vm_hwm_kib();
+	long after = agsbx_proc_self_status_kib("VmHWM");
 	const struct agsbx_run_result *r = &xr.run;
 	bool capped = r->out_len <= FLOOD_CAP && r->err_len <= FLOOD_CAP;
 	bool flagged = r->out_truncated && r->err_truncated;

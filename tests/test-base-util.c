@@ -4,6 +4,7 @@
 #include "base/dockerhost.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/proc.h"
 #include "base/strv.h"
 #include "base/util.h"
 #include "tests/lib/testlib.h"
@@ -350,6 +351,17 @@ END_TEST
 
 /* ---- string vectors ---- */
 
+/* A whole field name only: "Vm" is no field, VmHWM is never below VmRSS. */
+START_TEST(test_proc_self_status_kib)
+{
+	long rss = agsbx_proc_self_status_kib("VmRSS"), hwm = agsbx_proc_self_status_kib("VmHWM");
+	ck_assert_int_gt(rss, 0);
+	ck_assert_int_ge(hwm, rss);
+	ck_assert_int_eq(agsbx_proc_self_status_kib("Vm"), -1);
+	ck_assert_int_eq(agsbx_proc_self_status_kib("NoSuchField"), -1);
+}
+END_TEST
+
 START_TEST(test_strv)
 {
 	_cleanup_strv_ char **v = NULL;
@@ -401,6 +413,7 @@ int main(void)
 	tcase_add_test(tc, test_dockerhost_sun_path_boundary);
 	tcase_add_test(tc, test_dockerhost_schemes);
 	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_proc_self_status_kib);
 	tcase_add_test(tc, test_error_first_wins);
 	suite_add_tcase(s, tc);
 	TCase *lg = tcase_create("log");

@@ -73,6 +73,27 @@ static int run_plain(struct agsbx_handle *h, const struct agsbx_step *step, cons
 	return r;
 }
 
+/* The step run plainly behind a command prefix (pre, NULL-terminated). */
+static int run_prefixed(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+			struct agsbx_exec_result *o, struct agsbx_failure *f, const char *const *pre)
+{
+	size_t np = 0, na = 0;
+	while (pre[np])
+		np++;
+	while (s->argv[na])
+		na++;
+	const char **argv = calloc(np + na + 1, sizeof *argv);
+	if (!argv)
+		return -ENOMEM;
+	memcpy(argv, pre, np * sizeof *argv);
+	memcpy(argv + np, s->argv, na * sizeof *argv);
+	struct agsbx_step s2 = *s;
+	s2.argv = argv;
+	int r = run_plain(h, &s2, l, o, f, 0);
+	free(argv);
+	return r;
+}
+
 static int x_plain(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
 		   struct agsbx_exec_result *o, struct agsbx_failure *f)
 {
@@ -161,22 +182,7 @@ static int x_mountns(struct agsbx_handle *h, const struct agsbx_step *s, const s
 {
 	const char *pre_root[] = { "unshare", "--mount", "--propagation", "private", "--", NULL };
 	const char *pre_user[] = { "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", "--", NULL };
-	const char **pre = geteuid() == 0 && !h->ctx->run_as ? pre_root : pre_user;
-	size_t np = 0, na = 0;
-	while (pre[np])
-		np++;
-	while (s->argv[na])
-		na++;
-	const char **argv = calloc(np + na + 1, sizeof *argv);
-	if (!argv)
-		return -ENOMEM;
-	memcpy(argv, pre, np * sizeof *argv);
-	memcpy(argv + np, s->argv, na * sizeof *argv);
-	struct agsbx_step s2 = *s;
-	s2.argv = argv;
-	int r = run_plain(h, &s2, l, o, f, 0);
-	free(argv);
-	return r;
+	return run_prefixed(h, s, l, o, f, geteuid() == 0 && !h->ctx->run_as ? pre_root : pre_user);
 }
 static const struct agsbx_caps claims_fs = {
 	.host_filesystem_restricted = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
@@ -294,19 +300,7 @@ static int x_nnp_caps(struct agsbx_handle *h, const struct agsbx_step *s, const 
 		      struct agsbx_exec_result *o, struct agsbx_failure *f)
 {
 	static const char *const pre[] = { "setpriv", "--no-new-privs", "--", NULL };
-	size_t np = sizeof pre / sizeof pre[0] - 1, na = 0;
-	while (s->argv[na])
-		na++;
-	const char **argv = calloc(np + na + 1, sizeof *argv);
-	if (!argv)
-		return -ENOMEM;
-	memcpy(argv, pre, np * sizeof *argv);
-	memcpy(argv + np, s->argv, na * sizeof *argv);
-	struct agsbx_step s2 = *s;
-	s2.argv = argv;
-	int r = run_plain(h, &s2, l, o, f, 0);
-	free(argv);
-	return r;
+	return run_prefixed(h, s, l, o, f, pre);
 }
 static const struct agsbx_caps claims_priv = {
 	.privilege_escalation_blocked = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",

@@ -19,21 +19,11 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/runner.h"
 #include "base/util.h"
 #include "cli/harness.h"
 #include "providers/provider.h"
-
-static long rss_kib(void)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	long v = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld kB", &v) == 1)
-			break;
-	return v;
-}
 
 struct cyc {
 	const struct agsbx_provider_ops *ops;
@@ -172,13 +162,13 @@ int main(int argc, char **argv)
 	for (long i = 0; i < cycles; i++) {
 		left_total += one(&c, g, false, timeout_ms, &bad);
 		left_total += one(&c, g, true, timeout_ms, &bad);
-		long rss = rss_kib();
+		long rss = agsbx_proc_self_status_kib("VmRSS");
 		if (i == 9 || (cycles < 10 && i == 0))
 			rss_first = rss;   /* after warm-up: allocator and caches settled */
 		if (rss > rss_peak)
 			rss_peak = rss;
 	}
-	long rss_last = rss_kib();
+	long rss_last = agsbx_proc_self_status_kib("VmRSS");
 	ops->release(h);
 	agsbx_handle_free(h);
 	agsbx_grant_destroy(g);
