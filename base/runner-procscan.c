@@ -14,6 +14,10 @@
  *    checked with the start time, so a reused pid is never hit);
  *  - the run's cgroup members, when it has a cgroup.
  *
+ * The child of a one-shot run is itself a subreaper (runner.c), so while it
+ * lives its orphans stay below it and are members by descent; only what is
+ * left when it exits passes through us and needs the sweep's rules.
+ *
  * Waiting is only ever for specific pids: waitpid(-1) would steal children
  * of other threads and other runs. */
 #include "base/runner.h"

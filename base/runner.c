@@ -200,6 +200,7 @@ struct spawn_plan {
 	int devnull, out_w, err_w;
 	int cgroup_procs_fd;      /* -1: no cgroup leaf */
 	int max_fd;               /* close_range fallback bound */
+	bool subreaper;           /* the child keeps its own orphans */
 	/* written by the child */
 	volatile int err;
 	volatile int stage;
@@ -335,6 +336,12 @@ static CHILD_FN int child_main(void *arg)
 		child_fail(p, STAGE_SETUP, errno);
 	if (syscall(SYS_getppid) != p->parent)
 		child_fail(p, STAGE_SETUP, ESRCH);
+	/* A one-shot run's child adopts its own orphans while it lives (the
+	 * flag survives exec): a detached grandchild then stays in this run's
+	 * tree instead of passing through ours, where a concurrent run's
+	 * orphan sweep could take it for its own and kill it. */
+	if (p->subreaper && syscall(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		child_fail(p, STAGE_SETUP, errno);
 	uint64_t none = 0;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none);
 	int err = ENOENT;
@@ -399,6 +406,7 @@ struct run {
 	int cancel_fd;
 	pid_t pid;
 	bool exited_seen;             /* the child is a zombie, not yet reaped */
+	bool keeps_orphans;           /* the child is a subreaper (one-shot runs) */
 };
 
 /* The parent's side of a spawn: both pipes (read ends non-blocking)
@@ -456,6 +464,7 @@ static struct spawn_plan spawn_plan_for(const struct run *run, const struct agsb
 		.err_w = sr->errp[1],
 		.cgroup_procs_fd = run->tree.cgroup_procs_fd,
 		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
+		.subreaper = run->keeps_orphans,
 	};
 }
 
@@ -747,6 +756,9 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 		run_release(&run);
 		return r;
 	}
+	/* Sessions (long-lived programs such as adapters) keep the usual
+	 * orphan semantics: they may not reap children they did not start. */
+	run.keeps_orphans = true;
 	r = spawn_child(&run, opts, res);
 	if (r < 0) {
 		res->status = 127;

@@ -73,7 +73,9 @@ int agsbx_runner_init(void);
 
 /* Runs to completion. Returns 0 when the process was started and finished
  * (whatever its status), -errno when it could not be run (spawn_errno set
- * for exec failures). result must be freed with agsbx_run_result_free. */
+ * for exec failures). result must be freed with agsbx_run_result_free.
+ * The child is a child subreaper (PR_SET_CHILD_SUBREAPER, kept across
+ * exec): orphans of its descendants are re-parented to it while it lives. */
 int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *result);
 void agsbx_run_result_free(struct agsbx_run_result *result);
 

@@ -762,6 +762,53 @@ START_TEST(test_cleanup_spares_other_runs)
 }
 END_TEST
 
+struct sleeper {
+	volatile int started;
+	int failures;
+};
+
+static void *run_sleepers(void *arg)
+{
+	struct sleeper *sl = arg;
+	for (int n = 0; n < 4; n++) {
+		const char *argv[] = { "sleep", "0.3", NULL };
+		struct agsbx_run_opts o = opts_for(argv);
+		o.timeout_ms = 30000;
+		struct agsbx_run_result r;
+		__atomic_store_n(&sl->started, 1, __ATOMIC_RELEASE);
+		if (agsbx_run(&o, &r) != 0 || r.status != 0)
+			sl->failures++;
+		agsbx_run_result_free(&r);
+	}
+	return NULL;
+}
+
+START_TEST(test_detached_orphan_stays_in_its_run)
+{
+	/* A run whose child detaches a worker and waits for its answer,
+	 * while another thread's runs end (and sweep) around it. The other
+	 * runs started first, so an orphan passing through the harness
+	 * would look like theirs and be killed: the answer would be lost. */
+	struct sleeper sl = { 0 };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, run_sleepers, &sl), 0);
+	while (!__atomic_load_n(&sl.started, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(50000);
+	const char *argv[] = { "sh", "-c", "(sleep 0.6 && echo alive &); sleep 1.2", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 30000;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "alive\n");
+	ck_assert_uint_eq(r.killed, 0);
+	ck_assert_int_eq(sl.failures, 0);
+	agsbx_run_result_free(&r);
+}
+END_TEST
+
 /* ---- privileges and cgroup (root) ---- */
 
 START_TEST(test_drop_privileges)
@@ -993,6 +1040,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_runaway_fork_chain);
 	tcase_add_test(tc, test_concurrent_outputs);
 	tcase_add_test(tc, test_cleanup_spares_other_runs);
+	tcase_add_test(tc, test_detached_orphan_stays_in_its_run);
 	tcase_add_test(tc, test_cgroup_leaf);
 	tcase_add_test(tc, test_cancel_from_signal_handler);
 	tcase_add_test(tc, test_sigchld_ignored_by_harness);

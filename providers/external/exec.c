@@ -150,14 +150,19 @@ static void fill_status(struct agsbx_run_result *run, const json_t *res)
 /* Harness meta first; what the adapter said is kept under "adapter", and
  * where it states provider/mechanism/capabilities those are what
  * lifecycle.consistent compares with the probe. */
-static json_t *meta_json(struct agsbx_handle *h, const json_t *res, const struct ext_instance *in)
+static json_t *meta_json(struct agsbx_handle *h, const json_t *res, struct ext_instance *in)
 {
 	json_t *m = agsbx_handle_meta(h);
 	const json_t *am = json_object_get(res, "meta");
 	json_object_set_new(m, "adapter",
 			    json_pack("{s:O, s:O, s:O, s:b}", "meta", am, "inferred", json_object_get(res, "inferred"),
 				      "duration_us", json_object_get(res, "duration_us"), "supplied_by_adapter", 1));
-	const json_t *probe_caps = json_object_get(in->last_probe, "capabilities");
+	/* Another check thread's probe may replace last_probe meanwhile: take
+	 * a reference under the lock (CI caught the use-after-free). */
+	pthread_mutex_lock(&in->lock);
+	_cleanup_json_ json_t *last = json_incref(in->last_probe);
+	pthread_mutex_unlock(&in->lock);
+	const json_t *probe_caps = json_object_get(last, "capabilities");
 	const json_t *caps = json_object_get(am, "capabilities");
 	if (caps && !(probe_caps && json_equal((json_t *)caps, (json_t *)probe_caps)))
 		json_object_set(m, "capabilities", (json_t *)caps);
