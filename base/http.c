@@ -191,7 +191,7 @@ int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response 
 	return r;
 }
 
-void agsbx_http_response_free(struct agsbx_http_response *resp)
+void agsbx_http_response_clear(struct agsbx_http_response *resp)
 {
 	if (!resp)
 		return;

@@ -34,7 +34,7 @@ struct agsbx_http_response {
  * the endpoint is unreachable, -ETIMEDOUT, -EFBIG (response over the cap),
  * -EPROTO for other transfer errors (error holds curl's text). */
 int agsbx_http(const struct agsbx_http_request *req, struct agsbx_http_response *resp);
-void agsbx_http_response_free(struct agsbx_http_response *resp);
+void agsbx_http_response_clear(struct agsbx_http_response *resp);
 
 /* Restricts a curl easy handle (CURL *) to the comma-separated protocols
  * ("http", "https"; redirects: for followed redirects): CURLOPT_PROTOCOLS_STR

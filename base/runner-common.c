@@ -65,7 +65,7 @@ void agsbx_runner_fill_status(struct agsbx_run_result *res, int st, enum run_end
 	}
 }
 
-void agsbx_run_result_free(struct agsbx_run_result *res)
+void agsbx_run_result_clear(struct agsbx_run_result *res)
 {
 	if (!res)
 		return;

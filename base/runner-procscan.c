@@ -575,8 +575,10 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 				visit_pid(w, kids.v[k]);
 		}
 		/* A snapshot (no children files) is one instant, in which
-		 * nobody is in transit. */
-		if (!sweep_orphans || !have_children_files())
+		 * nobody is in transit. Nor is anybody with no member found:
+		 * only a member can hand children over, and the exited child
+		 * handed its own over before it became a zombie. */
+		if (!sweep_orphans || !have_children_files() || !w->set->n)
 			break;
 		if (!sweep_orphans_locked(w, our_sid, &kids))
 			break;

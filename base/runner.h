@@ -73,11 +73,11 @@ int agsbx_runner_init(void);
 
 /* Runs to completion. Returns 0 when the process was started and finished
  * (whatever its status), -errno when it could not be run (spawn_errno set
- * for exec failures). result must be freed with agsbx_run_result_free.
+ * for exec failures). result must be cleared with agsbx_run_result_clear.
  * The child is a child subreaper (PR_SET_CHILD_SUBREAPER, kept across
  * exec): orphans of its descendants are re-parented to it while it lives. */
 int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *result);
-void agsbx_run_result_free(struct agsbx_run_result *result);
+void agsbx_run_result_clear(struct agsbx_run_result *result);
 
 /* Children this process forks outside the runner (fork/posix_spawn
  * elsewhere) look, to a run's cleanup, like detached descendants that were

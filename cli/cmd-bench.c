@@ -155,7 +155,7 @@ static int run_provider(const struct agsbx_provider_ops *ops, struct agsbx_handl
 {
 	struct agsbx_limits lim = { .max_output_bytes = 4096, .timeout_ms = 60000, .cancel_fd = -1 };
 	struct agsbx_exec_result xr = { 0 };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	uint64_t t0 = agsbx_now_us();
 	int r = ops->execute(h, step, &lim, &xr, &fail);
 	*us = agsbx_now_us() - t0;
@@ -259,7 +259,7 @@ static int grant_for(const struct agsbx_ctx *ctx, struct agsbx_grant **g)
 static void finish(const struct agsbx_provider_ops *ops)
 {
 	if (ops->finish) {
-		struct agsbx_failure defect = { 0 };
+		struct agsbx_error defect = { 0 };
 		json_decref(ops->finish(ops, &defect));
 	}
 }
@@ -292,7 +292,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	}
 	struct agsbx_grant *g = NULL;
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	struct agsbx_raw_command rc = { 0 };
 	struct series s = { .prov = calloc((size_t)o->runs, sizeof(uint64_t)),
 			    .raw = calloc((size_t)o->runs, sizeof(uint64_t)), .raw_ok = true };
@@ -316,7 +316,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	agsbx_grant_destroy(g);
 	/* A declared provider's adapter that broke the contract: no numbers. */
 	if (ops->finish) {
-		struct agsbx_failure defect = { 0 };
+		struct agsbx_error defect = { 0 };
 		json_decref(ops->finish(ops, &defect));
 		if (r == 0 && defect.reason) {
 			snprintf(why, sizeof why, "%.40s: %.200s", defect.reason, defect.message);

@@ -280,7 +280,7 @@ static json_t *parse_configs(const struct collect_opts *o, const struct agsbx_pr
 	}
 	/* Unknown keys are bad input: refuse before anything runs. */
 	for (int j = 0; j < n; j++) {
-		struct agsbx_failure f = { 0 };
+		struct agsbx_error f = { 0 };
 		const char *kind = agsbx_external_kind(sel[j]);
 		if (kind) {
 			/* An adapter's keys are known from its hello only: ensure

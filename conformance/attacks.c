@@ -909,7 +909,7 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 	if (data_src)
 		unlink(data_src);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	if (r < 0 || env->ops->ensure(env->ctx, g, &h, &fail) < 0) {
 		cf_reason(out, r < 0 ? "internal: cannot prepare a second grant" : "ensure of a second grant failed: %s",
 			     fail.message);
@@ -956,7 +956,7 @@ void check_config_unknown_rejected(const struct check_env *env, struct check_out
 	struct agsbx_ctx c = *env->ctx;
 	c.config = cfg;
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int er = env->ops->ensure(&c, env->grant, &h, &fail);
 	if (er == 0 && h) {
 		env->ops->release(h);

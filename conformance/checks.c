@@ -607,7 +607,7 @@ static bool same_json(const json_t *a, const json_t *b)
 static void lifecycle_consistent(const struct check_env *env, struct check_out *out)
 {
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	if (env->ops->ensure(env->ctx, env->grant, &h, &fail) < 0) {
 		cf_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
 		return;
@@ -660,7 +660,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	struct agsbx_probe p = { 0 };
 	env->ops->probe(&c, &p);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int er = env->ops->ensure(&c, env->grant, &h, &fail);
 	_cleanup_free_ char *n = nonce(), *name = NULL;
 	if (!n || asprintf(&name, "fail-closed-%s", n) < 0)

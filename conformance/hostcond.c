@@ -37,7 +37,7 @@ static int decide_userns(const struct check_env *env, json_t *how)
 	json_object_set_new(how, "as_uid", json_integer(env->ctx->run_as ? (json_int_t)env->ctx->run_uid : (json_int_t)getuid()));
 	agsbx_strv_free(argv);
 	int decided = rc < 0 || r.timed_out ? -1 : r.status != 0;
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	return decided;
 }
 

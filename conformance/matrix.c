@@ -241,7 +241,7 @@ static json_t *finish_provider(const struct agsbx_provider_ops *ops, json_t **de
 	*declared = NULL;
 	if (!ops->finish)
 		return NULL;
-	struct agsbx_failure defect = { 0 };
+	struct agsbx_error defect = { 0 };
 	uint64_t t0 = agsbx_now_us();
 	*declared = ops->finish(ops, &defect);
 	/* A wrapper has no protocol: its runs are the harness's own. */
@@ -364,7 +364,7 @@ struct provider_run {
 	struct utsname uts;
 	struct check_env env;
 	bool ran;             /* ensure gave a handle: the checks ran */
-	struct agsbx_failure fail;
+	struct agsbx_error fail;
 	char blocked[600];    /* why checks that need a handle are blocked */
 	json_t *confinement;
 	struct job *jobs;     /* one per catalogue row, in its order */

@@ -189,7 +189,7 @@ int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct
 		lim.cancel_fd = run_cancel_fd(env);
 	struct agsbx_step step = { .argv = argv, .env = NULL, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_exec_result xr = { 0 };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int r = h->ops->execute(h, &step, &lim, &xr, &fail);
 	if (r < 0) {
 		json_array_append_new(out->observations,
@@ -236,7 +236,7 @@ int cf_control_op(const struct check_env *env, struct check_out *out, const char
 	json_array_append_new(out->observations, agsbx_bundle_observation("control", argv, &rr, res));
 	*result = res;
 	json_decref(res);
-	agsbx_run_result_free(&rr);
+	agsbx_run_result_clear(&rr);
 	return r;
 }
 

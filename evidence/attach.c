@@ -298,7 +298,7 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 	int r = agsbx_run(&o, &res);
 	if (r < 0) {
 		ev_set_err(err, err_size, "cannot run '%s': %s", argv[0], strerror(res.spawn_errno ? res.spawn_errno : -r));
-		agsbx_run_result_free(&res);
+		agsbx_run_result_clear(&res);
 		agsbx_strv_free(argv);
 		return NULL;
 	}
@@ -321,7 +321,7 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 			      out_tail ? out_tail : json_string(""), "stdout_truncated", out_cut || res.out_truncated,
 			      "stderr_tail", err_tail ? err_tail : json_string(""), "stderr_truncated",
 			      err_cut || res.err_truncated);
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 	if (!a)
 		ev_set_err(err, err_size, "out of memory");
 	return a;

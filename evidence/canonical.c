@@ -185,7 +185,7 @@ char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len)
 	if (r == 0 && b.oom)
 		r = -ENOMEM;
 	if (r < 0) {
-		sbuf_free(&b);
+		sbuf_clear(&b);
 		errno = -r;
 		return NULL;
 	}
@@ -223,7 +223,7 @@ int ev_json_canonical_digest(const json_t *j, const char *skip_key, const char *
 		r = -ENOMEM;
 	if (r == 0)
 		sbuf_flush_sink(&b);
-	sbuf_free(&b);
+	sbuf_clear(&b);
 	if (r < 0)
 		return r;
 	if (d.sha512) {

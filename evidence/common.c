@@ -104,7 +104,7 @@ void sbuf_sshstr(struct sbuf *b, const void *data, size_t n)
 char *sbuf_take(struct sbuf *b, size_t *len)
 {
 	if (b->oom) {
-		sbuf_free(b);
+		sbuf_clear(b);
 		return NULL;
 	}
 	if (!b->p && !sbuf_grow(b, 0))
@@ -131,7 +131,7 @@ int sbuf_json(struct sbuf *b, const json_t *j)
 	return 0;
 }
 
-void sbuf_free(struct sbuf *b)
+void sbuf_clear(struct sbuf *b)
 {
 	free(b->p);
 	b->p = NULL;

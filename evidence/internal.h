@@ -42,7 +42,7 @@ void sbuf_sshstr(struct sbuf *b, const void *data, size_t n);
 char *sbuf_take(struct sbuf *b, size_t *len);
 /* j as indented JSON with sorted keys and a newline; -ENOMEM. */
 int sbuf_json(struct sbuf *b, const json_t *j);
-void sbuf_free(struct sbuf *b);
+void sbuf_clear(struct sbuf *b);
 
 /* ---- SSH wire reader ------------------------------------------------- */
 

@@ -238,11 +238,11 @@ char *openssh_private_format(const struct ed25519_private *k)
 	if (raw.p)
 		sodium_memzero(raw.p, raw.len);
 	bool oom = pub.oom || priv.oom || raw.oom;
-	sbuf_free(&pub);
-	sbuf_free(&priv);
-	sbuf_free(&raw);
+	sbuf_clear(&pub);
+	sbuf_clear(&priv);
+	sbuf_clear(&raw);
 	if (oom) {
-		sbuf_free(&pem);
+		sbuf_clear(&pem);
 		return NULL;
 	}
 	return sbuf_take(&pem, NULL);
@@ -307,7 +307,7 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 	sshkey_ed25519_blob(&blob, k.pk);
 	_cleanup_free_ char *line = blob.oom ? NULL : sshkey_format("ssh-ed25519", (uint8_t *)blob.p, blob.len,
 								   k.comment);
-	sbuf_free(&blob);
+	sbuf_clear(&blob);
 	ed25519_private_clear(&k);
 	if (!pem || !line)
 		return -ENOMEM;

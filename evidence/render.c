@@ -289,6 +289,6 @@ int sbuf_flush(struct sbuf *b, int r, FILE *out)
 		r = -EIO;
 	if (r == 0 && fflush(out) != 0)
 		r = -EIO;
-	sbuf_free(b);
+	sbuf_clear(b);
 	return r;
 }

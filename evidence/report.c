@@ -272,7 +272,7 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 		struct sbuf id = { 0 };
 		ev_put_esc(&id, ev_jstr(p, "id"), ESC_TEXT, 14);
 		sbuf_printf(b, "%-14s %-11s %5zu %5zu %5zu  ", id.p ? id.p : "?", verdict_of(p), c.pass, c.fail, c.skip);
-		sbuf_free(&id);
+		sbuf_clear(&id);
 		ev_put_esc(b, ev_jstr(p, "reason"), ESC_TEXT, 80);
 		sbuf_putc(b, '\n');
 	}

@@ -108,7 +108,7 @@ static int sign_with_ssh_keygen(const char *key_path, const char *canon, size_t 
 	struct agsbx_run_result res;
 	r = agsbx_run(&o, &res);
 	if (r < 0) {
-		agsbx_run_result_free(&res);
+		agsbx_run_result_clear(&res);
 		ev_set_err(err, err_size, "cannot run ssh-keygen: %s", strerror(-r));
 		return r;
 	}
@@ -116,10 +116,10 @@ static int sign_with_ssh_keygen(const char *key_path, const char *canon, size_t 
 		const char *why = res.err_len ? res.err : "no message";
 		size_t wl = strcspn(why, "\n");
 		ev_set_err(err, err_size, "ssh-keygen -Y sign failed (status %d): %.*s", res.status, (int)wl, why);
-		agsbx_run_result_free(&res);
+		agsbx_run_result_clear(&res);
 		return -EINVAL;
 	}
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 	r = agsbx_read_file(sig, KEY_FILE_MAX, armored, NULL);
 	if (r < 0)
 		ev_set_err(err, err_size, "ssh-keygen wrote no signature: %s", strerror(-r));

@@ -163,12 +163,12 @@ char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace
 		ev_b64_wrapped(&out, blob.p, blob.len, 70);
 	sbuf_puts(&out, SIG_END);
 	bool oom = data.oom || sigfield.oom || pub.oom || blob.oom;
-	sbuf_free(&data);
-	sbuf_free(&sigfield);
-	sbuf_free(&pub);
-	sbuf_free(&blob);
+	sbuf_clear(&data);
+	sbuf_clear(&sigfield);
+	sbuf_clear(&pub);
+	sbuf_clear(&blob);
 	if (oom) {
-		sbuf_free(&out);
+		sbuf_clear(&out);
 		return NULL;
 	}
 	return sbuf_take(&out, NULL);
@@ -197,11 +197,11 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 	struct sbuf data = { 0 };
 	signed_data(&data, namespace, s->hash, h, hn);
 	if (data.oom) {
-		sbuf_free(&data);
+		sbuf_clear(&data);
 		return -ENOMEM;
 	}
 	int ok = crypto_sign_verify_detached(s->sig, (const uint8_t *)data.p, data.len, pk);
-	sbuf_free(&data);
+	sbuf_clear(&data);
 	if (ok != 0) {
 		ev_set_err(err, err_size, "signature does not match the bundle content");
 		return -EBADMSG;

@@ -49,14 +49,14 @@ static int git(const char *path, const json_t *neutral, const char *const *args,
 	int r = agsbx_run(&o, &res);
 	if (r < 0) {
 		ev_set_err(err, err_size, "cannot run git: %s", strerror(res.spawn_errno ? res.spawn_errno : -r));
-		agsbx_run_result_free(&res);
+		agsbx_run_result_clear(&res);
 		return r;
 	}
 	if (res.status != 0) {
 		const char *why = res.err && res.err_len ? res.err : "no message";
 		ev_set_err(err, err_size, "git %s failed (status %d): %.*s", args[0], res.status,
 			(int)strcspn(why, "\n"), why);
-		agsbx_run_result_free(&res);
+		agsbx_run_result_clear(&res);
 		return res.status == 1 && !res.err_len ? -ENOENT : -EINVAL;
 	}
 	if (res.out_truncated) {
@@ -73,7 +73,7 @@ static int git(const char *path, const json_t *neutral, const char *const *args,
 			(*out)[len] = (*out)[len + 1] = '\0';
 		}
 	}
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 	return *out ? 0 : -ENOMEM;
 }
 

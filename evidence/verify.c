@@ -307,17 +307,17 @@ static int load_url_anchors(struct anchors *a, const char *url, bool allow_http,
 	}
 	if (resp.status != 200) {
 		ev_set_err(err, err_size, "%s: HTTP status %ld", url, resp.status);
-		agsbx_http_response_free(&resp);
+		agsbx_http_response_clear(&resp);
 		return -EINVAL;
 	}
 	if (memchr(resp.body, '\0', resp.len)) {
 		ev_set_err(err, err_size, "%s: binary response", url);
-		agsbx_http_response_free(&resp);
+		agsbx_http_response_clear(&resp);
 		return -EINVAL;
 	}
 	a->source = url;
 	r = parse_anchors(a, resp.body, false, err, err_size);
-	agsbx_http_response_free(&resp);
+	agsbx_http_response_clear(&resp);
 	return r;
 }
 

@@ -82,7 +82,7 @@ static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms,
 	int r = agsbx_http(&req, &resp);
 	if (r < 0) {
 		agsbx_error_set(why, r == -EFBIG ? "response_too_large" : agsbx_errno_name(r), "%s", resp.error);
-		agsbx_http_response_free(&resp);
+		agsbx_http_response_clear(&resp);
 		return NULL;
 	}
 	json_error_t jerr;
@@ -99,7 +99,7 @@ static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms,
 		json_decref(j);
 		j = NULL;
 	}
-	agsbx_http_response_free(&resp);
+	agsbx_http_response_clear(&resp);
 	return j;
 }
 

@@ -93,7 +93,7 @@ int agsbx_probes_run_tool(const char *const *argv, long timeout_ms, char **out,
 		if (r < 0)
 			*reason = "ENOMEM";
 	}
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 	return r;
 }
 

@@ -44,7 +44,7 @@ json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p)
 	return j;
 }
 
-void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
+void agsbx_fail(struct agsbx_error *f, const char *reason, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -54,7 +54,7 @@ void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ..
 
 void agsbx_exec_result_clear(struct agsbx_exec_result *r)
 {
-	agsbx_run_result_free(&r->run);
+	agsbx_run_result_clear(&r->run);
 	json_decref(r->meta);
 	memset(r, 0, sizeof *r);
 }
@@ -94,7 +94,7 @@ void agsbx_handle_free(struct agsbx_handle *h)
 	free(h);
 }
 
-int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_failure *fail)
+int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_error *fail)
 {
 	pthread_mutex_lock(&h->lock);
 	bool released = h->released;
@@ -140,7 +140,7 @@ bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_
 }
 
 int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-			 struct agsbx_exec_result *out, struct agsbx_failure *fail, agsbx_execute_fn *run)
+			 struct agsbx_exec_result *out, struct agsbx_error *fail, agsbx_execute_fn *run)
 {
 	memset(out, 0, sizeof *out);
 	int r = agsbx_handle_enter(h, fail);
@@ -195,7 +195,7 @@ static bool value_has_type(const json_t *v, const char *type)
 }
 
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
-				struct agsbx_failure *fail)
+				struct agsbx_error *fail)
 {
 	if (!config)
 		return 0;
@@ -223,7 +223,7 @@ int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json
 }
 
 int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
-		      bool *out, struct agsbx_failure *fail)
+		      bool *out, struct agsbx_error *fail)
 {
 	*out = def;
 	const json_t *v = json_is_object(config) ? json_object_get(config, key) : NULL;
@@ -238,7 +238,7 @@ int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config
 }
 
 int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_step *step,
-			      struct agsbx_failure *fail)
+			      struct agsbx_error *fail)
 {
 	if (!step || !step->argv || !step->argv[0] || !*step->argv[0] || (unsigned)step->cwd >= AGSBX_ROOT_COUNT) {
 		agsbx_fail(fail, "step_invalid", "%s: empty argv or unknown cwd root", h->ops->id);

@@ -149,10 +149,8 @@ json_t *agsbx_provider_probe_to_json(const struct agsbx_probe *p);
 json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
 
 /* Why ensure (or execute) refused: base's error record (first error
- * wins), its reason a static string from ops->reasons or a generic one.
- * The providers' name for it, kept so that no provider changes. */
-#define agsbx_failure agsbx_error
-void agsbx_fail(struct agsbx_failure *f, const char *reason, const char *fmt, ...)
+ * wins), its reason a static string from ops->reasons or a generic one. */
+void agsbx_fail(struct agsbx_error *f, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ---- grant model ------------------------------------------------------ */
@@ -268,7 +266,7 @@ void agsbx_handle_free(struct agsbx_handle *h);
  * still judge the provider.
  * enter: a reference for one call: 0, or -ESTALE once released (with
  * reason "released" in fail, which may be NULL). Pair every 0 with leave. */
-int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_failure *fail);
+int agsbx_handle_enter(struct agsbx_handle *h, struct agsbx_error *fail);
 /* Drops the reference; the last one out after release frees priv. */
 void agsbx_handle_leave(struct agsbx_handle *h);
 /* Marks h released. The first call only runs teardown(h) (may be NULL),
@@ -280,13 +278,13 @@ int agsbx_handle_health(struct agsbx_handle *h);
 /* The shape of ops->execute. */
 typedef int agsbx_execute_fn(struct agsbx_handle *h, const struct agsbx_step *step,
 			     const struct agsbx_limits *limits, struct agsbx_exec_result *out,
-			     struct agsbx_failure *fail);
+			     struct agsbx_error *fail);
 /* An execute() inside the lifecycle: out cleared; refused once released
  * (-ESTALE, reason "released"); then the step gate
  * (agsbx_provider_check_step: a malformed step or a changed bundle is
  * refused); then run() between enter and leave, its result returned. */
 int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-			 struct agsbx_exec_result *out, struct agsbx_failure *fail, agsbx_execute_fn *run);
+			 struct agsbx_exec_result *out, struct agsbx_error *fail, agsbx_execute_fn *run);
 /* Sandbox-side path of root r joined with rel (rel may be NULL); malloc'd. */
 char *agsbx_handle_path(const struct agsbx_handle *h, enum agsbx_root_role r, const char *rel);
 /* meta for a result: {provider, mechanism, capabilities, versions} (new ref). */
@@ -312,11 +310,11 @@ struct agsbx_provider_ops {
 	bool (*applies)(void);            /* this platform? NULL = always */
 	int (*probe)(const struct agsbx_ctx *ctx, struct agsbx_probe *out);
 	int (*ensure)(const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		      struct agsbx_handle **out, struct agsbx_failure *fail);
+		      struct agsbx_handle **out, struct agsbx_error *fail);
 	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy */
 	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
 		       const struct agsbx_limits *limits, struct agsbx_exec_result *out,
-		       struct agsbx_failure *fail);
+		       struct agsbx_error *fail);
 	void (*release)(struct agsbx_handle *h);
 	/* Optional: temporary resources of this handle still present after an
 	 * execution with `marker` ended (containers, policy files...). Returns
@@ -345,7 +343,7 @@ struct agsbx_provider_ops {
 	 * a new JSON object; sets defect->reason when the provider broke the
 	 * contract outside any one check (an adapter's protocol violation,
 	 * leftovers), which makes it defective. */
-	json_t *(*finish)(const struct agsbx_provider_ops *self, struct agsbx_failure *defect);
+	json_t *(*finish)(const struct agsbx_provider_ops *self, struct agsbx_error *defect);
 	/* Optional: which probe reasons stand for a host condition the
 	 * harness can decide itself (probe.truthful cross-checks them),
 	 * NULL-terminated pairs {reason, AGSBX_HOSTCOND_*}. */
@@ -390,19 +388,19 @@ extern const char *const agsbx_generic_reasons[];
 /* -EINVAL with a message naming the first unknown key or the first value
  * outside its key's type. */
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
-				struct agsbx_failure *fail);
+				struct agsbx_error *fail);
 
 /* The one boolean parser for config values: JSON true/false only; absent
  * is def. -EINVAL (message in fail, may be NULL) for anything else. */
 int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
-		      bool *out, struct agsbx_failure *fail);
+		      bool *out, struct agsbx_error *fail);
 
 /* Every execute's last gate before anything runs: a well-formed step
  * (argv[0] present, a known cwd root) and the TOCTOU guard on the
  * materialised bundle. Fails with reason "step_invalid" (-EINVAL) or
  * "bundle_changed" (-EBADMSG). */
 int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_step *step,
-			      struct agsbx_failure *fail);
+			      struct agsbx_error *fail);
 
 /* Common helpers for host-process providers. */
 /* True when a program started for this context holds no capability: it

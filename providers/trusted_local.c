@@ -28,7 +28,7 @@ static int tl_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 }
 
 static int tl_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_failure *fail)
+		     struct agsbx_error *fail)
 {
 	if (agsbx_provider_check_config(&agsbx_provider_trusted_local, ctx->config, fail) < 0)
 		return -EINVAL;
@@ -42,7 +42,7 @@ static int tl_health(struct agsbx_handle *h)
 }
 
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	(void)fail;
 	/* The host environment (NULL) on purpose: trusted_local hides
@@ -51,7 +51,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 }
 
 static int tl_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		      struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }

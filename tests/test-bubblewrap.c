@@ -441,7 +441,7 @@ START_TEST(test_config_refused)
 		ck_assert_ptr_nonnull(cfg);
 		struct agsbx_ctx c = user_ctx();
 		c.config = cfg;
-		struct agsbx_failure f = { 0 };
+		struct agsbx_error f = { 0 };
 		struct agsbx_handle *h = NULL;
 		ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), -EINVAL);
 		ck_assert_ptr_null(h);
@@ -697,7 +697,7 @@ START_TEST(test_root_refused)
 	agsbx_provider_probe_clear(&p);
 
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	struct agsbx_handle *h = NULL;
 	ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), -EPERM);
 	ck_assert_ptr_null(h);
@@ -739,7 +739,7 @@ static void env_up(struct env *e, const char *config)
 	e->grant = new_grant(t_uid, t_gid);
 	ck_assert_int_eq(agsbx_grant_add_file(e->grant, "agsbx-payload", t_payload, true), 0);
 	ck_assert_int_eq(agsbx_grant_seal(e->grant), 0);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	int r = agsbx_provider_bubblewrap.ensure(&e->ctx, e->grant, &e->h, &f);
 	ck_assert_msg(r == 0, "ensure: %d %s: %s (hint: %s)", r, f.reason ? f.reason : "-", f.message, f.hint);
 	e->payload = agsbx_handle_path(e->h, AGSBX_ROOT_SOURCE, "agsbx-payload");
@@ -778,7 +778,7 @@ static json_t *payload_run(struct env *e, const char *const *args, int64_t timeo
 	argv[n] = NULL;
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .max_output_bytes = 65536, .timeout_ms = timeout_ms, .cancel_fd = -1 };
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	int r = e->h->ops->execute(e->h, &step, &lim, res, &f);
 	ck_assert_msg(r == 0, "execute %s: %d %s %s", args[0], r, f.reason ? f.reason : "-", f.message);
 	ck_assert_ptr_nonnull(res->meta);
@@ -881,7 +881,7 @@ START_TEST(test_host_read_denied)
 	ck_assert_int_eq(agsbx_run(&o, &rr), 0);
 	ck_assert_int_eq(rr.status, 0);
 	ck_assert_ptr_nonnull(memmem(rr.out, rr.out_len, e.secret, strlen(e.secret)));
-	agsbx_run_result_free(&rr);
+	agsbx_run_result_clear(&rr);
 	/* /etc/shadow and /etc/hostname are not there either. */
 	j = payload(&e, (const char *[]){ "read", "/etc/hostname", NULL });
 	ck_assert(!jbool(j, "ok"));
@@ -1128,7 +1128,7 @@ START_TEST(test_simulated_block_fails_closed)
 	struct agsbx_grant *g = new_grant(t_uid, t_gid);
 	ck_assert_int_eq(agsbx_grant_add_file(g, "agsbx-payload", t_payload, true), 0);
 	ck_assert_int_eq(agsbx_grant_seal(g), 0);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	struct agsbx_handle *h = NULL;
 	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), 0);
 	ck_assert_ptr_null(h);
@@ -1178,7 +1178,7 @@ START_TEST(test_lifecycle)
 	const char *argv[] = { e.payload, "true", NULL };
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .timeout_ms = 10000, .cancel_fd = -1 };
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_lt(o->execute(e.h, &step, &lim, &res, &f), 0);
 	ck_assert_str_eq(f.reason, "released");
 	agsbx_exec_result_clear(&res);
@@ -1201,7 +1201,7 @@ START_TEST(test_bundle_changed_refused)
 	const char *argv[] = { e.payload, "write", inside, "x", NULL };
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .timeout_ms = 10000, .cancel_fd = -1 };
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	struct agsbx_exec_result res;
 	ck_assert_int_lt(e.h->ops->execute(e.h, &step, &lim, &res, &f), 0);
 	ck_assert_str_eq(f.reason, "bundle_changed");
@@ -1276,7 +1276,7 @@ START_TEST(test_binary_missing)
 	ck_assert_ptr_nonnull(p.hint);
 	agsbx_provider_probe_clear(&p);
 	struct agsbx_grant *g = new_grant(t_uid, t_gid);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	struct agsbx_handle *h = NULL;
 	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), 0);
 	ck_assert_ptr_null(h);

@@ -91,7 +91,7 @@ START_TEST(test_symlink_parent_refused)
 }
 END_TEST
 
-static int run_true(struct agsbx_handle *h, struct agsbx_failure *fail)
+static int run_true(struct agsbx_handle *h, struct agsbx_error *fail)
 {
 	char *pl = agsbx_handle_path(h, AGSBX_ROOT_SOURCE, "agsbx-payload");
 	const char *argv[] = { pl, "true", NULL };
@@ -111,7 +111,7 @@ START_TEST(test_tampered_file_refused)
 	struct agsbx_grant *g = make_grant();
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&ctx, g, &h, &fail), 0);
 	ck_assert_int_eq(run_true(h, &fail), 0);
 	/* tamper between materialisation and execution */

@@ -160,8 +160,8 @@ START_TEST(test_demux_any_split)
 		ck_assert_uint_eq(r.out_total, 11);
 		ck_assert_uint_eq(r.err_total, 6);
 		ck_assert(!r.out_truncated && !r.err_truncated);
-		gv_demux_free(&m);
-		agsbx_run_result_free(&r);
+		gv_demux_clear(&m);
+		agsbx_run_result_clear(&r);
 	}
 }
 END_TEST
@@ -187,8 +187,8 @@ START_TEST(test_demux_caps_and_counts)
 	ck_assert_uint_eq(r.out_total, 256 * 4096);
 	ck_assert_uint_eq(r.err_total, 256 * 4096);
 	ck_assert(r.out_truncated && r.err_truncated);
-	gv_demux_free(&m);
-	agsbx_run_result_free(&r);
+	gv_demux_clear(&m);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -201,8 +201,8 @@ START_TEST(test_demux_unframed_is_kept_raw)
 	gv_demux_take(&m, &r);
 	ck_assert_str_eq(r.out, "plain text, no frames");
 	ck_assert_uint_eq(r.err_len, 0);
-	gv_demux_free(&m);
-	agsbx_run_result_free(&r);
+	gv_demux_clear(&m);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -222,7 +222,7 @@ static void expect_blocked(const struct agsbx_ctx *ctx, const char *reason, cons
 	struct agsbx_grant *g = NULL;
 	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_lt(gv->ensure(ctx, g, &h, &f), 0);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(f.reason, reason);
@@ -470,7 +470,7 @@ START_TEST(test_unknown_config_key)
 	struct agsbx_grant *g = NULL;
 	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_eq(gv->ensure(&c, g, &h, &f), -EINVAL);
 	ck_assert_str_eq(f.reason, "config_invalid");
 	agsbx_grant_destroy(g);
@@ -637,7 +637,7 @@ static void handle_setup(void)
 {
 	scenario_setup();
 	g_grant = new_grant((uid_t)-1, (gid_t)-1);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	int r = gv->ensure(&g_ctx, g_grant, &g_h, &f);
 	ck_assert_msg(r == 0, "ensure: %s: %s", f.reason ? f.reason : "?", f.message);
 }
@@ -656,7 +656,7 @@ static void handle_teardown(void)
 
 struct run {
 	struct agsbx_exec_result res;
-	struct agsbx_failure fail;
+	struct agsbx_error fail;
 	int rc;
 	json_t *json;                 /* the payload's object, when parsable */
 };
@@ -1036,7 +1036,7 @@ START_TEST(test_run_as_user)
 	c.run_as_name = name;
 	struct agsbx_grant *g = new_grant(uid, gid);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_msg(gv->ensure(&c, g, &h, &f) == 0, "%s", f.message);
 	const char *const a_w[] = { "write", "/agsbx/output/mine", "v", NULL };
 	struct run r;
@@ -1063,7 +1063,7 @@ START_TEST(test_lifecycle_and_toctou)
 {
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
 	ck_assert_str_eq(h->paths[AGSBX_ROOT_OUTPUT], "/agsbx/output");
 	ck_assert_int_eq(gv->health(h), 0);
@@ -1117,7 +1117,7 @@ START_TEST(test_release_during_execution)
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
 	struct racer b;
 	memset(&b, 0, sizeof b);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_msg(gv->ensure(&g_ctx, g, &b.h, &f) == 0, "%s", f.message);
 	snprintf(b.marker, sizeof b.marker, "agsbx-gv-mark-");
 	agsbx_random_hex(b.marker + 14, 8);
@@ -1325,7 +1325,7 @@ static int bench(int n)
 		n = 1;
 	tmp = agsbx_test_tmpdir("agsbx-gvb");
 	g_ctx = make_ctx();
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	if (!tmp || agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g_grant) < 0 ||
 	    agsbx_grant_add_file(g_grant, "agsbx-payload", payload_path, true) < 0 || agsbx_grant_seal(g_grant) < 0) {
 		fprintf(stderr, "cannot create the grant\n");

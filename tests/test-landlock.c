@@ -88,7 +88,7 @@ static void fx_done(struct fx *f)
 static struct agsbx_handle *fx_ensure(struct fx *f, const struct agsbx_provider_ops *ops)
 {
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int r = ops->ensure(&f->ctx, f->g, &h, &fail);
 	ck_assert_msg(r == 0, "%s ensure: %s (%s: %s)", ops->id, strerror(-r), fail.reason, fail.message);
 	ck_assert_ptr_nonnull(h);
@@ -110,7 +110,7 @@ static json_t *payload(struct agsbx_handle *h, int64_t timeout_ms, struct agsbx_
 	argv[0] = p;
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .max_output_bytes = 65536, .timeout_ms = timeout_ms, .cancel_fd = -1 };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int r = h->ops->execute(h, &step, &lim, res, &fail);
 	ck_assert_msg(r == 0, "%s execute: %s (%s: %s) stderr=%s", h->ops->id, strerror(-r), fail.reason,
 		      fail.message, res->run.err ? res->run.err : "");
@@ -765,7 +765,7 @@ START_TEST(test_exec_cancel_cleans_up)
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, cancel_later, &c), 0);
 	struct agsbx_exec_result res = { 0 };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int r = h->ops->execute(h, &step, &lim, &res, &fail);
 	pthread_join(t, NULL);
 	ck_assert_msg(r == 0, "execute: %s (%s)", strerror(-r), fail.message);
@@ -794,7 +794,7 @@ START_TEST(test_exec_after_release_refused)
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .timeout_ms = 5000, .cancel_fd = -1 };
 	struct agsbx_exec_result res = { 0 };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	ck_assert_int_eq(h->ops->execute(h, &step, &lim, &res, &fail), -ESTALE);
 	ck_assert_str_eq(fail.reason, "released");
 	ck_assert(!file_exists(target));
@@ -811,7 +811,7 @@ START_TEST(test_ensure_rejects_config)
 	json_t *cfg = json_pack("{s:[s]}", "allowed_write_dirs", "/");
 	f.ctx.config = cfg;
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	ck_assert_int_eq(LL->ensure(&f.ctx, f.g, &h, &fail), -EINVAL);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(fail.reason, "config_invalid");
@@ -846,7 +846,7 @@ START_TEST(test_exec_tampered_bundle_refused)
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .timeout_ms = 5000, .cancel_fd = -1 };
 	struct agsbx_exec_result res = { 0 };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	ck_assert_int_lt(h->ops->execute(h, &step, &lim, &res, &fail), 0);
 	ck_assert_str_eq(fail.reason, "bundle_changed");
 	ck_assert(!file_exists(target));
@@ -874,7 +874,7 @@ static void *conc_run(void *arg)
 	struct agsbx_limits lim = { .max_output_bytes = 4096, .timeout_ms = 20000, .cancel_fd = -1 };
 	for (int k = 0; k < 5; k++) {
 		struct agsbx_exec_result res = { 0 };
-		struct agsbx_failure fail = { 0 };
+		struct agsbx_error fail = { 0 };
 		int r = c->h->ops->execute(c->h, &step, &lim, &res, &fail);
 		c->ok += r == 0 && res.run.exited && res.run.exit_code == 0 && res.run.out &&
 			 strstr(res.run.out, "\"ok\":true");
@@ -939,7 +939,7 @@ START_TEST(test_program_cannot_fake_a_refusal)
 		const char *argv[] = { "/bin/sh", "-c", fakes[i], NULL };
 		struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 		struct agsbx_limits lim = { .max_output_bytes = 4096, .timeout_ms = 20000, .cancel_fd = -1 };
-		struct agsbx_failure fail = { 0 };
+		struct agsbx_error fail = { 0 };
 		struct agsbx_exec_result res = { 0 };
 		int r = h->ops->execute(h, &step, &lim, &res, &fail);
 		ck_assert_msg(r == 0, "fake %zu taken as a refusal: %s (%s)", i, fail.reason, fail.message);
@@ -971,7 +971,7 @@ static void *bg_linger(void *arg)
 	const char *argv[] = { pl, "linger", b->marker, b->ready, NULL };
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .max_output_bytes = 4096, .timeout_ms = 60000, .cancel_fd = b->cancel_fd };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	b->r = b->h->ops->execute(b->h, &step, &lim, &b->res, &fail);
 	return NULL;
 }
@@ -1031,7 +1031,7 @@ START_TEST(test_sim_no_landlock)
 	ck_assert_ptr_nonnull(p.hint);
 	agsbx_provider_probe_clear(&p);
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	ck_assert_int_lt(LL->ensure(&f.ctx, f.g, &h, &fail), 0);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(fail.reason, "kernel_does_not_support_landlock");

@@ -80,7 +80,7 @@ START_TEST(test_release_refuses_and_is_idempotent)
 	ck_assert_int_eq(p.freed, 1);       /* idle at release: freed there */
 	ck_assert_ptr_null(h->priv);
 	ck_assert_int_eq(agsbx_handle_health(h), -ESTALE);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_eq(agsbx_handle_enter(h, &f), -ESTALE);
 	ck_assert_str_eq(f.reason, "released");
 	ck_assert_str_eq(f.message, "lifecycle_test: execute after release");
@@ -132,7 +132,7 @@ END_TEST
 static int runs;
 
 static int count_run(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		     struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		     struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	(void)step;
 	(void)limits;
@@ -157,7 +157,7 @@ START_TEST(test_execute_framed)
 	/* The step gate runs before the provider's run. */
 	static const char *const none[] = { NULL };
 	struct agsbx_step bad = { .argv = none, .cwd = AGSBX_ROOT_BUILD };
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_eq(agsbx_handle_execute(h, &bad, NULL, &xr, &f, count_run), -EINVAL);
 	ck_assert_str_eq(f.reason, "step_invalid");
 	ck_assert_int_eq(runs, 0);
@@ -291,7 +291,7 @@ static void *tl_caller(void *arg)
 		bool after = __atomic_load_n(&rc->release_returned, __ATOMIC_SEQ_CST);
 		post += after;
 		struct agsbx_exec_result xr;
-		struct agsbx_failure f = { 0 };
+		struct agsbx_error f = { 0 };
 		int r = agsbx_provider_trusted_local.execute(rc->h, &step, &lim, &xr, &f);
 		if (r == 0 && xr.run.exited && xr.run.exit_code == 0)
 			__atomic_add_fetch(after ? &rc->late_ran : &rc->ran, 1, __ATOMIC_SEQ_CST);
@@ -311,7 +311,7 @@ START_TEST(test_trusted_local_release_under_load)
 	ck_assert_int_eq(agsbx_grant_seal(g), 0);
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct tl_race rc = { 0 };
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&ctx, g, &rc.h, &f), 0);
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)

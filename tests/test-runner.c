@@ -200,7 +200,7 @@ START_TEST(test_exit_code)
 	ck_assert_uint_eq(r.out_total, 4);
 	ck_assert(!r.out_truncated && !r.err_truncated);
 	ck_assert_uint_eq(r.killed, 0);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -219,7 +219,7 @@ START_TEST(test_huge_timeout)
 		ck_assert(r.exited);
 		ck_assert_int_eq(r.exit_code, 0);
 		ck_assert_str_eq(r.out, "done\n");
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 	}
 }
 END_TEST
@@ -234,7 +234,7 @@ START_TEST(test_signal)
 	ck_assert_int_eq(r.term_signal, SIGSEGV);
 	ck_assert_int_eq(r.status, 128 + SIGSEGV);
 	ck_assert_uint_gt(r.duration_us, 0);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -253,7 +253,7 @@ START_TEST(test_enoent)
 		ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
 		ck_assert_int_eq(r.spawn_errno, ENOENT);
 		ck_assert(!r.exited);
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 	}
 }
 END_TEST
@@ -274,7 +274,7 @@ START_TEST(test_eacces_and_bad_cwd)
 	struct agsbx_run_result r;
 	ck_assert_int_eq(agsbx_run(&o, &r), -EACCES);
 	ck_assert_int_eq(r.spawn_errno, EACCES);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	const char *pwd[] = { "pwd", NULL };
 	o = opts_for(pwd);
@@ -282,13 +282,13 @@ START_TEST(test_eacces_and_bad_cwd)
 	o.cwd = path;
 	ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
 	ck_assert_int_eq(r.spawn_errno, ENOENT);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	o.cwd = dir;
 	ck_assert_int_eq(agsbx_run(&o, &r), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(strncmp(r.out, dir, strlen(dir)), 0);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	agsbx_test_rmtree(dir);
 	free(dir);
 }
@@ -304,7 +304,7 @@ START_TEST(test_bad_args)
 	ck_assert_int_eq(agsbx_run(&o, &r), -EINVAL);
 	ck_assert_int_eq(agsbx_run(NULL, &r), -EINVAL);
 	ck_assert_int_eq(agsbx_find_processes_with_marker("", NULL), -EINVAL);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -320,20 +320,20 @@ START_TEST(test_env_and_path)
 	struct agsbx_run_result r;
 	ck_assert_int_eq(agsbx_run(&o, &r), 0);
 	ck_assert_str_eq(r.out, "from-envp|\n");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	/* An envp PATH without the program: not found, even though ours has it. */
 	const char *env2[] = { "PATH=/nonexistent-agsbx", NULL };
 	o.envp = env2;
 	ck_assert_int_eq(agsbx_run(&o, &r), -ENOENT);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	/* NULL envp inherits ours. */
 	setenv("AGSBX_RT", "inherited", 1);
 	o.envp = NULL;
 	ck_assert_int_eq(agsbx_run(&o, &r), 0);
 	ck_assert_int_eq(strncmp(r.out, "inherited|", 10), 0);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -354,7 +354,7 @@ START_TEST(test_child_state)
 	ck_assert_msg(strcmp(r.out, "sid_is_pid=1 pgid_is_pid=1 pdeathsig=9 stdin=/dev/null extra_fds=0 "
 			  "sigpipe_default=1 sigterm_blocked=0\n") == 0, "child state: %s (stderr %s)",
 		      r.out, r.err);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	close(stray);
 }
 END_TEST
@@ -370,7 +370,7 @@ START_TEST(test_sigpipe_default_in_child)
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "y\n");
 	ck_assert_str_eq(r.err, "");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -408,7 +408,7 @@ START_TEST(test_truncation_boundary)
 		if (r.out[k] != 'a' || r.err[k] != 'b')
 			ck_abort_msg("byte %zu differs", k);
 	}
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -453,7 +453,7 @@ START_TEST(test_flood_cap_and_rss)
 	ck_assert_int_gt(base_kib, 0);
 	ck_assert_int_gt(peak_kib, 0);
 	ck_assert_int_le(peak_kib - base_kib, 64 * 1024);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -475,7 +475,7 @@ START_TEST(test_timeout_kills_detached_tree)
 	ck_assert_uint_ge(r.killed, 2);
 	ck_assert_uint_ge(r.duration_us, 500000);
 	assert_no_marker(marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -516,7 +516,7 @@ START_TEST(test_cancel_from_thread)
 	ck_assert_uint_ge(r.killed, 2);
 	ck_assert_uint_lt(r.duration_us, 30000000);
 	assert_no_marker(marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	/* Already cancelled before the start: the run still ends cleanly. */
 	o.timeout_ms = 0;
@@ -524,7 +524,7 @@ START_TEST(test_cancel_from_thread)
 	ck_assert(r.cancelled);
 	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_CANCELLED);
 	assert_no_marker(marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	close(efd);
 }
 END_TEST
@@ -543,7 +543,7 @@ START_TEST(test_detached_killed_after_normal_exit)
 	ck_assert_str_eq(r.out, "detached\n");
 	ck_assert_uint_eq(r.killed, 1);
 	assert_no_marker(marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -560,7 +560,7 @@ START_TEST(test_runaway_fork_chain)
 	 * moving and are still found and killed. */
 	ck_assert_uint_ge(r.killed, 1);
 	assert_no_marker(marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -591,7 +591,7 @@ START_TEST(test_cancel_from_signal_handler)
 	ck_assert(r.cancelled);
 	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_CANCELLED);
 	ck_assert_uint_eq(r.killed, 1);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	close(cancel_efd);
 }
 END_TEST
@@ -608,7 +608,7 @@ START_TEST(test_sigchld_ignored_by_harness)
 	ck_assert_int_eq(agsbx_run(&o, &r), 0);
 	ck_assert(r.exited);
 	ck_assert_int_eq(r.status, 5);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -666,7 +666,7 @@ START_TEST(test_no_fd_or_child_leaks)
 			o.use_cgroup = round == 1;
 			struct agsbx_run_result r;
 			agsbx_run(&o, &r);
-			agsbx_run_result_free(&r);
+			agsbx_run_result_clear(&r);
 		}
 	}
 	ck_assert_int_eq(count_entries("/proc/self/fd"), fds_before);
@@ -700,7 +700,7 @@ static void *run_many(void *arg)
 			w->failures++;
 			snprintf(w->why, sizeof w->why, "rc %d status %d out %s", rc, r.status, r.out ? r.out : "");
 		}
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 	}
 	return NULL;
 }
@@ -733,7 +733,7 @@ static void *run_detachers(void *arg)
 		struct agsbx_run_result r;
 		if (agsbx_run(&o, &r) != 0 || r.status != 0)
 			d->failures++;
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 	}
 	return NULL;
 }
@@ -758,7 +758,7 @@ START_TEST(test_cleanup_spares_other_runs)
 	ck_assert_uint_eq(r.killed, 0);
 	ck_assert_int_eq(d.failures, 0);
 	assert_no_marker(d.marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -778,7 +778,7 @@ static void *run_sleepers(void *arg)
 		__atomic_store_n(&sl->started, 1, __ATOMIC_RELEASE);
 		if (agsbx_run(&o, &r) != 0 || r.status != 0)
 			sl->failures++;
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 	}
 	return NULL;
 }
@@ -805,7 +805,7 @@ START_TEST(test_detached_orphan_stays_in_its_run)
 	ck_assert_str_eq(r.out, "alive\n");
 	ck_assert_uint_eq(r.killed, 0);
 	ck_assert_int_eq(sl.failures, 0);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -827,7 +827,7 @@ START_TEST(test_drop_privileges)
 	char want[96];
 	snprintf(want, sizeof want, "%u\n%u\n%u\n", (unsigned)uid, (unsigned)gid, (unsigned)gid);
 	ck_assert_str_eq(r.out, want);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	/* The parent-death signal survives the credential change. */
 	const char *ids[] = { self_exe, "--runner-helper", "ids", suite_marker, NULL };
@@ -840,7 +840,7 @@ START_TEST(test_drop_privileges)
 		ck_assert_int_eq(rc, 0);
 		ck_assert_msg(strstr(r.out, "pdeathsig=9") != NULL, "ids: %s %s", r.out, r.err);
 	}
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -865,7 +865,7 @@ START_TEST(test_drop_privileges_cwd_as_user)
 	/* Control: as ourselves (root) the directory is fine. */
 	ck_assert_int_eq(agsbx_run(&o, &r), 0);
 	ck_assert_int_eq(r.exit_code, 0);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	o.drop_privileges = true;
 	o.run_uid = uid;
 	o.run_gid = gid;
@@ -874,7 +874,7 @@ START_TEST(test_drop_privileges_cwd_as_user)
 		      r.out ? r.out : "");
 	ck_assert_int_eq(r.spawn_errno, EACCES);
 	ck_assert(!r.exited);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	agsbx_test_rmtree(dir);
 	free(dir);
 }
@@ -896,7 +896,7 @@ START_TEST(test_drop_privileges_refused)
 	ck_assert_int_eq(agsbx_run(&o, &r), -EPERM);
 	ck_assert_int_eq(r.spawn_errno, EPERM);
 	ck_assert(!r.exited);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 END_TEST
 
@@ -962,7 +962,7 @@ START_TEST(test_cgroup_leaf)
 		fprintf(stderr, "note: no cgroup leaf as uid %u (v2 %d): run still fine\n",
 			(unsigned)geteuid(), v2);
 	}
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 
 	/* With a cgroup, a detached tree still dies at the timeout. */
 	const char *det[] = { self_exe, "--runner-helper", "detach", marker, NULL };
@@ -972,7 +972,7 @@ START_TEST(test_cgroup_leaf)
 	ck_assert(r.timed_out);
 	ck_assert_int_eq(r.status, AGSBX_RUN_STATUS_TIMEOUT);
 	assert_no_marker(marker);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	ck_assert_int_eq(leftover_cgroups(), 0);
 }
 END_TEST

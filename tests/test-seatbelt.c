@@ -58,7 +58,7 @@ END_TEST
 
 START_TEST(test_unknown_config_key)
 {
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	json_t *cfg = json_pack("{s:s}", "extra_sbpl_rules", "(allow default)");
 	ck_assert_int_lt(agsbx_provider_check_config(&agsbx_provider_seatbelt, cfg, &f), 0);
 	ck_assert(strstr(f.message, "extra_sbpl_rules") != NULL);
@@ -184,7 +184,7 @@ START_TEST(test_fails_closed_without_sandbox_exec)
 	ck_assert_int_eq(agsbx_grant_create(dir, "area", (uid_t)-1, (gid_t)-1, &g), 0);
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	ck_assert_int_eq(agsbx_provider_seatbelt.ensure(&ctx, g, &h, &f), -ENODEV);
 	ck_assert_str_eq(f.reason, "not_macos");
 	ck_assert_ptr_null(h);

@@ -56,7 +56,7 @@ static bool bw_applies(void)
 }
 
 /* The only config key: network (bool, default false). */
-static int network_config(const json_t *config, bool *share_net, struct agsbx_failure *fail)
+static int network_config(const json_t *config, bool *share_net, struct agsbx_error *fail)
 {
 	*share_net = false;
 	if (agsbx_provider_check_config(&agsbx_provider_bubblewrap, config, fail) < 0)
@@ -122,7 +122,7 @@ static char *bwrap_version(const struct agsbx_ctx *ctx, const char *path)
 		const char *p = strncmp(res.out, "bubblewrap ", 11) == 0 ? res.out + 11 : res.out;
 		v = strndup(p, strcspn(p, " \n\r\t"));
 	}
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 	return v;
 }
 
@@ -245,7 +245,7 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 				fmt("bwrap hung starting /usr/bin/true; facts.sandbox_probe.argv reproduces it"));
 	else
 		judge_exit(&res, facts, out);
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 }
 
 static json_t *run_as_json(const struct agsbx_ctx *ctx)
@@ -321,7 +321,7 @@ static json_t *versions_json(const char *path, const char *version)
 			 is_setuid(path));
 }
 
-static int check_grant(const struct agsbx_grant *g, struct agsbx_failure *fail)
+static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 {
 	for (int r = 0; r < AGSBX_ROOT_COUNT; r++) {
 		const char *p = g->roots[r].path;
@@ -338,7 +338,7 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_failure *fail)
 }
 
 static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_failure *fail)
+		     struct agsbx_error *fail)
 {
 	*out = NULL;
 	bool share_net = false;
@@ -422,7 +422,7 @@ static int step_argv(const struct agsbx_handle *h, const struct agsbx_step *step
 }
 
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	if (unsafe_as_root(h->ctx)) {
 		agsbx_fail(fail, "bwrap_unsafe_as_root", "bubblewrap: refusing to run bwrap as root");
@@ -443,7 +443,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 }
 
 static int bw_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		      struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }

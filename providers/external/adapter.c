@@ -109,7 +109,7 @@ void ext_violation(struct ext_adapter *a, const char *reason, const json_t *offe
 	pthread_mutex_unlock(&a->lock);
 }
 
-bool ext_broken(struct ext_adapter *a, struct agsbx_failure *fail)
+bool ext_broken(struct ext_adapter *a, struct agsbx_error *fail)
 {
 	pthread_mutex_lock(&a->lock);
 	bool b = a->broken;
@@ -498,7 +498,7 @@ static bool wait_step(struct ext_adapter *a, struct waiting *w, const char *op)
 }
 
 int ext_call(struct ext_adapter *a, const char *op, json_t *fields, int64_t deadline_ms, int cancel_fd,
-	     const char *exec_id, json_t **resp, struct agsbx_failure *fail)
+	     const char *exec_id, json_t **resp, struct agsbx_error *fail)
 {
 	*resp = NULL;
 	struct waiting w = { .cancel_fd = exec_id && cancel_fd > 2 ? cancel_fd : -1, .exec_id = exec_id, .cancel_deadline = UINT64_MAX,
@@ -632,7 +632,7 @@ int ext_adapter_start(const struct ext_start *st, struct ext_adapter **out, char
 static void shut_down(struct ext_adapter *a)
 {
 	json_t *resp = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	if (ext_call(a, "shutdown", NULL, EXT_DEADLINE_MS, -1, NULL, &resp, &f) == 0) {
 		if (!json_is_true(json_object_get(resp, "ok")))
 			ext_violation(a, EXT_R_PROTOCOL, resp, "shutdown refused");
@@ -668,7 +668,7 @@ static json_t *record(struct ext_adapter *a, unsigned leftovers, int wstatus, bo
 	return j;
 }
 
-json_t *ext_adapter_finish(struct ext_adapter *a, struct agsbx_failure *defect)
+json_t *ext_adapter_finish(struct ext_adapter *a, struct agsbx_error *defect)
 {
 	if (!ext_broken(a, NULL))
 		shut_down(a);

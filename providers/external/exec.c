@@ -11,7 +11,7 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
-static struct ext_adapter *adapter_of(struct agsbx_handle *h, struct agsbx_failure *fail)
+static struct ext_adapter *adapter_of(struct agsbx_handle *h, struct agsbx_error *fail)
 {
 	struct ext_instance *in = ext_instance_of(h->ops);
 	struct ext_adapter *a = in ? in->ad : NULL;
@@ -174,7 +174,7 @@ static json_t *meta_json(struct agsbx_handle *h, const json_t *res, struct ext_i
 }
 
 static int take_result(struct ext_adapter *a, struct agsbx_handle *h, const json_t *r, size_t max,
-		       struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		       struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	const json_t *res = json_object_get(r, "result");
 	const char *bad = result_invalid(res);
@@ -194,7 +194,7 @@ static int take_result(struct ext_adapter *a, struct agsbx_handle *h, const json
 }
 
 static int ext_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		       struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		       struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	memset(out, 0, sizeof *out);
 	struct ext_handle *eh = h->priv;
@@ -227,7 +227,7 @@ static int ext_execute(struct agsbx_handle *h, const struct agsbx_step *step, co
 
 /* ---- the end of the provider run ---- */
 
-static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_failure *defect)
+static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_error *defect)
 {
 	struct ext_instance *in = ext_instance_of(self);
 	json_t *argv = json_array();

@@ -69,7 +69,7 @@ static int slot_probe(size_t n, const struct agsbx_ctx *ctx, struct agsbx_probe 
 }
 
 static int slot_ensure(size_t n, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		       struct agsbx_failure *fail)
+		       struct agsbx_error *fail)
 {
 	struct ext_instance *in = slots[n];
 	return in->wrap ? ext_wrap_ensure(in, ctx, g, out, fail) : ext_adapter_ensure(in, ctx, g, out, fail);
@@ -78,7 +78,7 @@ static int slot_ensure(size_t n, const struct agsbx_ctx *ctx, const struct agsbx
 #define SLOT(n)                                                                                                   \
 	static int probe_##n(const struct agsbx_ctx *c, struct agsbx_probe *o) { return slot_probe(n, c, o); }    \
 	static int ensure_##n(const struct agsbx_ctx *c, const struct agsbx_grant *g, struct agsbx_handle **h,    \
-			      struct agsbx_failure *f) { return slot_ensure(n, c, g, h, f); }
+			      struct agsbx_error *f) { return slot_ensure(n, c, g, h, f); }
 SLOT(0) SLOT(1) SLOT(2) SLOT(3) SLOT(4) SLOT(5) SLOT(6) SLOT(7)
 SLOT(8) SLOT(9) SLOT(10) SLOT(11) SLOT(12) SLOT(13) SLOT(14) SLOT(15)
 #undef SLOT
@@ -86,7 +86,7 @@ SLOT(8) SLOT(9) SLOT(10) SLOT(11) SLOT(12) SLOT(13) SLOT(14) SLOT(15)
 static const struct {
 	int (*probe)(const struct agsbx_ctx *, struct agsbx_probe *);
 	int (*ensure)(const struct agsbx_ctx *, const struct agsbx_grant *, struct agsbx_handle **,
-		      struct agsbx_failure *);
+		      struct agsbx_error *);
 } slot_fns[AGSBX_EXTERNAL_MAX] = {
 	{ probe_0, ensure_0 }, { probe_1, ensure_1 }, { probe_2, ensure_2 }, { probe_3, ensure_3 },
 	{ probe_4, ensure_4 }, { probe_5, ensure_5 }, { probe_6, ensure_6 }, { probe_7, ensure_7 },

@@ -68,33 +68,33 @@ void ext_adapter_set_reasons(struct ext_adapter *a, const char *const *reasons);
  * With cancel_fd >= 0 and exec_id: when cancel_fd becomes readable, a
  * cancel request for exec_id is sent once (and its answer awaited). */
 int ext_call(struct ext_adapter *a, const char *op, json_t *fields, int64_t deadline_ms, int cancel_fd,
-	     const char *exec_id, json_t **resp, struct agsbx_failure *fail);
+	     const char *exec_id, json_t **resp, struct agsbx_error *fail);
 /* Records a violation found by the caller (a response field missing or
  * mistyped): the adapter is broken from now on and its tree is killed. */
 void ext_violation(struct ext_adapter *a, const char *reason, const json_t *offending, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-bool ext_broken(struct ext_adapter *a, struct agsbx_failure *fail);
+bool ext_broken(struct ext_adapter *a, struct agsbx_error *fail);
 /* shutdown, the wait for exit, the kill of whatever is left; returns the
  * adapter record for the bundle (new ref) and sets defect on a violation
  * or leftovers. Frees a. */
-json_t *ext_adapter_finish(struct ext_adapter *a, struct agsbx_failure *defect);
+json_t *ext_adapter_finish(struct ext_adapter *a, struct agsbx_error *defect);
 
 struct ext_handle {
 	char *handle;
 	unsigned long execs;
 };
 /* An ok:false response as the failure of op (-EPERM). */
-int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct agsbx_failure *fail);
+int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct agsbx_error *fail);
 
 /* ---- kinds ---- */
 extern const struct agsbx_provider_ops ext_adapter_ops_template;
 extern const struct agsbx_provider_ops ext_wrap_ops_template;
 int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
 int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		       struct agsbx_handle **out, struct agsbx_failure *fail);
+		       struct agsbx_handle **out, struct agsbx_error *fail);
 int ext_wrap_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
 int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		    struct agsbx_handle **out, struct agsbx_failure *fail);
+		    struct agsbx_handle **out, struct agsbx_error *fail);
 int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err, size_t err_size);
 
 #endif

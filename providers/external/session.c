@@ -132,7 +132,7 @@ static void adopt_hello(struct ext_instance *in, json_t *r)
 }
 
 /* The adapter of this provider run, started (and greeted) once. */
-static struct ext_adapter *adapter(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_failure *fail)
+static struct ext_adapter *adapter(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_error *fail)
 {
 	pthread_mutex_lock(&in->lock);
 	if (!in->started) {
@@ -258,7 +258,7 @@ static const char *probe_fill(struct ext_instance *in, const json_t *r, struct a
 	return NULL;
 }
 
-static void probe_broken(struct agsbx_probe *out, const struct agsbx_failure *f)
+static void probe_broken(struct agsbx_probe *out, const struct agsbx_error *f)
 {
 	out->available = false;
 	out->reason = f->reason ? f->reason : EXT_R_START;
@@ -269,7 +269,7 @@ static void probe_broken(struct agsbx_probe *out, const struct agsbx_failure *f)
 int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	struct ext_adapter *a = adapter(in, ctx, &f);
 	json_t *r = NULL;
 	if (a && ext_call(a, "probe", NULL, EXT_DEADLINE_MS, -1, NULL, &r, &f) == 0) {
@@ -301,7 +301,7 @@ static json_t *grant_json(const struct agsbx_grant *g)
 	return json_pack("{s:s, s:s, s:o, s:o}", "id", g->id, "area", g->area, "roots", roots, "files", files);
 }
 
-int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct agsbx_failure *fail)
+int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct agsbx_error *fail)
 {
 	/* The reader admitted the reason (declared or generic); interned, as
 	 * the failure outlives the response. */
@@ -311,7 +311,7 @@ int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct
 }
 
 int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		       struct agsbx_handle **out, struct agsbx_failure *fail)
+		       struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	struct ext_adapter *a = adapter(in, ctx, fail);

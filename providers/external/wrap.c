@@ -114,7 +114,7 @@ int ext_wrap_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct 
 }
 
 int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		    struct agsbx_handle **out, struct agsbx_failure *fail)
+		    struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	claims_default(in);
@@ -188,7 +188,7 @@ static char **expand(const struct agsbx_handle *h, const struct ext_instance *in
 }
 
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	struct ext_instance *in = ext_instance_of(h->ops);
 	char **line = expand(h, in, step);
@@ -214,7 +214,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 }
 
 static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-			struct agsbx_exec_result *out, struct agsbx_failure *fail)
+			struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
@@ -229,7 +229,7 @@ static void wrap_release(struct agsbx_handle *h)
 	agsbx_handle_release(h, NULL); /* each execution's tree ends with it */
 }
 
-static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_failure *defect)
+static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_error *defect)
 {
 	(void)defect;
 	struct ext_instance *in = ext_instance_of(self);

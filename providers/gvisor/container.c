@@ -421,7 +421,7 @@ static void loop_close(struct loop *l)
 	xfer_cleanup(l->m, &l->wt);
 	if (l->m)
 		curl_multi_cleanup(l->m);
-	gv_demux_free(&l->demux);
+	gv_demux_clear(&l->demux);
 }
 
 static void kill_container(const struct gv_docker *d, struct gv_run_out *o)

@@ -138,7 +138,7 @@ int gv_docker_call(const struct gv_docker *d, const char *method, const char *pa
 		char what[160];
 		snprintf(what, sizeof what, "%s %s", method, path);
 		transport_message(r, d, what, resp.error, err, err_size);
-		agsbx_http_response_free(&resp);
+		agsbx_http_response_clear(&resp);
 		return r;
 	}
 	*status = resp.status;
@@ -149,7 +149,7 @@ int gv_docker_call(const struct gv_docker *d, const char *method, const char *pa
 		*reply = j;
 	else
 		json_decref(j);
-	agsbx_http_response_free(&resp);
+	agsbx_http_response_clear(&resp);
 	return 0;
 }
 
@@ -270,7 +270,7 @@ void gv_demux_take(struct gv_demux *m, struct agsbx_run_result *r)
 	stream_take(&m->s[1], &r->err, &r->err_len, &r->err_total, &r->err_truncated);
 }
 
-void gv_demux_free(struct gv_demux *m)
+void gv_demux_clear(struct gv_demux *m)
 {
 	free(m->s[0].buf);
 	free(m->s[1].buf);

@@ -78,6 +78,6 @@ void gv_demux_init(struct gv_demux *m, size_t cap);
 void gv_demux_feed(struct gv_demux *m, const char *data, size_t n);
 /* Moves the captures into a runner result (out/err, totals, flags). */
 void gv_demux_take(struct gv_demux *m, struct agsbx_run_result *r);
-void gv_demux_free(struct gv_demux *m);
+void gv_demux_clear(struct gv_demux *m);
 
 #endif

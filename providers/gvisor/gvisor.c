@@ -284,7 +284,7 @@ static json_t *runsc_version(const char *path, int64_t timeout_ms)
 		out = json_pack("{s:o, s:s}", "value", agsbx_json_string_sanitized(s, n), "source",
 				argv[0]);
 	}
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	return out;
 }
 
@@ -362,7 +362,7 @@ static const char *observe(const struct agsbx_ctx *ctx, const struct gv_env *e, 
 		if (seen)
 			snprintf(seen, seen_size, "%s", o.runtime_seen);
 	}
-	agsbx_run_result_free(&o.run);
+	agsbx_run_result_clear(&o.run);
 	return reason;
 }
 
@@ -543,7 +543,7 @@ static void priv_free(void *priv)
 }
 
 static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_failure *fail)
+		     struct agsbx_error *fail)
 {
 	*out = NULL;
 	if (agsbx_provider_check_config(&agsbx_provider_gvisor, ctx->config, fail) < 0)
@@ -597,7 +597,7 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 
 /* "host:/agsbx/<role>:ro|rw" per grant root. Docker's Binds syntax splits
  * on ':', so a root path containing one is refused, not mangled. */
-static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUNT + 1], struct agsbx_failure *fail)
+static int grant_binds(const struct agsbx_handle *h, char *binds[AGSBX_ROOT_COUNT + 1], struct agsbx_error *fail)
 {
 	memset(binds, 0, (AGSBX_ROOT_COUNT + 1) * sizeof *binds);
 	for (int r = 0; r < AGSBX_ROOT_COUNT; r++) {
@@ -639,7 +639,7 @@ static bool argv0_may_exist(const char *argv0)
  * container cannot have fails here, as its start would have, with no
  * container. */
 static int refuse_absent_argv0(const struct gv_priv *p, const struct agsbx_step *step,
-			       struct agsbx_exec_result *out, struct agsbx_failure *fail)
+			       struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	out->run.out = strdup("");
 	out->run.err = strdup("");
@@ -651,7 +651,7 @@ static int refuse_absent_argv0(const struct gv_priv *p, const struct agsbx_step 
 }
 
 static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
-		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	if (!argv0_may_exist(step->argv[0]))
 		return refuse_absent_argv0(p, step, out, fail);
@@ -695,7 +695,7 @@ static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsb
 }
 
 static int run_with_meta(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-			 struct agsbx_exec_result *out, struct agsbx_failure *fail)
+			 struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	int r = run_step(h, h->priv, step, limits, out, fail);
 	out->meta = agsbx_handle_meta(h);
@@ -703,7 +703,7 @@ static int run_with_meta(struct agsbx_handle *h, const struct agsbx_step *step, 
 }
 
 static int gv_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		      struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	return agsbx_handle_execute(h, step, limits, out, fail, run_with_meta);
 }

@@ -179,7 +179,7 @@ static int image_import(const struct gv_docker *d, const char *tag, const char *
 	} else {
 		r = gv_image_import_failed(resp.body, resp.len, err, err_size);
 	}
-	agsbx_http_response_free(&resp);
+	agsbx_http_response_clear(&resp);
 	return r;
 }
 

@@ -139,7 +139,7 @@ static void runsc_delete(const char *runsc_path, const char *root, const char *i
 	/* Best effort: the processes are gone already; this only clears
 	 * runsc's state directory of the dead sandbox. */
 	agsbx_run(&o, &r);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 }
 
 /* SIGKILLs exactly the processes that carry needle now; the number. */

@@ -449,7 +449,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 	struct agsbx_run_result res = { 0 };
 	r = run_helper(ctx, &c, &lim, &res);
 	take_run(st, facts, r, &c, &res, report);
-	agsbx_run_result_free(&res);
+	agsbx_run_result_clear(&res);
 	unlink(report);
 	unlink(manifest);
 	agsbx_rm_tree(dir);
@@ -555,7 +555,7 @@ static json_t *versions_from_facts(const json_t *facts)
 	return v;
 }
 
-static int check_grant(const struct agsbx_grant *g, struct agsbx_failure *fail)
+static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 {
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++) {
 		int r = agsbx_path_check_no_symlink(g->roots[i].path);
@@ -569,7 +569,7 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_failure *fail)
 }
 
 static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_failure *fail)
+		     struct agsbx_error *fail)
 {
 	*out = NULL;
 	if (agsbx_provider_check_config(&agsbx_provider_landlock, ctx->config, fail) < 0)
@@ -618,7 +618,7 @@ static int ll_health(struct agsbx_handle *h)
 }
 
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	const struct ll_priv *p = h->priv;
 	char **env = agsbx_provider_min_env(h, step);
@@ -641,7 +641,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 }
 
 static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		      struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
@@ -745,7 +745,7 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 }
 
 static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_failure *fail)
+		     struct agsbx_error *fail)
 {
 	(void)ctx;
 	(void)g;
@@ -761,7 +761,7 @@ static int ll_health(struct agsbx_handle *h)
 }
 
 static int ll_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		      struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	(void)h;
 	(void)step;

@@ -133,7 +133,7 @@ static int sb_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	int r = agsbx_run(&o, &rr);
 	bool ok = r == 0 && rr.exited && rr.exit_code == 0;
 	json_object_set_new(out->facts, "probe_status", json_integer(rr.status));
-	agsbx_run_result_free(&rr);
+	agsbx_run_result_clear(&rr);
 	out->reason = ok ? "ready" : "sandbox_exec_failed";
 	out->available = ok;
 	return 0;
@@ -147,7 +147,7 @@ static bool network_on(const struct agsbx_ctx *ctx)
 }
 
 static int sb_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_failure *fail)
+		     struct agsbx_error *fail)
 {
 	if (agsbx_provider_check_config(&agsbx_provider_seatbelt, ctx->config, fail) < 0)
 		return -EINVAL;
@@ -178,7 +178,7 @@ static int sb_health(struct agsbx_handle *h)
 }
 
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		    struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	(void)fail;
 	_cleanup_free_ char *profile = agsbx_seatbelt_profile(h->grant, network_on(h->ctx));
@@ -201,7 +201,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 }
 
 static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		      struct agsbx_exec_result *out, struct agsbx_failure *fail)
+		      struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }

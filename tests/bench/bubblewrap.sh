@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	    agsbx_grant_seal(g) < 0)
 		return 1;
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure f = { 0 };
+	struct agsbx_error f = { 0 };
 	if (agsbx_provider_bubblewrap.ensure(&ctx, g, &h, &f) < 0) {
 		fprintf(stderr, "ensure: %s: %s\n", f.reason, f.message);
 		return 1;
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 				if (agsbx_run(&o, &rr) < 0 || rr.status != 0)
 					return 1;
 				dt = agsbx_now_us() - t0;
-				agsbx_run_result_free(&rr);
+				agsbx_run_result_clear(&rr);
 			} else {
 				struct agsbx_exec_result res;
 				uint64_t t0 = agsbx_now_us();

@@ -85,13 +85,13 @@ static int bench_spawn(int runs)
 		if (runner_run(argv, false, &r) != 0 || r.status != 0)
 			return 1;
 		uint64_t t2 = now_us();
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 		uint64_t t3 = now_us();
 		if (runner_run(argv, true, &r) != 0 || r.status != 0)
 			return 1;
 		uint64_t t4 = now_us();
 		used_cg += r.used_cgroup;
-		agsbx_run_result_free(&r);
+		agsbx_run_result_clear(&r);
 		raw[i] = t1 - t0;
 		run[i] = t2 - t1;
 		cg[i] = t4 - t3;
@@ -135,7 +135,7 @@ static int bench_flood(const char *bytes, bool raw)
 	double mib = (double)(r.out_total + r.err_total) / (1024.0 * 1024.0);
 	printf("agsbx_run flood: %.0f MiB drained in %llu ms (%.0f MiB/s), kept %zu+%zu bytes\n", mib,
 	       (unsigned long long)(us / 1000), mib / ((double)us / 1e6), r.out_len, r.err_len);
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	return 0;
 }
 

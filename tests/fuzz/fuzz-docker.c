@@ -41,7 +41,7 @@ static void demux(const char *d, size_t n, size_t cap, size_t step, struct agsbx
 		gv_demux_feed(&m, d + off, n - off < step ? n - off : step);
 	memset(r, 0, sizeof *r);
 	gv_demux_take(&m, r);
-	gv_demux_free(&m);
+	gv_demux_clear(&m);
 }
 
 static void same_stream(const char *a, size_t al, uint64_t at, bool atr, const char *b, size_t bl, uint64_t bt,

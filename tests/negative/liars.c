@@ -55,7 +55,7 @@ static void release(struct agsbx_handle *h) { h->released = true; }
 
 /* Plain bounded execution, like trusted_local, with a cap override. */
 static int run_plain(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
-		     struct agsbx_exec_result *out, struct agsbx_failure *fail, size_t cap)
+		     struct agsbx_exec_result *out, struct agsbx_error *fail, size_t cap)
 {
 	memset(out, 0, sizeof *out);
 	if (h->released) {
@@ -75,7 +75,7 @@ static int run_plain(struct agsbx_handle *h, const struct agsbx_step *step, cons
 
 /* The step run plainly behind a command prefix (pre, NULL-terminated). */
 static int run_prefixed(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-			struct agsbx_exec_result *o, struct agsbx_failure *f, const char *const *pre)
+			struct agsbx_exec_result *o, struct agsbx_error *f, const char *const *pre)
 {
 	size_t np = 0, na = 0;
 	while (pre[np])
@@ -95,14 +95,14 @@ static int run_prefixed(struct agsbx_handle *h, const struct agsbx_step *s, cons
 }
 
 static int x_plain(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+		   struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	return run_plain(h, s, l, o, f, 0);
 }
 
 #define NEG(name_, probe_, execute_, ...)                                             \
 	static int name_##_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, \
-				  struct agsbx_handle **out, struct agsbx_failure *fail)    \
+				  struct agsbx_handle **out, struct agsbx_error *fail)    \
 	{                                                                             \
 		return ensure_with(&name_, ctx, g, out);                              \
 	}                                                                             \
@@ -117,7 +117,7 @@ NEG(neg_overclaim, p_everything, x_plain)
 
 /* Ignores the output cap: output.bounded fails. */
 static int x_nocap(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+		   struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	return run_plain(h, s, l, o, f, 256u << 20);
 }
@@ -126,7 +126,7 @@ NEG(neg_nocap, p_nothing, x_nocap)
 /* Result metadata names another mechanism than its probe:
  * lifecycle.consistent fails. */
 static int x_meta(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		  struct agsbx_exec_result *o, struct agsbx_failure *f)
+		  struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	int r = run_plain(h, s, l, o, f, 0);
 	if (o->meta)
@@ -137,7 +137,7 @@ NEG(neg_meta_liar, p_nothing, x_meta)
 
 /* Keeps executing after release: lifecycle.consistent fails. */
 static int x_after(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+		   struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	bool was = h->released;
 	h->released = false;
@@ -163,7 +163,7 @@ NEG(neg_probe_liar, p_liar, x_plain)
 
 /* Says it executed, never ran anything: fs.grant_write fails. */
 static int x_noop(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		  struct agsbx_exec_result *o, struct agsbx_failure *f)
+		  struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	memset(o, 0, sizeof *o);
 	o->run.exited = true;
@@ -178,7 +178,7 @@ NEG(neg_noop, p_nothing, x_noop)
  * namespace in which it may mount: fs.remount_denied fails (and the host's
  * mounts are untouched). */
 static int x_mountns(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		     struct agsbx_exec_result *o, struct agsbx_failure *f)
+		     struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	const char *pre_root[] = { "unshare", "--mount", "--propagation", "private", "--", NULL };
 	const char *pre_user[] = { "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", "--", NULL };
@@ -195,7 +195,7 @@ NEG(neg_mountns, p_fs, x_mountns)
  * SIGTERM-ignoring grandchild survives: lifecycle.timeout_cleanup and
  * lifecycle.cancel_cleanup fail. */
 static int x_leaky(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		   struct agsbx_exec_result *o, struct agsbx_failure *f)
+		   struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	memset(o, 0, sizeof *o);
 	uint64_t t0 = agsbx_now_us();
@@ -249,7 +249,7 @@ NEG(neg_leaky, p_nothing, x_leaky)
  * the sandbox to run something fails (it cannot observe the claim), with
  * the refusal recorded; nothing counts as a pass by default. */
 static int x_refuse(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		    struct agsbx_exec_result *o, struct agsbx_failure *f)
+		    struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	memset(o, 0, sizeof *o);
 	agsbx_fail(f, "run_failed", "negative control: refuses every execution");
@@ -261,7 +261,7 @@ NEG(neg_refuses, p_everything, x_refuse)
  * out-of-range numbers, deep nesting, invalid UTF-8, control bytes, NUL.
  * The bundle must still be written, valid and signable. */
 static int x_hostile(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		     struct agsbx_exec_result *o, struct agsbx_failure *f)
+		     struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	static const char out[] = "{\"op\":\"x\",\"ok\":false,\"errno\":\"EACCES\",\"r\":1.5,\"e\":1e300,"
 				  "\"big\":123456789012345678901,\"neg\":-9007199254740993,\"a\":[2.5,{\"z\":-0.0}],"
@@ -297,7 +297,7 @@ NEG(neg_raw_fails, p_nothing, x_plain, .raw_command = r_false)
  * privilege axis: priv.no_escalation must fail (needs root to have
  * capabilities to keep). */
 static int x_nnp_caps(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		      struct agsbx_exec_result *o, struct agsbx_failure *f)
+		      struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	static const char *const pre[] = { "setpriv", "--no-new-privs", "--", NULL };
 	return run_prefixed(h, s, l, o, f, pre);
@@ -315,7 +315,7 @@ NEG(neg_nnp_caps, p_priv, x_nnp_caps)
  * its reason: the text must reach terminals escaped and markdown
  * neutralised. */
 static int x_hostile_text(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-			  struct agsbx_exec_result *o, struct agsbx_failure *f)
+			  struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	static const char out[] = "{\"op\":\"write\",\"ok\":false,\"errno\":\"@octocat see https://evil.example and "
 				  "www.evil.example \\u202e\\u2066reversed\\u2069 \\u001b[2J\\u001b]0;pwned\\u0007 "
@@ -343,7 +343,7 @@ NEG(neg_hostile_text, p_nothing, x_hostile_text)
  * every execution, as bwrap does when it binds onto a path that did not
  * exist: fs.no_host_residue fails. */
 static int x_residue(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		     struct agsbx_exec_result *o, struct agsbx_failure *f)
+		     struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	int r = run_plain(h, s, l, o, f, 0);
 	char hex[17], path[4096];
@@ -360,7 +360,7 @@ NEG(neg_residue, p_nothing, x_residue)
  * its own failure instead of the program's would: exec.status_fidelity
  * fails. */
 static int x_status(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-		    struct agsbx_exec_result *o, struct agsbx_failure *f)
+		    struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	int r = run_plain(h, s, l, o, f, 0);
 	if (r == 0 && o->run.status != 0 && !o->run.timed_out && !o->run.cancelled) {
@@ -390,7 +390,7 @@ static void hang_announce(const char *canary)
 }
 
 static int x_hang_canary(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
-			 struct agsbx_exec_result *o, struct agsbx_failure *f)
+			 struct agsbx_exec_result *o, struct agsbx_error *f)
 {
 	for (const char *const *a = s->argv; *a; a++)
 		if (strstr(*a, "/.agsbx-canary-")) {

@@ -52,32 +52,32 @@ int main(void)
 	struct agsbx_run_result r = run(&o, 0);
 	CHECK(r.exited && r.exit_code == 3 && r.status == 3, "exit status");
 	CHECK(strcmp(r.out, "out\n") == 0 && strcmp(r.err, "err\n") == 0, "both streams");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	puts("ok - output and status");
 
 	o = (struct agsbx_run_opts){ .argv = ARGV("/bin/sh", "-c", "head -c 100000 /dev/zero"), .max_output_bytes = 1000,
 				     .cancel_fd = -1 };
 	r = run(&o, 0);
 	CHECK(r.out_len == 1000 && r.out_truncated && r.out_total == 100000, "per-stream cap");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	puts("ok - output capped, the rest counted");
 
 	o = (struct agsbx_run_opts){ .argv = ARGV("printf", "x"), .envp = ARGV("PATH=/nonexistent:/usr/bin:/bin"),
 				     .cancel_fd = -1 };
 	r = run(&o, 0);
 	CHECK(r.status == 0 && strcmp(r.out, "x") == 0, "PATH from envp");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	o.envp = ARGV("X=1");
 	o.argv = ARGV("/nonexistent/prog");
 	r = run(&o, -ENOENT);
 	CHECK(r.spawn_errno == ENOENT && r.status == 127, "exec failure");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	puts("ok - PATH lookup from envp; exec failure reported, nothing ran");
 
 	o = (struct agsbx_run_opts){ .argv = ARGV("/bin/sleep", "30"), .timeout_ms = 200, .cancel_fd = -1 };
 	r = run(&o, 0);
 	CHECK(r.timed_out && r.status == 124 && !r.exited, "timeout");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	puts("ok - timeout kills, status 124");
 
 	int p[2];
@@ -88,7 +88,7 @@ int main(void)
 	o = (struct agsbx_run_opts){ .argv = ARGV("/bin/sleep", "30"), .cancel_fd = cfd };
 	r = run(&o, 0);
 	CHECK(r.cancelled && r.status == 130, "cancel");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	puts("ok - cancel fd kills, status 130");
 
 	/* The child leaves a background process in its group and exits: the
@@ -106,7 +106,7 @@ int main(void)
 	if (!dead)
 		kill(bg, SIGKILL);
 	CHECK(dead, "background process of the group survived the run");
-	agsbx_run_result_free(&r);
+	agsbx_run_result_clear(&r);
 	puts("ok - the process group is killed when the child exits");
 	return 0;
 }

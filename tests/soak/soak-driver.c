@@ -38,7 +38,7 @@ static void *exec_thread(void *p)
 {
 	struct cyc *c = p;
 	struct agsbx_step step = { .argv = c->argv, .cwd = AGSBX_ROOT_BUILD };
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	c->rc = c->ops->execute(c->h, &step, &c->lim, &c->xr, &fail);
 	return NULL;
 }
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	struct agsbx_grant *g = NULL;
 	struct agsbx_handle *h = NULL;
-	struct agsbx_failure fail = { 0 };
+	struct agsbx_error fail = { 0 };
 	int r = agsbx_grant_create(tmp && *tmp ? tmp : "/tmp", "agsbx-soak", (uid_t)-1, (gid_t)-1, &g);
 	if (r == 0)
 		r = agsbx_grant_add_file(g, "agsbx-payload", hs.payload_path, true);
