@@ -334,21 +334,15 @@ static void put_subject(struct sbuf *b, const char *section, const json_t *e, en
 {
 	if (strcmp(section, "host") == 0) {
 		ev_put_esc(b, ev_jstr(e, "family"), m, 64);
-		if (ev_jstr(e, "fact")) {
-			sbuf_putc(b, '.');
-			ev_put_esc(b, ev_jstr(e, "fact"), m, 64);
-		}
+		if (ev_jstr(e, "fact"))
+			ev_putf(b, m, ".%.64s", ev_jstr(e, "fact"));
 	} else if (strcmp(section, "providers") == 0) {
 		ev_put_esc(b, ev_jstr(e, "id"), m, 64);
 	} else if (strcmp(section, "checks") == 0) {
-		ev_put_esc(b, ev_jstr(e, "provider"), m, 64);
-		sbuf_putc(b, '/');
-		ev_put_esc(b, ev_jstr(e, "id"), m, 128);
+		ev_putf(b, m, "%.64s/%.128s", ev_jstr(e, "provider"), ev_jstr(e, "id"));
 	} else {
-		if (ev_jstr(e, "provider")) {
-			ev_put_esc(b, ev_jstr(e, "provider"), m, 64);
-			sbuf_putc(b, '.');
-		}
+		if (ev_jstr(e, "provider"))
+			ev_putf(b, m, "%.64s.", ev_jstr(e, "provider"));
 		ev_put_esc(b, ev_jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
 	}
 }

@@ -152,6 +152,10 @@ enum esc_mode {
 /* Appends s escaped for mode; max_chars > 0 cuts at that many characters
  * and appends "...". NULL s appends "?". */
 void ev_put_esc(struct sbuf *b, const char *s, enum esc_mode mode, size_t max_chars);
+/* fmt with each "%s" or "%.Ns" (at most N characters) replaced by its
+ * string argument escaped as ev_put_esc does, and "%%" by "%": a line of
+ * fields, escaped alike, in one call. No other conversion exists. */
+void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A markdown code span (ids in tables). */
 void ev_put_code(struct sbuf *b, const char *s, size_t max_chars);
 /* A JSON value compactly, then escaped (for diff output). */

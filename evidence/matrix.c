@@ -82,11 +82,8 @@ static void put_cell(struct sbuf *b, const json_t *cell)
 		return;
 	}
 	ev_put_esc(b, ev_jstr(cell, "verdict"), ESC_MD, 32);
-	if (agsbx_provider_verdict_of(cell) == AGSBX_PROVIDER_BLOCKED) {
-		sbuf_puts(b, " (");
-		ev_put_esc(b, ev_jstr(cell, "reason"), ESC_MD, 64);
-		sbuf_putc(b, ')');
-	}
+	if (agsbx_provider_verdict_of(cell) == AGSBX_PROVIDER_BLOCKED)
+		ev_putf(b, ESC_MD, " (%.64s)", ev_jstr(cell, "reason"));
 	const json_t *failing = json_object_get(cell, "failing_checks");
 	for (size_t i = 0; i < json_array_size(failing); i++) {
 		sbuf_puts(b, i ? ", " : ": ");
@@ -110,19 +107,9 @@ static void render_markdown(struct sbuf *b, const json_t *m)
 	sbuf_putc(b, '\n');
 	for (size_t r = 0; r < json_array_size(rows); r++) {
 		const json_t *row = json_array_get(rows, r), *host = json_object_get(row, "host");
-		sbuf_puts(b, "| ");
-		ev_put_esc(b, ev_jstr(host, "kernel"), ESC_MD, 64);
-		sbuf_putc(b, ' ');
-		ev_put_esc(b, ev_jstr(host, "machine"), ESC_MD, 32);
-		sbuf_puts(b, ", ");
-		ev_put_esc(b, ev_jstr(host, "os"), ESC_MD, 80);
-		sbuf_puts(b, " (");
-		ev_put_esc(b, ev_jstr(row, "file"), ESC_MD, 80);
-		sbuf_puts(b, ") | ");
-		ev_put_esc(b, ev_jstr(row, "created_at"), ESC_MD, 32);
-		sbuf_puts(b, " | ");
-		ev_put_esc(b, ev_jstr(row, "tool_version"), ESC_MD, 32);
-		sbuf_puts(b, " |");
+		ev_putf(b, ESC_MD, "| %.64s %.32s, %.80s (%.80s) | %.32s | %.32s |", ev_jstr(host, "kernel"),
+			ev_jstr(host, "machine"), ev_jstr(host, "os"), ev_jstr(row, "file"), ev_jstr(row, "created_at"),
+			ev_jstr(row, "tool_version"));
 		if (prov) {
 			sbuf_putc(b, ' ');
 			ev_provenance_put(b, json_object_get(row, "provenance"), ESC_MD, "; ");

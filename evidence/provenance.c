@@ -112,15 +112,11 @@ void ev_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const c
 {
 	const char *sig = ev_jstr(p, "signature");
 	const json_t *trusted = json_object_get(p, "trusted");
-	sbuf_puts(b, "signature ");
-	ev_put_esc(b, sig, m, 16);
-	if (ev_jstr(p, "fingerprint")) {
-		sbuf_putc(b, ' ');
-		ev_put_esc(b, ev_jstr(p, "fingerprint"), m, 64);
-	}
+	ev_putf(b, m, "signature %.16s", sig);
+	if (ev_jstr(p, "fingerprint"))
+		ev_putf(b, m, " %.64s", ev_jstr(p, "fingerprint"));
 	if (json_is_true(trusted)) {
-		sbuf_puts(b, ", trusted signer ");
-		ev_put_esc(b, ev_jstr(p, "signer"), m, 80);
+		ev_putf(b, m, ", trusted signer %.80s", ev_jstr(p, "signer"));
 	} else if (json_is_false(trusted)) {
 		sbuf_puts(b, ", signer NOT trusted");
 	} else if (sig && strcmp(sig, "good") == 0) {
@@ -144,9 +140,7 @@ void ev_provenance_put(struct sbuf *b, const json_t *p, enum esc_mode m, const c
 	const json_t *subj = json_object_get(p, "subject");
 	sbuf_puts(b, "subject: ");
 	if (json_is_object(subj)) {
-		ev_put_esc(b, ev_jstr(subj, "branch") ? ev_jstr(subj, "branch") : "?", m, 64);
-		sbuf_putc(b, '@');
-		ev_put_esc(b, ev_jstr(subj, "commit"), m, 12);
+		ev_putf(b, m, "%.64s@%.12s", ev_jstr(subj, "branch"), ev_jstr(subj, "commit"));
 		sbuf_puts(b, json_is_true(json_object_get(subj, "dirty")) ? " (dirty)" : "");
 	} else {
 		sbuf_puts(b, "none");
@@ -163,9 +157,7 @@ void ev_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m,
 		const json_t *e = json_array_get(blocked, i);
 		if (i)
 			sbuf_puts(b, sep);
-		ev_put_esc(b, ev_jstr(e, "id"), m, 64);
-		sbuf_puts(b, " blocked: ");
-		ev_put_esc(b, ev_jstr(e, "reason"), m, 64);
+		ev_putf(b, m, "%.64s blocked: %.64s", ev_jstr(e, "id"), ev_jstr(e, "reason"));
 	}
 }
 

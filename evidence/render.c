@@ -7,6 +7,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -236,6 +237,31 @@ void ev_put_esc(struct sbuf *b, const char *str, enum esc_mode mode, size_t max_
 		}
 		chars++;
 	}
+}
+
+void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	for (const char *p = fmt; *p;) {
+		size_t lit = strcspn(p, "%");
+		sbuf_put(b, p, lit);
+		p += lit;
+		if (!*p)
+			break;
+		if (p[1] == '%') {
+			sbuf_putc(b, '%');
+			p += 2;
+			continue;
+		}
+		/* "%s" or "%.Ns": the format attribute has checked that the
+		 * argument is a string, and these are the only conversions. */
+		char *end = (char *)p + 1;
+		size_t cap = p[1] == '.' ? strtoul(p + 2, &end, 10) : 0;
+		ev_put_esc(b, va_arg(ap, const char *), mode, cap);
+		p = *end ? end + 1 : end;
+	}
+	va_end(ap);
 }
 
 char *agsbx_text_oneline(const char *s, size_t max_chars)

@@ -122,30 +122,17 @@ static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
 			sbuf_puts(b, md ? "\n#### Blocked providers\n\n| Provider | Reason | Detail | Hint |\n|---|---|---|---|\n"
 					: "\nblocked providers:\n");
 		header = true;
+		const char *detail = ev_jstr(probe, "detail"), *hint = ev_jstr(probe, "hint");
 		if (md) {
-			sbuf_puts(b, "| ");
-			ev_put_code(b, ev_jstr(p, "id"), 64);
-			sbuf_puts(b, " | ");
-			ev_put_code(b, ev_jstr(p, "reason"), 80);
-			sbuf_puts(b, " | ");
-			ev_put_esc(b, ev_jstr(probe, "detail") ? ev_jstr(probe, "detail") : "", m, 400);
-			sbuf_puts(b, " | ");
-			ev_put_esc(b, ev_jstr(probe, "hint") ? ev_jstr(probe, "hint") : "", m, 400);
-			sbuf_puts(b, " |\n");
+			ev_putf(b, ESC_MDCODE, "| `%.64s` | `%.80s` | ", ev_jstr(p, "id"), ev_jstr(p, "reason"));
+			ev_putf(b, m, "%.400s | %.400s |\n", detail ? detail : "", hint ? hint : "");
 			continue;
 		}
-		sbuf_puts(b, "  ");
-		ev_put_esc(b, ev_jstr(p, "id"), m, 64);
-		sbuf_puts(b, ": ");
-		ev_put_esc(b, ev_jstr(p, "reason"), m, 80);
-		if (ev_jstr(probe, "detail")) {
-			sbuf_puts(b, "\n    detail: ");
-			ev_put_esc(b, ev_jstr(probe, "detail"), m, 400);
-		}
-		if (ev_jstr(probe, "hint")) {
-			sbuf_puts(b, "\n    hint:   ");
-			ev_put_esc(b, ev_jstr(probe, "hint"), m, 400);
-		}
+		ev_putf(b, m, "  %.64s: %.80s", ev_jstr(p, "id"), ev_jstr(p, "reason"));
+		if (detail)
+			ev_putf(b, m, "\n    detail: %.400s", detail);
+		if (hint)
+			ev_putf(b, m, "\n    hint:   %.400s", hint);
 		sbuf_putc(b, '\n');
 	}
 }
@@ -181,24 +168,13 @@ static void put_failing(struct sbuf *b, const json_t *providers, bool md)
 						: "\nfailing checks:\n");
 			header = true;
 			if (!md) {
-				sbuf_puts(b, "  ");
-				ev_put_esc(b, ev_jstr(p, "id"), ESC_TEXT, 64);
-				sbuf_putc(b, '/');
-				ev_put_esc(b, ev_jstr(c, "id"), ESC_TEXT, 128);
-				sbuf_puts(b, ": ");
-				ev_put_esc(b, ev_jstr(c, "reason"), ESC_TEXT, 400);
-				sbuf_putc(b, '\n');
+				ev_putf(b, ESC_TEXT, "  %.64s/%.128s: %.400s\n", ev_jstr(p, "id"), ev_jstr(c, "id"),
+					ev_jstr(c, "reason"));
 				continue;
 			}
-			sbuf_puts(b, "| ");
-			ev_put_code(b, ev_jstr(p, "id"), 64);
-			sbuf_puts(b, " | ");
-			ev_put_code(b, ev_jstr(c, "id"), 128);
-			sbuf_puts(b, " | ");
-			ev_put_code(b, ev_jstr(c, "axis"), 64);
-			sbuf_puts(b, " | ");
-			ev_put_esc(b, ev_jstr(c, "reason"), ESC_MD, 300);
-			sbuf_puts(b, " |\n");
+			ev_putf(b, ESC_MDCODE, "| `%.64s` | `%.128s` | `%.64s` | ", ev_jstr(p, "id"), ev_jstr(c, "id"),
+				ev_jstr(c, "axis"));
+			ev_putf(b, ESC_MD, "%.300s |\n", ev_jstr(c, "reason"));
 		}
 	}
 }
@@ -222,27 +198,16 @@ static void put_attachments(struct sbuf *b, const json_t *bundle, bool md)
 
 static void put_subject(struct sbuf *b, const json_t *subject)
 {
-	sbuf_puts(b, "\nsubject:    ");
-	ev_put_esc(b, ev_jstr(subject, "path"), ESC_TEXT, 200);
-	sbuf_putc(b, ' ');
-	ev_put_esc(b, ev_jstr(subject, "branch"), ESC_TEXT, 80);
-	sbuf_putc(b, '@');
-	ev_put_esc(b, ev_jstr(subject, "commit"), ESC_TEXT, 12);
+	ev_putf(b, ESC_TEXT, "\nsubject:    %.200s %.80s@%.12s", ev_jstr(subject, "path"), ev_jstr(subject, "branch"),
+		ev_jstr(subject, "commit"));
 	sbuf_puts(b, json_is_true(json_object_get(subject, "dirty")) ? " (dirty)" : "");
 }
 
 static void text_header(struct sbuf *b, const json_t *bundle)
 {
 	const json_t *tool = json_object_get(bundle, "tool");
-	sbuf_puts(b, "bundle:     ");
-	ev_put_esc(b, ev_jstr(bundle, "schema"), ESC_TEXT, 64);
-	sbuf_puts(b, ", created ");
-	ev_put_esc(b, ev_jstr(bundle, "created_at"), ESC_TEXT, 64);
-	sbuf_puts(b, " by ");
-	ev_put_esc(b, ev_jstr(tool, "name"), ESC_TEXT, 64);
-	sbuf_putc(b, ' ');
-	ev_put_esc(b, ev_jstr(tool, "version"), ESC_TEXT, 64);
-	sbuf_puts(b, "\nhost:       ");
+	ev_putf(b, ESC_TEXT, "bundle:     %.64s, created %.64s by %.64s %.64s\nhost:       ", ev_jstr(bundle, "schema"),
+		ev_jstr(bundle, "created_at"), ev_jstr(tool, "name"), ev_jstr(tool, "version"));
 	ev_put_host_line(b, bundle, ESC_TEXT);
 	const json_t *ctx = json_object_get(bundle, "context");
 	const json_t *rep = json_object_get(ctx, "representative");
@@ -250,10 +215,8 @@ static void text_header(struct sbuf *b, const json_t *bundle)
 	put_reasons(b, ctx, ESC_TEXT);
 	if (json_object_get(bundle, "subject"))
 		put_subject(b, json_object_get(bundle, "subject"));
-	if (ev_jstr(bundle, "challenge")) {
-		sbuf_puts(b, "\nchallenge:  ");
-		ev_put_esc(b, ev_jstr(bundle, "challenge"), ESC_TEXT, 128);
-	}
+	if (ev_jstr(bundle, "challenge"))
+		ev_putf(b, ESC_TEXT, "\nchallenge:  %.128s", ev_jstr(bundle, "challenge"));
 	sbuf_puts(b, "\nsignature:  ");
 	put_signature(b, bundle, ESC_TEXT);
 	sbuf_puts(b, "\nsummary:    ");
@@ -273,8 +236,7 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 		ev_put_esc(&id, ev_jstr(p, "id"), ESC_TEXT, 14);
 		sbuf_printf(b, "%-14s %-11s %5zu %5zu %5zu  ", id.p ? id.p : "?", verdict_of(p), c.pass, c.fail, c.skip);
 		sbuf_clear(&id);
-		ev_put_esc(b, ev_jstr(p, "reason"), ESC_TEXT, 80);
-		sbuf_putc(b, '\n');
+		ev_putf(b, ESC_TEXT, "%.80s\n", ev_jstr(p, "reason"));
 	}
 	put_failing(b, providers, false);
 	put_blocked(b, providers, false);
@@ -293,18 +255,12 @@ static void markdown_header(struct sbuf *b, const json_t *bundle)
 	const json_t *rep = json_object_get(ctx, "representative");
 	sbuf_puts(b, json_is_true(rep) ? " · representative" : json_is_false(rep) ? " · **not representative**" : "");
 	put_reasons(b, ctx, ESC_MD);
-	sbuf_puts(b, " · created ");
-	ev_put_esc(b, ev_jstr(bundle, "created_at"), ESC_MD, 64);
-	sbuf_puts(b, " · ");
-	ev_put_esc(b, ev_jstr(json_object_get(bundle, "tool"), "name"), ESC_MD, 64);
-	sbuf_putc(b, ' ');
-	ev_put_esc(b, ev_jstr(json_object_get(bundle, "tool"), "version"), ESC_MD, 64);
-	sbuf_puts(b, "  \n**Signature:** ");
+	const json_t *tool = json_object_get(bundle, "tool");
+	ev_putf(b, ESC_MD, " · created %.64s · %.64s %.64s  \n**Signature:** ", ev_jstr(bundle, "created_at"),
+		ev_jstr(tool, "name"), ev_jstr(tool, "version"));
 	put_signature(b, bundle, ESC_MD);
-	if (ev_jstr(bundle, "challenge")) {
-		sbuf_puts(b, "  \n**Challenge:** ");
-		ev_put_esc(b, ev_jstr(bundle, "challenge"), ESC_MD, 128);
-	}
+	if (ev_jstr(bundle, "challenge"))
+		ev_putf(b, ESC_MD, "  \n**Challenge:** %.128s", ev_jstr(bundle, "challenge"));
 }
 
 static void render_markdown(struct sbuf *b, const json_t *bundle)
@@ -315,12 +271,9 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
-		sbuf_puts(b, "| ");
-		ev_put_code(b, ev_jstr(p, "id"), 64);
-		sbuf_printf(b, " | %s", provider_icon(agsbx_provider_verdict_of(p)));
-		ev_put_esc(b, verdict_of(p), ESC_MD, 32);
-		sbuf_puts(b, " | ");
-		ev_put_esc(b, ev_jstr(p, "reason"), ESC_MD, 120);
+		ev_putf(b, ESC_MDCODE, "| `%.64s` | ", ev_jstr(p, "id"));
+		sbuf_puts(b, provider_icon(agsbx_provider_verdict_of(p)));
+		ev_putf(b, ESC_MD, "%.32s | %.120s", verdict_of(p), ev_jstr(p, "reason"));
 		sbuf_printf(b, " | %zu / %zu / %zu |\n", c.pass, c.fail, c.skip);
 	}
 	put_failing(b, providers, true);
@@ -341,20 +294,12 @@ static void put_seconds(struct sbuf *b, const json_t *us)
 /* "<verdict>: <reason>" for a skipped message. */
 static void junit_skipped(struct sbuf *b, const char *verdict, const char *reason)
 {
-	sbuf_puts(b, "      <skipped message=\"");
-	ev_put_esc(b, verdict, ESC_XML, 0);
-	sbuf_puts(b, ": ");
-	ev_put_esc(b, reason, ESC_XML, 0);
-	sbuf_puts(b, "\"/>\n");
+	ev_putf(b, ESC_XML, "      <skipped message=\"%s: %s\"/>\n", verdict, reason);
 }
 
 static void junit_case(struct sbuf *b, const json_t *p, const json_t *ch)
 {
-	sbuf_puts(b, "    <testcase classname=\"");
-	ev_put_esc(b, ev_jstr(p, "id"), ESC_XML, 0);
-	sbuf_puts(b, "\" name=\"");
-	ev_put_esc(b, ev_jstr(ch, "id"), ESC_XML, 0);
-	sbuf_puts(b, "\" time=\"");
+	ev_putf(b, ESC_XML, "    <testcase classname=\"%s\" name=\"%s\" time=\"", ev_jstr(p, "id"), ev_jstr(ch, "id"));
 	put_seconds(b, json_object_get(ch, "duration_us"));
 	sbuf_puts(b, "\"");
 	enum agsbx_check_verdict v = agsbx_check_verdict_of(ch);
@@ -364,13 +309,8 @@ static void junit_case(struct sbuf *b, const json_t *p, const json_t *ch)
 	}
 	sbuf_puts(b, ">\n");
 	if (v == AGSBX_CHECK_FAIL) {
-		sbuf_puts(b, "      <failure type=\"fail\" message=\"");
-		ev_put_esc(b, ev_jstr(ch, "reason"), ESC_XML, 0);
-		sbuf_puts(b, "\">axis: ");
-		ev_put_esc(b, ev_jstr(ch, "axis"), ESC_XML, 0);
-		sbuf_puts(b, "\nreason: ");
-		ev_put_esc(b, ev_jstr(ch, "reason"), ESC_XML, 0);
-		sbuf_puts(b, "</failure>\n");
+		ev_putf(b, ESC_XML, "      <failure type=\"fail\" message=\"%s\">axis: %s\nreason: %s</failure>\n",
+			ev_jstr(ch, "reason"), ev_jstr(ch, "axis"), ev_jstr(ch, "reason"));
 	} else
 		junit_skipped(b, verdict_of(ch), ev_jstr(ch, "reason"));
 	sbuf_puts(b, "    </testcase>\n");
@@ -381,20 +321,16 @@ static void junit_suite(struct sbuf *b, const json_t *p)
 	const json_t *checks = json_object_get(p, "checks");
 	struct counts c = count_checks(p);
 	bool empty = c.total == 0;
-	sbuf_puts(b, "  <testsuite name=\"");
-	ev_put_esc(b, ev_jstr(p, "id"), ESC_XML, 0);
+	ev_putf(b, ESC_XML, "  <testsuite name=\"%s", ev_jstr(p, "id"));
 	sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\" time=\"",
 		    empty ? 1 : c.total, c.fail, empty ? 1 : c.skip);
 	put_seconds(b, json_object_get(json_object_get(p, "timings"), "total_us"));
-	sbuf_puts(b, "\">\n    <properties>\n      <property name=\"verdict\" value=\"");
-	ev_put_esc(b, verdict_of(p), ESC_XML, 0);
-	sbuf_puts(b, "\"/>\n      <property name=\"reason\" value=\"");
-	ev_put_esc(b, ev_jstr(p, "reason"), ESC_XML, 0);
-	sbuf_puts(b, "\"/>\n    </properties>\n");
+	ev_putf(b, ESC_XML,
+		"\">\n    <properties>\n      <property name=\"verdict\" value=\"%s\"/>\n"
+		"      <property name=\"reason\" value=\"%s\"/>\n    </properties>\n",
+		verdict_of(p), ev_jstr(p, "reason"));
 	if (empty) {
-		sbuf_puts(b, "    <testcase classname=\"");
-		ev_put_esc(b, ev_jstr(p, "id"), ESC_XML, 0);
-		sbuf_puts(b, "\" name=\"provider\" time=\"0.000000\">\n");
+		ev_putf(b, ESC_XML, "    <testcase classname=\"%s\" name=\"provider\" time=\"0.000000\">\n", ev_jstr(p, "id"));
 		junit_skipped(b, verdict_of(p), ev_jstr(p, "reason"));
 		sbuf_puts(b, "    </testcase>\n");
 	}
@@ -427,9 +363,7 @@ static void render_junit(struct sbuf *b, const json_t *bundle)
 
 static void yaml_line(struct sbuf *b, const char *key, const char *value)
 {
-	sbuf_printf(b, "  %s: \"", key);
-	ev_put_esc(b, value ? value : "", ESC_YAML, 0);
-	sbuf_puts(b, "\"\n");
+	ev_putf(b, ESC_YAML, "  %s: \"%s\"\n", key, value ? value : "");
 }
 
 static void render_tap(struct sbuf *b, const json_t *bundle)
@@ -447,12 +381,7 @@ static void render_tap(struct sbuf *b, const json_t *bundle)
 		const json_t *checks = json_object_get(p, "checks");
 		if (json_array_size(checks) == 0) {
 			sbuf_printf(b, "ok %zu - ", ++num);
-			ev_put_esc(b, ev_jstr(p, "id"), ESC_TAP, 64);
-			sbuf_puts(b, " # SKIP ");
-			ev_put_esc(b, verdict_of(p), ESC_TAP, 32);
-			sbuf_puts(b, ": ");
-			ev_put_esc(b, ev_jstr(p, "reason"), ESC_TAP, 200);
-			sbuf_putc(b, '\n');
+			ev_putf(b, ESC_TAP, "%.64s # SKIP %.32s: %.200s\n", ev_jstr(p, "id"), verdict_of(p), ev_jstr(p, "reason"));
 			continue;
 		}
 		for (size_t k = 0; k < json_array_size(checks); k++) {
@@ -461,15 +390,9 @@ static void render_tap(struct sbuf *b, const json_t *bundle)
 			enum agsbx_check_verdict ev = agsbx_check_verdict_of(c);
 			bool fail = ev == AGSBX_CHECK_FAIL;
 			sbuf_printf(b, "%s %zu - ", fail ? "not ok" : "ok", ++num);
-			ev_put_esc(b, ev_jstr(p, "id"), ESC_TAP, 64);
-			sbuf_putc(b, ' ');
-			ev_put_esc(b, ev_jstr(c, "id"), ESC_TAP, 128);
-			if (!fail && ev != AGSBX_CHECK_PASS) { /* skip, not_claimed, blocked */
-				sbuf_puts(b, " # SKIP ");
-				ev_put_esc(b, v, ESC_TAP, 32);
-				sbuf_puts(b, ": ");
-				ev_put_esc(b, ev_jstr(c, "reason"), ESC_TAP, 200);
-			}
+			ev_putf(b, ESC_TAP, "%.64s %.128s", ev_jstr(p, "id"), ev_jstr(c, "id"));
+			if (!fail && ev != AGSBX_CHECK_PASS) /* skip, not_claimed, blocked */
+				ev_putf(b, ESC_TAP, " # SKIP %.32s: %.200s", v, ev_jstr(c, "reason"));
 			sbuf_putc(b, '\n');
 			if (fail) {
 				sbuf_puts(b, "  ---\n");
