@@ -349,6 +349,16 @@ static CHILD_FN int child_main(void *arg)
 	for (size_t i = 0; p->candidates[i]; i++) {
 		syscall(SYS_execve, p->candidates[i], p->argv, p->envp);
 		err = errno;
+		/* ETXTBSY for a file we just wrote: a child another of our
+		 * threads is spawning holds our write descriptor until its own
+		 * exec closes it, a matter of microseconds (Go's ETXTBSY issue
+		 * 22315). Wait for that, at most 127 ms in all. */
+		for (long ns = 1000000; err == ETXTBSY && ns <= 64000000; ns *= 2) {
+			struct timespec ts = { .tv_nsec = ns };
+			syscall(SYS_nanosleep, &ts, NULL);
+			syscall(SYS_execve, p->candidates[i], p->argv, p->envp);
+			err = errno;
+		}
 		if (err == EACCES)
 			saw_eacces = true;
 		else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ELOOP &&

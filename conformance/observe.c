@@ -192,6 +192,9 @@ int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct
 	struct agsbx_error fail = { 0 };
 	int r = h->ops->execute(h, &step, &lim, &xr, &fail);
 	if (r < 0) {
+		/* A provider that did not say why: the error itself. */
+		if (!fail.reason)
+			snprintf(fail.message, sizeof fail.message, "%s", strerror(-r));
 		json_array_append_new(out->observations,
 				      agsbx_bundle_refusal(argv, fail.reason ? fail.reason : "error", fail.message));
 		agsbx_exec_result_clear(&xr);
