@@ -86,6 +86,19 @@ def make_area(work, payload):
     return area, dst, grant
 
 
+def marker_pids(marker):
+    """This user's processes whose cmdline holds marker."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    pids.append(int(pid))
+        except OSError:
+            continue
+    return pids
+
+
 def kill_marker(marker):
     """SIGKILLs this user's processes whose cmdline holds marker; a count."""
     n = 0
@@ -171,7 +184,12 @@ def main():
     ok(f"{provider}: a timed-out run whose detached grandchild holds the pipes returns only once it is killed")
 
     rid = execute(["linger", "drive-marker-c-" + provider], timeout_ms=20000, exec_id="cx", wait=False)
-    time.sleep(0.5)
+    # Cancel once the program runs: on a loaded machine a fixed pause can
+    # land the cancel inside upstream's spawn, which is another case.
+    deadline = time.monotonic() + 10
+    while not marker_pids("drive-marker-c-" + provider) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
     cancel = c.call("cancel", exec_id="cx")
     r = c.wait(rid, 15)["result"]
     if not (cancel["cancelled"] is True and r["cancelled"] is True and r["exit_code"] is None
