@@ -15,6 +15,7 @@
 
 #include "base/cleanup.h"
 #include "base/log.h"
+#include "base/runner.h"
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
@@ -143,10 +144,14 @@ static int run_raw(const struct agsbx_raw_command *rc, const struct agsbx_ctx *c
 		_exit(127);
 	}
 	close(null);
+	/* A child forked outside the runner is registered (base/runner.h),
+	 * so no run's sweep takes it for an orphan. */
+	agsbx_runner_register_child(pid);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	*us = agsbx_now_us() - t0;
+	agsbx_runner_unregister_child(pid);
 	return st;
 }
 

@@ -809,6 +809,60 @@ START_TEST(test_detached_orphan_stays_in_its_run)
 }
 END_TEST
 
+/* The state letter of pid in /proc, or 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+START_TEST(test_adopted_zombie_reaped)
+{
+	/* A grandchild forked outside any run (new session) dies after its
+	 * parent: we, the subreaper, adopt it as a zombie that nobody will
+	 * wait for. The next run's sweep must reap it, or such zombies pile
+	 * up and every later sweep reads them all. (check forks each test:
+	 * this process becomes the subreaper here, before the fork.) */
+	ck_assert_int_eq(agsbx_runner_init(), 0);
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t mid = fork();
+	ck_assert_int_ge(mid, 0);
+	if (mid == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			setsid();
+			usleep(100000);
+			_exit(0);
+		}
+		(void)!write(p[1], &g, sizeof g);
+		_exit(0);
+	}
+	pid_t g = 0;
+	ck_assert_int_eq(read(p[0], &g, sizeof g), (ssize_t)sizeof g);
+	close(p[0]);
+	close(p[1]);
+	ck_assert_int_eq(waitpid(mid, NULL, 0), mid);
+	for (int i = 0; i < 200 && proc_state(g) != 'Z'; i++)
+		usleep(10000);
+	ck_assert_int_eq(proc_state(g), 'Z');
+	const char *argv[] = { "true", NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	agsbx_run_result_clear(&r);
+	ck_assert_msg(proc_state(g) == 0, "adopted zombie %d still there", (int)g);
+}
+END_TEST
+
 /* ---- privileges and cgroup (root) ---- */
 
 START_TEST(test_drop_privileges)
@@ -1041,6 +1095,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_concurrent_outputs);
 	tcase_add_test(tc, test_cleanup_spares_other_runs);
 	tcase_add_test(tc, test_detached_orphan_stays_in_its_run);
+	tcase_add_test(tc, test_adopted_zombie_reaped);
 	tcase_add_test(tc, test_cgroup_leaf);
 	tcase_add_test(tc, test_cancel_from_signal_handler);
 	tcase_add_test(tc, test_sigchld_ignored_by_harness);
