@@ -40,15 +40,11 @@ static bool help_has(const char *help, const char *opt)
 
 static json_t *options_fact(const char *path)
 {
-	const char *argv[] = { path, "--help", NULL };
-	_cleanup_free_ char *src = NULL;
-	if (asprintf(&src, "%s --help", path) < 0)
-		src = NULL;
+	_cleanup_free_ char *src = NULL, *out = NULL;
+	json_t *why;
+	if (agsbx_probes_run_flag(path, "--help", TOOL_TIMEOUT_MS, &src, &out, &why) < 0)
+		return why;
 	const char *source = src ? src : "bwrap --help";
-	_cleanup_free_ char *out = NULL, *detail = NULL;
-	const char *reason = NULL;
-	if (agsbx_probes_run_tool(argv, TOOL_TIMEOUT_MS, &out, &reason, &detail) < 0)
-		return agsbx_fact_detail(agsbx_fact_absent(reason, source), detail);
 	json_t *o = json_object();
 	for (size_t i = 0; o && i < sizeof bwrap_options / sizeof bwrap_options[0]; i++)
 		json_object_set_new(o, bwrap_options[i], json_boolean(help_has(out, bwrap_options[i])));

@@ -103,6 +103,21 @@ static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms,
 	return j;
 }
 
+
+/* The strings of a daemon-reported array, sanitised (a daemon is not
+ * trusted to print only text); other members are left out. */
+static json_t *sanitized_strings(const json_t *arr)
+{
+	json_t *a = json_array();
+	size_t i;
+	const json_t *e;
+	json_array_foreach(arr, i, e) {
+		const char *s = json_string_value(e);
+		if (a && s)
+			json_array_append_new(a, agsbx_json_string_sanitized(s, strlen(s)));
+	}
+	return a;
+}
 static json_t *string_member(const json_t *o, const char *key, const char *source)
 {
 	const char *s = json_string_value(json_object_get(o, key));
@@ -129,17 +144,8 @@ static json_t *runtimes_fact(const json_t *info, const char *source)
 		if (p)
 			json_object_set_new(e, "path", agsbx_json_string_sanitized(p, strlen(p)));
 		const json_t *args = json_object_get(v, "runtimeArgs");
-		if (json_is_array(args)) {
-			json_t *a = json_array();
-			size_t i;
-			const json_t *arg;
-			json_array_foreach(args, i, arg) {
-				const char *s = json_string_value(arg);
-				if (a && s)
-					json_array_append_new(a, agsbx_json_string_sanitized(s, strlen(s)));
-			}
-			json_object_set_new(e, "runtimeArgs", a);
-		}
+		if (json_is_array(args))
+			json_object_set_new(e, "runtimeArgs", sanitized_strings(args));
 		/* jansson already checked the key is UTF-8. */
 		json_object_set_new(out, name, e);
 	}
@@ -151,15 +157,7 @@ static json_t *security_options_fact(const json_t *info, const char *source)
 	const json_t *so = json_object_get(info, "SecurityOptions");
 	if (!json_is_array(so))
 		return agsbx_fact_absent("not_reported", source);
-	json_t *a = json_array();
-	size_t i;
-	const json_t *e;
-	json_array_foreach(so, i, e) {
-		const char *s = json_string_value(e);
-		if (a && s)
-			json_array_append_new(a, agsbx_json_string_sanitized(s, strlen(s)));
-	}
-	return agsbx_fact_value(a, source);
+	return agsbx_fact_value(sanitized_strings(so), source);
 }
 
 void agsbx_docker_info_facts(json_t *f, const json_t *info, const char *source)

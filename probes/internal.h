@@ -39,6 +39,11 @@ char *agsbx_probes_find_in_path(const char *name);
  * and *detail (malloc'd, may be NULL) holds stderr or the status. */
 int agsbx_probes_run_tool(const char *const *argv, long timeout_ms, char **out,
 			  const char **reason, char **detail);
+/* Runs "PATH FLAG" (--help, --version) bounded: 0 with *out and *source
+ * set to "PATH FLAG", or < 0 with *absent the fact that says why not (new
+ * ref). *source and *out are the caller's to free either way. */
+int agsbx_probes_run_flag(const char *path, const char *flag, long timeout_ms, char **source, char **out,
+			  json_t **absent);
 
 /* A --version fact pair from one run: "version" (the text after prefix on
  * the first line, or the whole first line when prefix does not match) and

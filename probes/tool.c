@@ -97,21 +97,33 @@ int agsbx_probes_run_tool(const char *const *argv, long timeout_ms, char **out,
 	return r;
 }
 
+int agsbx_probes_run_flag(const char *path, const char *flag, long timeout_ms, char **source, char **out,
+			  json_t **absent)
+{
+	const char *argv[] = { path, flag, NULL };
+	*absent = NULL;
+	if (asprintf(source, "%s %s", path, flag) < 0)
+		*source = NULL;
+	_cleanup_free_ char *detail = NULL;
+	const char *reason = NULL;
+	if (agsbx_probes_run_tool(argv, timeout_ms, out, &reason, &detail) < 0) {
+		*absent = agsbx_fact_detail(agsbx_fact_absent(reason, *source ? *source : flag), detail);
+		return -1;
+	}
+	return 0;
+}
+
 void agsbx_probes_version_facts(json_t *family, const char *path, const char *prefix,
 				long timeout_ms)
 {
-	const char *argv[] = { path, "--version", NULL };
-	_cleanup_free_ char *src = NULL;
-	if (asprintf(&src, "%s --version", path) < 0)
-		src = NULL;
-	const char *source = src ? src : "--version";
-	_cleanup_free_ char *out = NULL, *detail = NULL;
-	const char *reason = NULL;
-	if (agsbx_probes_run_tool(argv, timeout_ms, &out, &reason, &detail) < 0) {
-		agsbx_fact_put(family, "version", agsbx_fact_detail(agsbx_fact_absent(reason, source), detail));
-		agsbx_fact_put(family, "version_line", agsbx_fact_detail(agsbx_fact_absent(reason, source), detail));
+	_cleanup_free_ char *src = NULL, *out = NULL;
+	json_t *why;
+	if (agsbx_probes_run_flag(path, "--version", timeout_ms, &src, &out, &why) < 0) {
+		agsbx_fact_put(family, "version", json_deep_copy(why));
+		agsbx_fact_put(family, "version_line", why);
 		return;
 	}
+	const char *source = src ? src : "--version";
 	out[strcspn(out, "\n")] = '\0';
 	if (!*out) {
 		agsbx_fact_put(family, "version", agsbx_fact_absent("empty_output", source));
