@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,19 +142,6 @@ static void multi_step(CURLM *m)
 	}
 }
 
-static void fail_run(struct gv_run_out *o, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void fail_run(struct gv_run_out *o, const char *reason, const char *fmt, ...)
-{
-	if (o->reason)
-		return; /* first error wins */
-	o->reason = reason;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(o->message, sizeof o->message, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- the create request ------------------------------------------------ */
 
 static json_t *strv_json(const char *const *v)
@@ -208,12 +194,12 @@ static int container_create(const struct gv_docker *d, const struct gv_run_spec 
 	int r = gv_docker_call(d, "POST", "/containers/create", body, LIFECYCLE_TIMEOUT_MS, &st, &reply, err,
 			       sizeof err);
 	if (r < 0) {
-		fail_run(o, GV_R_UNAVAILABLE, "%s", err);
+		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "%s", err);
 		return r;
 	}
 	const char *id = json_string_value(json_object_get(reply, "Id"));
 	if (st != 201 || !id || strlen(id) != 64) {
-		fail_run(o, st == 404 ? GV_R_IMAGE_MISSING : GV_R_EXEC_FAILED,
+		agsbx_error_set(&o->err, st == 404 ? GV_R_IMAGE_MISSING : GV_R_EXEC_FAILED,
 			 "cannot create a container on runtime '%s': %s", s->runtime, err);
 		return -EIO;
 	}
@@ -305,7 +291,7 @@ static void container_remove(const struct gv_docker *d, struct gv_run_out *o)
 	}
 	if (r < 0) {
 		o->cleanup_failed = true;
-		fail_run(o, GV_R_UNAVAILABLE, "the Docker daemon went away before container %.12s was removed: %s",
+		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "the Docker daemon went away before container %.12s was removed: %s",
 			 o->id, err);
 		return;
 	}
@@ -313,7 +299,7 @@ static void container_remove(const struct gv_docker *d, struct gv_run_out *o)
 	int n = gv_containers_with_label(d, GV_LABEL_EXEC, o->exec_id, NULL, err, sizeof err);
 	if (n != 0) {
 		o->cleanup_failed = true;
-		fail_run(o, n < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+		agsbx_error_set(&o->err, n < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
 			 "container %.12s may remain after removal: %s", o->id, n < 0 ? err : "still listed");
 	}
 }
@@ -333,7 +319,7 @@ static void container_cleanup(const struct gv_docker *d, const struct gv_run_spe
 	int left = gv_procs_matching(o->id, NULL);
 	if (left != 0) {
 		o->cleanup_failed = true;
-		fail_run(o, GV_R_EXEC_FAILED, "host processes of container %.12s remain%s", o->id,
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "host processes of container %.12s remain%s", o->id,
 			 left < 0 ? " (cannot scan /proc)" : "");
 	}
 }
@@ -369,7 +355,7 @@ static int loop_answered(struct loop *l, struct gv_run_out *o)
 		if (l->att.done || l->wt.done || l->in.done || agsbx_now_us() > deadline) {
 			bool gone = l->att.rc == CURLE_COULDNT_CONNECT || l->wt.rc == CURLE_COULDNT_CONNECT ||
 				    l->in.rc == CURLE_COULDNT_CONNECT;
-			fail_run(o, gone ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+			agsbx_error_set(&o->err, gone ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
 				 "cannot attach to container %.12s (attach/wait did not answer)", o->id);
 			return -EIO;
 		}
@@ -377,11 +363,11 @@ static int loop_answered(struct loop *l, struct gv_run_out *o)
 	}
 	long sa = xfer_status(&l->att), sw = xfer_status(&l->wt), si = xfer_status(&l->in);
 	if ((sa != 200 && sa != 101) || (si != 200 && si != 101)) {
-		fail_run(o, GV_R_EXEC_FAILED, "attach to container %.12s refused (HTTP %ld/%ld)", o->id, sa, si);
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "attach to container %.12s refused (HTTP %ld/%ld)", o->id, sa, si);
 		return -EIO;
 	}
 	if (sw != 200) {
-		fail_run(o, GV_R_EXEC_FAILED, "wait on container %.12s refused (HTTP %ld)", o->id, sw);
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "wait on container %.12s refused (HTTP %ld)", o->id, sw);
 		return -EIO;
 	}
 	return 0;
@@ -493,12 +479,12 @@ static void loop_result(struct loop *l, struct gv_run_out *o)
 	json_t *code = json_object_get(w, "StatusCode");
 	const char *werr = json_string_value(json_object_get(json_object_get(w, "Error"), "Message"));
 	if (!json_is_integer(code)) {
-		fail_run(o, GV_R_UNAVAILABLE, "lost the Docker daemon while container %.12s ran%s", o->id,
+		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "lost the Docker daemon while container %.12s ran%s", o->id,
 			 l->wt.done ? "" : " (no exit status)");
 		return;
 	}
 	if (werr && *werr)
-		fail_run(o, GV_R_EXEC_FAILED, "waiting for container %.12s: %s", o->id, werr);
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "waiting for container %.12s: %s", o->id, werr);
 	r->exited = true;
 	r->exit_code = (int)json_integer_value(code);
 	r->status = r->exit_code;
@@ -518,7 +504,7 @@ static int run_attached(const struct gv_docker *d, const struct gv_run_spec *s, 
 	char err[384] = "";
 	r = container_post(d, o->id, "start", &st, err, sizeof err);
 	if (r < 0 || (st != 204 && st != 304)) {
-		fail_run(o, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
 			 "container did not start on runtime '%s': %s", s->runtime, err);
 		loop_close(&l);
 		return r < 0 ? r : -EIO;
@@ -530,7 +516,7 @@ static int run_attached(const struct gv_docker *d, const struct gv_run_spec *s, 
 	if (s->inspect)
 		container_inspect(d, o);
 	loop_close(&l);
-	return o->reason ? -EIO : 0;
+	return o->err.reason ? -EIO : 0;
 }
 
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
@@ -538,7 +524,7 @@ int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, str
 	memset(o, 0, sizeof *o);
 	const char *why = NULL;
 	if (agsbx_curl_load(&why) < 0) {
-		fail_run(o, GV_R_UNAVAILABLE, "cannot load libcurl: %s", why);
+		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "cannot load libcurl: %s", why);
 		return -ENOPKG;
 	}
 	if (s->exec_id)
@@ -554,7 +540,7 @@ int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, str
 		o->run.out = strdup("");
 	if (!o->run.err)
 		o->run.err = strdup("");
-	if (o->reason && r == 0)
+	if (o->err.reason && r == 0)
 		r = -EIO;
 	return r;
 }

@@ -341,13 +341,13 @@ static const char *observe(const struct agsbx_ctx *ctx, const struct gv_env *e, 
 	v->leaked_killed += o.leaked_killed;
 	const char *reason = NULL;
 	if (r < 0) {
-		const char *why = o.reason && strcmp(o.reason, GV_R_UNAVAILABLE) == 0 ? GV_R_UNAVAILABLE :
-				  o.reason && strcmp(o.reason, GV_R_IMAGE_MISSING) == 0 ? GV_R_IMAGE_MISSING :
+		const char *why = o.err.reason && strcmp(o.err.reason, GV_R_UNAVAILABLE) == 0 ? GV_R_UNAVAILABLE :
+				  o.err.reason && strcmp(o.err.reason, GV_R_IMAGE_MISSING) == 0 ? GV_R_IMAGE_MISSING :
 				  GV_R_EXEC_FAILED;
 		reason = set_verdict(v, why, e->runtime_network_none ? NULL :
 				     "this runsc runtime lacks --network=none: on this kernel runsc's default network "
 				     "mode cannot start (see docs/providers/gvisor.md)",
-				     "payload '%s' did not run on runtime '%s': %s", args[0], e->runtime, o.message);
+				     "payload '%s' did not run on runtime '%s': %s", args[0], e->runtime, o.err.message);
 	} else if (o.run.timed_out) {
 		reason = set_verdict(v, GV_R_EXEC_FAILED, NULL, "payload '%s' timed out on runtime '%s'", args[0],
 				     e->runtime);
@@ -686,7 +686,7 @@ static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsb
 		out->run = o.run;
 		out->run.killed = o.leaked_killed;
 		if (r < 0)
-			agsbx_fail(fail, o.reason ? o.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.message);
+			agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
 	}
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
 		free(binds[i]);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "base/error.h"
 #include "base/runner.h"
 #include "providers/gvisor/docker-api.h"
 
@@ -81,8 +82,7 @@ struct gv_run_out {
 	char id[65];
 	char exec_id[33];
 	char runtime_seen[128];       /* HostConfig.Runtime from inspect */
-	const char *reason;           /* on failure: a GV_R_* */
-	char message[512];
+	struct agsbx_error err;       /* on failure: a GV_R_* reason, first wins */
 	unsigned leaked_killed;       /* host processes of the container we had to kill */
 	bool cleanup_failed;          /* a container or process of it may remain */
 	bool started;                 /* the start call succeeded */
