@@ -321,6 +321,26 @@ void agsbx_runner_unregister_child(pid_t pid)
 	pthread_mutex_unlock(&reg_lock);
 }
 
+pid_t agsbx_runner_fork_registered(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (pidvec_add(&registered, 0) < 0) {
+		pthread_mutex_unlock(&reg_lock);
+		errno = ENOMEM;
+		return -1;
+	}
+	registered.n--;
+	pid_t pid = fork();
+	if (pid == 0)
+		return 0;   /* its copy of the lock stays held: it only execs */
+	int e = errno;
+	if (pid > 0)
+		registered.v[registered.n++] = pid;
+	pthread_mutex_unlock(&reg_lock);
+	errno = e;
+	return pid;
+}
+
 pid_t agsbx_runner_spawn_registered(int (*fn)(void *), void *stack_top, void *arg)
 {
 	pthread_mutex_lock(&reg_lock);

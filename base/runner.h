@@ -87,6 +87,11 @@ void agsbx_run_result_clear(struct agsbx_run_result *result);
  * reaped) so no cleanup ever kills it. */
 void agsbx_runner_register_child(pid_t pid);
 void agsbx_runner_unregister_child(pid_t pid);
+/* fork() whose child is registered before any cleanup can see it (the
+ * registry's lock is held across the fork, so there is no moment when the
+ * child exists unregistered). In the child: 0, and only exec or _exit may
+ * follow. Unregister once reaped. */
+pid_t agsbx_runner_fork_registered(void);
 
 /* Process-wide abort, for an interrupted harness (SIGINT/SIGTERM/SIGHUP):
  * once fd is readable, every run in progress ends as if cancelled and

@@ -122,7 +122,8 @@ static int run_raw(const struct agsbx_raw_command *rc, const struct agsbx_ctx *c
 	if (null < 0)
 		return -errno;
 	uint64_t t0 = agsbx_now_us();
-	pid_t pid = fork();
+	/* Registered (base/runner.h), so no run's sweep takes it for an orphan. */
+	pid_t pid = agsbx_runner_fork_registered();
 	if (pid < 0) {
 		int e = -errno;
 		close(null);
@@ -144,9 +145,6 @@ static int run_raw(const struct agsbx_raw_command *rc, const struct agsbx_ctx *c
 		_exit(127);
 	}
 	close(null);
-	/* A child forked outside the runner is registered (base/runner.h),
-	 * so no run's sweep takes it for an orphan. */
-	agsbx_runner_register_child(pid);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

@@ -238,7 +238,9 @@ static pid_t start_target(const struct check_env *env, const char *marker, const
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t parent = getpid();
-	pid_t pid = fork();
+	/* Registered from the start: a concurrent run's sweep would otherwise
+	 * take the new-session target for an orphan of its own and kill it. */
+	pid_t pid = agsbx_runner_fork_registered();
 	if (pid == 0) {
 		close(ready[0]);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -268,7 +270,6 @@ static pid_t start_target(const struct check_env *env, const char *marker, const
 		close(ready[0]);
 		return -fe;
 	}
-	agsbx_runner_register_child(pid);
 	int e = 0;
 	ssize_t r;
 	while ((r = read(ready[0], &e, sizeof e)) < 0 && errno == EINTR)
