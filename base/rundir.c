@@ -166,7 +166,7 @@ int agsbx_rundir_owner_alive(const char *dir)
 	return never_claimed(dir) ? 0 : -ENOENT;
 }
 
-static int rm_at(int dfd, int depth)
+static int rm_at(int dfd, int depth, const char *keep)
 {
 	if (depth > 256)
 		return -ELOOP;
@@ -178,7 +178,8 @@ static int rm_at(int dfd, int depth)
 	int first = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    (keep && strcmp(e->d_name, keep) == 0))
 			continue;
 		if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
 			continue;
@@ -193,7 +194,7 @@ static int rm_at(int dfd, int depth)
 		}
 		/* A read-only directory a sandbox left behind is still ours. */
 		fchmod(sub, 0700);
-		int r = rm_at(sub, depth + 1);
+		int r = rm_at(sub, depth + 1, NULL);
 		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0 && !first)
 			first = r ? r : -errno;
 	}
@@ -206,7 +207,14 @@ int agsbx_rm_tree(const char *dir)
 	if (fd < 0)
 		return errno == ENOTDIR || errno == ELOOP ? (unlink(dir) < 0 ? -errno : 0) : -errno;
 	fchmod(fd, 0700);
-	int r = rm_at(fd, 0);
+	/* The owner record goes last: a run killed while removing its own
+	 * directory then leaves the record with it, which `cleanup` judges at
+	 * once, instead of an empty directory it must leave alone for
+	 * AGSBX_RUNDIR_CLAIM_GRACE_S. */
+	int r = rm_at(fd, 0, AGSBX_RUNDIR_OWNER_FILE);
+	_cleanup_free_ char *owner = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
+	if (owner && unlink(owner) < 0 && errno != ENOENT && !r)
+		r = -errno;
 	if (rmdir(dir) < 0 && !r)
 		r = -errno;
 	return r;

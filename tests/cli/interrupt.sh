@@ -27,6 +27,20 @@ Uf() { ( U "$@" ); }
 # Processes of the test user that belong to this TMPDIR (their argv names it).
 procs_in() { pgrep -a -u "$uid" -f -- "$1/" || true; }
 # Let SIGKILLed processes disappear before judging.
+# A SIGKILL between mkdtemp and the claim leaves a directory nobody
+# claimed (empty, or an empty staged claim); cleanup judges it dead only
+# once it is older than any claim can take (AGSBX_RUNDIR_CLAIM_GRACE_S,
+# 60 s). Ages such directories past that; true when there were any.
+age_unclaimed() {
+  local x aged=""
+  for x in $(agsbx_dirs_in "$1"); do
+    [[ -e $x/.agsbx-owner || -s $x/.agsbx-owner.claim ]] && continue
+    [[ -z $(find "$x" -mindepth 1 -maxdepth 1 ! -name .agsbx-owner.claim) ]] || continue
+    touch -h -d '-2 minutes' "$x"; aged+=" $x"
+  done
+  [[ -n $aged ]] && echo "# aged never-claimed dirs (SIGKILL before the claim):$aged"
+  [[ -n $aged ]]
+}
 settle() { local i; for i in $(seq 40); do [[ -z $(procs_in "$1") ]] && return 0; sleep 0.05; done; }
 agsbx_dirs_in() { find "$1" -mindepth 1 -maxdepth 1 -name 'agsbx-*' | sort; }
 
@@ -37,21 +51,24 @@ interrupt_case() {
   # Providers run at once, so a whole collect can end within a second or
   # two: a run that finished before the signal arrived says nothing about
   # interruption, so that moment is tried again earlier (half the delay).
-  for try in 1 2 3 4; do
+  for try in 1 2 3 4 5; do
     t=$(new_tmp "int-$sig")
     U "$t" collect --unsigned --output "$t/b.json" --work-dir "$t" >"$t/out" 2>"$t/log" &
     local pid=$!
     sleep "$delay"
     # the shell's child is setpriv, which exec'd env, which exec'd us: one pid
     if kill -s "$sig" "$pid" 2>/dev/null; then
-      break
+      set +e; wait "$pid"; rc=$?; set -e
+      # A run that had written its bundle and was exiting when the signal
+      # came is not interrupted either.
+      [[ $rc == 0 && -e $t/b.json ]] || break
+    else
+      wait "$pid" || true
     fi
-    wait "$pid" || true
     echo "# SIG$sig: the run ended before ${delay}s; trying earlier"
     delay=$(awk -v d="$delay" 'BEGIN { printf "%.2f", d / 2 }')
-    (( try < 4 )) || fail "SIG$sig: every run ended before the signal"
+    (( try < 5 )) || fail "SIG$sig: every run ended before the signal"
   done
-  set +e; wait "$pid"; rc=$?; set -e
   settle "$t"
   [[ $rc == "$want" ]] || { cat "$t/log" >&2; fail "SIG$sig after ${delay}s: exit $rc, want $want"; }
   [[ ! -e $t/b.json ]] || fail "SIG$sig: a bundle was written by an interrupted run"
@@ -137,6 +154,7 @@ kill "$spid" 2>/dev/null || true
 rm -rf "$t/agsbx-run-alive"
 settle "$t"
 [[ -z $(procs_in "$t") ]] || fail "cleanup left processes: $(procs_in "$t")"
+age_unclaimed "$t" && Uf "$t" cleanup --work-dir "$t" >/dev/null
 [[ -z $(agsbx_dirs_in "$t") ]] || { for x in $(agsbx_dirs_in "$t"); do ls -la "$x" >&2; cat "$x/.agsbx-owner" >&2 2>/dev/null; done; fail "cleanup left directories: $(agsbx_dirs_in "$t")"; }
 pass "SIGKILL: cleanup --dry-run listed, cleanup removed $(wc -l <<<"$before_procs") process(es) and $(wc -l <<<"$before_dirs") dir(s); a live owner's dir stayed"
 
@@ -163,6 +181,7 @@ grep -q 'nothing left' "$t/again.out" || fail "second cleanup: $(cat "$t/again.o
 # The next collect removes the leftovers of a killed one by itself.
 t=$(new_tmp kill2)
 kill_mid_lifecycle "$t"
+age_unclaimed "$t" || true
 [[ -n $(agsbx_dirs_in "$t") ]] || fail "SIGKILL (2): nothing left to clean up"
 Uf "$t" collect --unsigned --provider trusted_local --output "$t/next.json" --work-dir "$t" -q
 settle "$t"
