@@ -66,7 +66,8 @@ struct check_def {
 	 * there is no way to tell whose it is). */
 	/* false, true, or AGSBX_EXCLUSIVE_ORPHANS: exclusive only for the
 	 * reason above, so a provider whose executions are never in our
-	 * process tree (ops->outside_harness_tree) runs it alongside. */
+	 * process tree (ops->outside_harness_tree) or keep their own orphans
+	 * (ops->runs_keep_orphans) runs it alongside. */
 	unsigned char exclusive;
 };
 /* What a judge sees of a finished check. */

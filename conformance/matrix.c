@@ -277,7 +277,8 @@ static int placement(const struct agsbx_provider_ops *ops, const struct check_de
 {
 	if (!def->exclusive)
 		return 1;
-	return def->exclusive == AGSBX_EXCLUSIVE_ORPHANS && ops->outside_harness_tree ? 0 : 2;
+	bool own_tree = ops->outside_harness_tree || ops->runs_keep_orphans;
+	return def->exclusive == AGSBX_EXCLUSIVE_ORPHANS && own_tree ? 0 : 2;
 }
 
 struct phase_times {

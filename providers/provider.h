@@ -331,6 +331,12 @@ struct agsbx_provider_ops {
 	 * daemon, never of ours): the detached-tree lifecycle checks then run
 	 * alongside the other checks instead of alone afterwards. */
 	bool outside_harness_tree;
+	/* True when every execution is one agsbx_run whose child lives until
+	 * the step is over (the payload itself, or a launcher that waits for
+	 * it): that child is a subreaper (base/runner.h), so what the step
+	 * detaches stays in its own run's tree and no other run's sweep can
+	 * take it; the detached-tree lifecycle checks then run alongside. */
+	bool runs_keep_orphans;
 	/* Optional: resources of this provider that a harness left when it
 	 * died (SIGKILL, a CI timeout): those whose owning process
 	 * (base/rundir.h) is gone, never a live run's. Removes them unless

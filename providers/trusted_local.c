@@ -80,6 +80,7 @@ const struct agsbx_provider_ops agsbx_provider_trusted_local = {
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.fail_closed_simulation = NULL,
+	.runs_keep_orphans = true,   /* the payload is the run's child */
 	.probe = tl_probe,
 	.ensure = tl_ensure,
 	.health = tl_health,

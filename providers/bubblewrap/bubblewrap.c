@@ -478,6 +478,7 @@ const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.config_keys = config_keys,
 	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_BLOCKED_USERNS,
+	.runs_keep_orphans = true,   /* bwrap waits for the sandbox's pid 1 */
 	.applies = bw_applies,
 	.probe = bw_probe,
 	.ensure = bw_ensure,

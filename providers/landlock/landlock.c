@@ -803,6 +803,7 @@ const struct agsbx_provider_ops agsbx_provider_landlock = {
 	.config_keys = config_keys,
 	.reason_conds = reason_conds,
 	.fail_closed_simulation = AGSBX_SIM_NO_LANDLOCK,
+	.runs_keep_orphans = true,   /* the helper execs the step */
 	.applies = ll_applies,
 	.probe = ll_probe,
 	.ensure = ll_ensure,
