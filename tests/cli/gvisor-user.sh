@@ -114,7 +114,8 @@ pass "SIGKILL during a gvisor run: cleanup removed $left labelled container(s) a
 kill_mid_run
 [[ $left -gt 0 ]] || fail "SIGKILL (second run) never caught a container alive in 5 attempts"
 Uf collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/n.json" 2>"$w/n.log" \
-  || fail "the next collect exited $?: $(tail -n 5 "$w/n.log")"
+  || fail "the next collect exited $?: $(tail -n 5 "$w/n.log") $(jq -c '[.providers[] | {verdict, reason,
+       failed: [.checks[] | select(.verdict == "fail") | {id, reason}]}]' "$w/n.json" 2>/dev/null)"
 gv_no_containers
 gv_no_shims 30
 pass "the next collect removed a SIGKILLed run's $left labelled container(s) and left no shim"
