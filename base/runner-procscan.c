@@ -321,7 +321,10 @@ void agsbx_runner_unregister_child(pid_t pid)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-pid_t agsbx_runner_fork_registered(void)
+/* Takes reg_lock with a slot reserved, so registering a child cannot fail
+ * once it exists; register_unlock() fills the slot (pid > 0) and unlocks.
+ * Between the two the child is created: nobody can see it unregistered. */
+static int lock_with_slot(void)
 {
 	pthread_mutex_lock(&reg_lock);
 	if (pidvec_add(&registered, 0) < 0) {
@@ -330,9 +333,11 @@ pid_t agsbx_runner_fork_registered(void)
 		return -1;
 	}
 	registered.n--;
-	pid_t pid = fork();
-	if (pid == 0)
-		return 0;   /* its copy of the lock stays held: it only execs */
+	return 0;
+}
+
+static pid_t register_unlock(pid_t pid)
+{
 	int e = errno;
 	if (pid > 0)
 		registered.v[registered.n++] = pid;
@@ -341,24 +346,21 @@ pid_t agsbx_runner_fork_registered(void)
 	return pid;
 }
 
+pid_t agsbx_runner_fork_registered(void)
+{
+	if (lock_with_slot() < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		return 0;   /* its copy of the lock stays held: it only execs */
+	return register_unlock(pid);
+}
+
 pid_t agsbx_runner_spawn_registered(int (*fn)(void *), void *stack_top, void *arg)
 {
-	pthread_mutex_lock(&reg_lock);
-	/* Reserve the slot first so the registration cannot fail after the
-	 * child exists. */
-	if (pidvec_add(&registered, 0) < 0) {
-		pthread_mutex_unlock(&reg_lock);
-		errno = ENOMEM;
+	if (lock_with_slot() < 0)
 		return -1;
-	}
-	registered.n--;
-	pid_t pid = clone(fn, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
-	int e = errno;
-	if (pid > 0)
-		registered.v[registered.n++] = pid;
-	pthread_mutex_unlock(&reg_lock);
-	errno = e;
-	return pid;
+	return register_unlock(clone(fn, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg));
 }
 
 static bool claimed_by_other_locked(const struct agsbx_run_tree *self, pid_t pid,

@@ -8,6 +8,7 @@
  * ignores SIGTERM, or forks away endlessly, with MARKER in every member's
  * argv so a /proc scan can prove nothing survived. */
 #include "base/runner.h"
+#include "base/runner-internal.h"
 #include "tests/lib/testlib.h"
 
 #include <check.h>
@@ -718,35 +719,52 @@ START_TEST(test_concurrent_outputs)
 }
 END_TEST
 
-struct detacher {
-	char marker[128];
+/* Another thread's runs, one after another: each end sweeps orphans. */
+struct repeater {
+	const char *const *argv;
+	int times;
+	int started;
 	int failures;
 };
 
-static void *run_detachers(void *arg)
+static void *run_repeatedly(void *arg)
 {
-	struct detacher *d = arg;
-	for (int n = 0; n < 5; n++) {
-		const char *argv[] = { self_exe, "--runner-helper", "detach-exit", d->marker, NULL };
-		struct agsbx_run_opts o = opts_for(argv);
+	struct repeater *rp = arg;
+	for (int n = 0; n < rp->times; n++) {
+		struct agsbx_run_opts o = opts_for(rp->argv);
 		o.timeout_ms = 30000;
 		struct agsbx_run_result r;
+		__atomic_store_n(&rp->started, 1, __ATOMIC_RELEASE);
 		if (agsbx_run(&o, &r) != 0 || r.status != 0)
-			d->failures++;
+			rp->failures++;
 		agsbx_run_result_clear(&r);
 	}
 	return NULL;
 }
+
+/* Starts rp on *th and returns once its first run has begun, and a little
+ * more, so that run's child is older than what the caller starts next. */
+static void start_repeater(pthread_t *th, struct repeater *rp)
+{
+	ck_assert_int_eq(pthread_create(th, NULL, run_repeatedly, rp), 0);
+	while (!__atomic_load_n(&rp->started, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(50000);
+}
+
+static const char *const sleep_argv[] = { "sleep", "0.3", NULL };
 
 START_TEST(test_cleanup_spares_other_runs)
 {
 	/* One thread's cleanups sweep re-parented orphans repeatedly while
 	 * another thread's run (a shell waiting on its own child) goes on:
 	 * that run must finish untouched. */
-	struct detacher d = { .failures = 0 };
-	test_marker(d.marker, sizeof d.marker, "sweeper");
+	char marker[128];
+	test_marker(marker, sizeof marker, "sweeper");
+	const char *const dargv[] = { self_exe, "--runner-helper", "detach-exit", marker, NULL };
+	struct repeater d = { .argv = dargv, .times = 5 };
 	pthread_t th;
-	ck_assert_int_eq(pthread_create(&th, NULL, run_detachers, &d), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, run_repeatedly, &d), 0);
 	const char *argv[] = { "sh", "-c", "sleep 1; echo survived", NULL };
 	struct agsbx_run_opts o = opts_for(argv);
 	o.timeout_ms = 30000;
@@ -757,31 +775,10 @@ START_TEST(test_cleanup_spares_other_runs)
 	ck_assert_str_eq(r.out, "survived\n");
 	ck_assert_uint_eq(r.killed, 0);
 	ck_assert_int_eq(d.failures, 0);
-	assert_no_marker(d.marker);
+	assert_no_marker(marker);
 	agsbx_run_result_clear(&r);
 }
 END_TEST
-
-struct sleeper {
-	volatile int started;
-	int failures;
-};
-
-static void *run_sleepers(void *arg)
-{
-	struct sleeper *sl = arg;
-	for (int n = 0; n < 4; n++) {
-		const char *argv[] = { "sleep", "0.3", NULL };
-		struct agsbx_run_opts o = opts_for(argv);
-		o.timeout_ms = 30000;
-		struct agsbx_run_result r;
-		__atomic_store_n(&sl->started, 1, __ATOMIC_RELEASE);
-		if (agsbx_run(&o, &r) != 0 || r.status != 0)
-			sl->failures++;
-		agsbx_run_result_clear(&r);
-	}
-	return NULL;
-}
 
 START_TEST(test_detached_orphan_stays_in_its_run)
 {
@@ -789,12 +786,9 @@ START_TEST(test_detached_orphan_stays_in_its_run)
 	 * while another thread's runs end (and sweep) around it. The other
 	 * runs started first, so an orphan passing through the harness
 	 * would look like theirs and be killed: the answer would be lost. */
-	struct sleeper sl = { 0 };
+	struct repeater sl = { .argv = sleep_argv, .times = 4 };
 	pthread_t th;
-	ck_assert_int_eq(pthread_create(&th, NULL, run_sleepers, &sl), 0);
-	while (!__atomic_load_n(&sl.started, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	usleep(50000);
+	start_repeater(&th, &sl);
 	const char *argv[] = { "sh", "-c", "(sleep 0.6 && echo alive &); sleep 1.2", NULL };
 	struct agsbx_run_opts o = opts_for(argv);
 	o.timeout_ms = 30000;
@@ -809,19 +803,35 @@ START_TEST(test_detached_orphan_stays_in_its_run)
 }
 END_TEST
 
+START_TEST(test_fork_registered_spared)
+{
+	/* A child forked outside the runner into a new session while another
+	 * thread's runs end and sweep: registered from the fork on, it is
+	 * never taken for an orphan of theirs. */
+	struct repeater sl = { .argv = sleep_argv, .times = 4 };
+	pthread_t th;
+	start_repeater(&th, &sl);
+	pid_t pid = agsbx_runner_fork_registered();
+	if (pid == 0) {
+		setsid();
+		usleep(1000000);
+		_exit(7);
+	}
+	ck_assert_int_gt(pid, 0);
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	agsbx_runner_unregister_child(pid);
+	pthread_join(th, NULL);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 7, "the registered child ended with status %#x", st);
+	ck_assert_int_eq(sl.failures, 0);
+}
+END_TEST
+
 /* The state letter of pid in /proc, or 0 when it is gone. */
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' ? rp[2] : 0;
+	struct agsbx_proc p;
+	return agsbx_runner_read_proc(pid, &p) == 0 ? p.state : 0;
 }
 
 START_TEST(test_adopted_zombie_reaped)
@@ -1096,6 +1106,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_cleanup_spares_other_runs);
 	tcase_add_test(tc, test_detached_orphan_stays_in_its_run);
 	tcase_add_test(tc, test_adopted_zombie_reaped);
+	tcase_add_test(tc, test_fork_registered_spared);
 	tcase_add_test(tc, test_cgroup_leaf);
 	tcase_add_test(tc, test_cancel_from_signal_handler);
 	tcase_add_test(tc, test_sigchld_ignored_by_harness);
