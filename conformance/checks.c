@@ -527,6 +527,9 @@ static bool wait_for_ready(const char *path, const struct cancel_arg *a, int ms)
 	return access(path, F_OK) == 0;
 }
 
+/* How long a cancelled run's detached tree may take to come up. */
+#define CANCEL_READY_WAIT_MS 20000
+
 /* One attempt; returns true when it was inconclusive: the timeout fired
  * before the payload had even started its detached tree (a loaded
  * machine), so nothing was shown either way. */
@@ -550,7 +553,7 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 			cf_reason(out, "internal: cannot start the cancelling run");
 			return false;
 		}
-		spawned = wait_for_ready(host_ready, &a, 20000);
+		spawned = wait_for_ready(host_ready, &a, CANCEL_READY_WAIT_MS);
 		uint64_t one = 1;
 		if (write(efd, &one, sizeof one) < 0) { /* the join below still ends it via timeout */ }
 		pthread_join(t, NULL);
@@ -592,9 +595,14 @@ static void lifecycle_timeout_cleanup(const struct check_env *env, struct check_
 	json_object_set_new(out->facts, "timeout_ms", json_integer(t));
 }
 
+/* The cancel goes out once the detached tree is up (at most
+ * CANCEL_READY_WAIT_MS), so the run's own timeout only has to outlast that
+ * wait with room for the cancel to act: 10 s more. It is also how long a
+ * provider whose cancelled run never returns holds collect up (an adapter:
+ * this plus its 5 s execute deadline), so it is no longer than that. */
 static void lifecycle_cancel_cleanup(const struct check_env *env, struct check_out *out)
 {
-	lifecycle_cleanup(env, out, true, 60000);
+	lifecycle_cleanup(env, out, true, CANCEL_READY_WAIT_MS + 10000);
 }
 
 /* ---- contract checks ---------------------------------------------------- */
