@@ -28,7 +28,7 @@ static const unsigned char special[256] = {
 	[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x7F ... 0xFF] = 1,
 };
 
-static int put_string(struct sbuf *b, const char *str, size_t len)
+int ev_canonical_put_string(struct sbuf *b, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)str;
@@ -122,7 +122,7 @@ static int put_object(struct sbuf *b, const json_t *j, const char *skip_key)
 	for (size_t i = 0; i < k && r == 0; i++) {
 		if (i)
 			sbuf_putc(b, ',');
-		r = put_string(b, keys[i], strlen(keys[i]));
+		r = ev_canonical_put_string(b, keys[i], strlen(keys[i]));
 		sbuf_putc(b, ':');
 		if (r == 0)
 			r = put_value(b, json_object_get(j, keys[i]), NULL);
@@ -151,7 +151,7 @@ static int put_value(struct sbuf *b, const json_t *j, const char *skip_key)
 		return 0;
 	}
 	case JSON_STRING:
-		return put_string(b, json_string_value(j), json_string_length(j));
+		return ev_canonical_put_string(b, json_string_value(j), json_string_length(j));
 	case JSON_INTEGER: {
 		json_int_t v = json_integer_value(j);
 		if (v > AGSBX_JSON_INT_MAX || v < -AGSBX_JSON_INT_MAX)

@@ -19,6 +19,18 @@
  * reason), -EFBIG (over the cap), -errno (I/O). *bundle: new reference. */
 int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size);
 
+/* agsbx_bundle_load, and the SHA-512 of the bundle's canonical form
+ * (agsbx_bundle_canonical) hashed while reading it, for verify: one pass
+ * instead of a second walk over the tree. *sha512_ok is false where that
+ * was not possible (an object's keys out of order); verify then hashes the
+ * tree. */
+#define AGSBX_BUNDLE_SHA512_BYTES 64
+int agsbx_bundle_load_digest(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
+			     bool *sha512_ok, char *err, size_t err_size);
+/* The same for a bundle already in memory. */
+int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
+			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size);
+
 /* The canonical bytes: the bundle without "signature", keys sorted,
  * compact, integers only, UTF-8 — byte-identical to
  * `jq -cjS 'del(.signature)'`. malloc'd; NULL on error. */
@@ -79,6 +91,9 @@ struct agsbx_verify_opts {
 	bool allow_insecure_url;       /* accept a plain http:// keys_url */
 	const char *expect_challenge;  /* NULL: not checked */
 	int64_t now;                   /* unix time for valid-after/valid-before; 0: time(NULL) */
+	/* The SHA-512 of this same bundle's canonical form, from
+	 * agsbx_bundle_load_digest; NULL: verify computes it. */
+	const uint8_t *canonical_sha512;
 };
 
 enum agsbx_verify_status {

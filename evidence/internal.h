@@ -179,13 +179,26 @@ void ev_provenance_put_blocked(struct sbuf *b, const json_t *p, enum esc_mode m,
  * unknown alg, or the canonical form's errors (-EDOM, -ERANGE, -EILSEQ). */
 int ev_json_canonical_digest(const json_t *j, const char *skip_key, const char *alg, uint8_t *out,
 				size_t *out_len);
+/* One string in the canonical form's escaping: 0, or -EILSEQ (a NUL or
+ * invalid UTF-8). */
+int ev_canonical_put_string(struct sbuf *b, const char *s, size_t len);
 
 /* ---- strict JSON (parse.c) ---------------------------------------------- */
 
+/* The canonical form written while parsing (see parse.c). */
+struct ev_canon_out {
+	struct sbuf *out;      /* the canonical bytes (a sink may take them) */
+	const char *skip_key;  /* a top-level member left out, or NULL */
+	bool complete;         /* set by the parser: out holds the whole canonical form */
+};
+
 /* Parses one JSON object with the bundle rules (no duplicate keys, integers
  * within +-2^53 only, no -0, valid UTF-8, no \u0000). -EINVAL with a
- * one-line reason and position in err. */
-int ev_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size);
+ * one-line reason and position in err. With canon (or NULL), also writes
+ * the canonical form of what it read, as far as the keys come in order
+ * (canon->complete). */
+int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_canon_out *canon, char *err,
+			 size_t err_size);
 
 /* ---- misc ------------------------------------------------------------ */
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -300,7 +301,8 @@ static int check_ids(const json_t *bundle, char *err, size_t err_size)
 	return r;
 }
 
-int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
+static int parse_bundle(const char *data, size_t len, json_t **bundle, struct ev_canon_out *canon, char *err,
+			size_t err_size)
 {
 	*bundle = NULL;
 	if (len > AGSBX_BUNDLE_MAX_BYTES) {
@@ -308,7 +310,7 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 		return -EFBIG;
 	}
 	_cleanup_json_ json_t *j = NULL;
-	int r = ev_json_parse_strict(data, len, &j, err, err_size);
+	int r = ev_json_parse_strict(data, len, &j, canon, err, err_size);
 	if (r < 0)
 		return r;
 	const char *schema = ev_jstr(j, "schema");
@@ -329,7 +331,35 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 	return 0;
 }
 
-int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size)
+int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
+{
+	return parse_bundle(data, len, bundle, NULL, err, err_size);
+}
+
+static void sha512_sink(void *ud, const void *data, size_t n)
+{
+	crypto_hash_sha512_update(ud, data, n);
+}
+
+/* parse_bundle, hashing the canonical form the parser writes as it goes. */
+int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
+			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size)
+{
+	crypto_hash_sha512_state st;
+	crypto_hash_sha512_init(&st);
+	struct sbuf b = { .sink = sha512_sink, .sink_ud = &st };
+	struct ev_canon_out canon = { .out = &b, .skip_key = "signature" };
+	int r = parse_bundle(data, len, bundle, &canon, err, err_size);
+	*sha512_ok = r == 0 && canon.complete;
+	if (*sha512_ok) {
+		sbuf_flush_sink(&b);
+		crypto_hash_sha512_final(&st, sha512);
+	}
+	sbuf_clear(&b);
+	return r;
+}
+
+static int load(const char *path, json_t **bundle, uint8_t *sha512, bool *sha512_ok, char *err, size_t err_size)
 {
 	*bundle = NULL;
 	_cleanup_free_ char *data = NULL;
@@ -344,10 +374,23 @@ int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_s
 		return r;
 	}
 	char why[400] = "";
-	r = agsbx_bundle_parse(data, len, bundle, why, sizeof why);
+	r = sha512 ? agsbx_bundle_parse_digest(data, len, bundle, sha512, sha512_ok, why, sizeof why)
+		   : parse_bundle(data, len, bundle, NULL, why, sizeof why);
 	if (r < 0)
 		ev_set_err(err, err_size, "%s: %s", path, why);
 	return r;
+}
+
+int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size)
+{
+	return load(path, bundle, NULL, NULL, err, err_size);
+}
+
+int agsbx_bundle_load_digest(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
+			     bool *sha512_ok, char *err, size_t err_size)
+{
+	*sha512_ok = false;
+	return load(path, bundle, sha512, sha512_ok, err, err_size);
 }
 
 int agsbx_bundle_write(const char *path, const json_t *bundle)

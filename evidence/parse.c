@@ -12,7 +12,15 @@
  *  - integers only, within +-2^53, and no "-0" (jq would print -0, jansson
  *    reads 0: the canonical forms would differ);
  *  - nested no deeper than jq 1.6 reads (JQ_MAX_DEPTH).
- * The fuzz target checks it against json_loadb() on every input. */
+ * The fuzz target checks it against json_loadb() on every input.
+ *
+ * Optionally it also writes the canonical form (canonical.c) as it reads,
+ * for verify: a bundle is written with its keys sorted (by this tool, jq
+ * -S, or any sorting serializer), and then the canonical form is the input
+ * with whitespace dropped and strings re-escaped the way jq escapes them,
+ * so it needs no second walk over the tree. Where an object's keys are not
+ * in order, the output is abandoned and the caller canonicalises the tree;
+ * the fuzz target checks that both give the same bytes. */
 #include "base/compat.h"
 #include "base/util.h"
 #include "evidence/internal.h"
@@ -37,7 +45,44 @@ struct parser {
 	char *err;
 	size_t err_size;
 	bool failed;
+	struct ev_canon_out *canon; /* NULL: none wanted (or abandoned) */
+	int mute;                   /* > 0: inside the member canon->skip_key */
 };
+
+static void emit(struct parser *ps, const char *s, size_t n)
+{
+	if (ps->canon && !ps->mute)
+		sbuf_put(ps->canon->out, s, n);
+}
+
+static void emit_c(struct parser *ps, char c) { emit(ps, &c, 1); }
+
+/* A decoded string. Raw from the input when it had no escapes: the scan
+ * let through no control character, quote or backslash and checked the
+ * UTF-8, so only DEL is left for jq to escape. */
+static void emit_string(struct parser *ps, const char *s, size_t n, bool raw)
+{
+	if (!ps->canon || ps->mute)
+		return;
+	if (raw && !memchr(s, 0x7f, n)) {
+		emit_c(ps, '"');
+		emit(ps, s, n);
+		emit_c(ps, '"');
+	} else if (ev_canonical_put_string(ps->canon->out, s, n) < 0) {
+		ps->canon = NULL; /* the tree's canonical form fails the same way */
+	}
+}
+
+/* Keys must arrive in the order the canonical form sorts them (bytewise,
+ * a prefix first); otherwise the streamed output is given up. */
+static void key_order(struct parser *ps, const char *prev, size_t plen, const char *key, size_t klen)
+{
+	if (!ps->canon || !prev)
+		return;
+	int c = memcmp(prev, key, plen < klen ? plen : klen);
+	if (c > 0 || (c == 0 && plen > klen))
+		ps->canon = NULL;
+}
 
 static void fail(struct parser *ps, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void fail(struct parser *ps, const char *at, const char *fmt, ...)
@@ -295,6 +340,7 @@ static json_t *parse_number(struct parser *ps)
 		return NULL;
 	}
 	ps->p = p;
+	emit(ps, s, (size_t)(p - s)); /* no sign but '-', no leading zero: as jq prints it */
 	json_t *j = json_integer(neg ? -v : v);
 	if (!j)
 		fail(ps, s, "out of memory");
@@ -345,8 +391,50 @@ static void fail_duplicate(struct parser *ps, const char *kpos, const char *key,
 	fail(ps, kpos, "duplicate object key \"%s\"", shown);
 }
 
+/* An object's members so far, for the canonical output: the previous key
+ * (into the input, or a copy when it had escapes) and whether a member was
+ * written (the next one needs a comma). */
+struct members {
+	const char *prev;
+	size_t prev_len;
+	char *prev_owned;
+	bool any;
+};
+
+/* The member's key into the canonical output, unless it is the skipped
+ * top-level member (then its value is muted too): whether it was skipped.
+ * What is left out has no place in the order. */
+static bool emit_key(struct parser *ps, struct members *m, const char *key, size_t klen, bool raw)
+{
+	if (!ps->canon || ps->mute)
+		return false;
+	const char *skip = ps->canon->skip_key;
+	if (ps->depth == 2 && skip && strlen(skip) == klen && memcmp(skip, key, klen) == 0) {
+		ps->mute++;
+		return true;
+	}
+	key_order(ps, m->prev, m->prev_len, key, klen);
+	if (!ps->canon)
+		return false;
+	if (m->any)
+		emit_c(ps, ',');
+	m->any = true;
+	emit_string(ps, key, klen, raw);
+	emit_c(ps, ':');
+	return false;
+}
+
+static void remember_key(struct members *m, const char *key, size_t klen, char **owned)
+{
+	free(m->prev_owned);
+	m->prev_owned = *owned;
+	*owned = NULL;
+	m->prev = key;
+	m->prev_len = klen;
+}
+
 /* "key": value into obj; -1 on error (reported). */
-static int parse_member(struct parser *ps, json_t *obj)
+static int parse_member(struct parser *ps, json_t *obj, struct members *m)
 {
 	skip_ws(ps);
 	if (ps->p >= ps->end || *ps->p != '"') {
@@ -370,7 +458,12 @@ static int parse_member(struct parser *ps, json_t *obj)
 		return -1;
 	}
 	ps->p++;
+	bool skipped = emit_key(ps, m, key, klen, !owned);
 	json_t *v = parse_value(ps);
+	if (skipped)
+		ps->mute--;
+	else
+		remember_key(m, key, klen, &owned);
 	if (!v || agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
 		/* EILSEQ: a NUL in a key, which jansson < 2.14 cannot hold */
 		fail(ps, kpos, v && errno == EILSEQ ? "object key contains NUL" : "out of memory");
@@ -387,12 +480,18 @@ static json_t *parse_object(struct parser *ps)
 		fail(ps, open, "out of memory");
 		return NULL;
 	}
-	if (closes_at_once(ps, '}'))
+	emit_c(ps, '{');
+	if (closes_at_once(ps, '}')) {
+		emit_c(ps, '}');
 		return obj;
+	}
+	struct members m = { 0 };
 	int more;
 	do
-		more = parse_member(ps, obj) < 0 ? -1 : separator(ps, '}');
+		more = parse_member(ps, obj, &m) < 0 ? -1 : separator(ps, '}');
 	while (more == 1);
+	free(m.prev_owned);
+	emit_c(ps, '}');
 	if (more == 0)
 		return obj;
 	json_decref(obj);
@@ -407,10 +506,17 @@ static json_t *parse_array(struct parser *ps)
 		fail(ps, open, "out of memory");
 		return NULL;
 	}
-	if (closes_at_once(ps, ']'))
+	emit_c(ps, '[');
+	bool first = true;
+	if (closes_at_once(ps, ']')) {
+		emit_c(ps, ']');
 		return arr;
+	}
 	int more;
 	do {
+		if (!first)
+			emit_c(ps, ',');
+		first = false;
 		json_t *v = parse_value(ps);
 		if (!v || json_array_append_new(arr, v) < 0) {
 			fail(ps, ps->p, "out of memory");
@@ -418,6 +524,7 @@ static json_t *parse_array(struct parser *ps)
 		} else
 			more = separator(ps, ']');
 	} while (more == 1);
+	emit_c(ps, ']');
 	if (more == 0)
 		return arr;
 	json_decref(arr);
@@ -432,6 +539,7 @@ static json_t *literal(struct parser *ps, const char *word, json_t *value)
 		return NULL;
 	}
 	ps->p += n;
+	emit(ps, word, n);
 	return value;
 }
 
@@ -469,6 +577,7 @@ static json_t *parse_value(struct parser *ps)
 			break;
 		}
 		v = json_stringn_nocheck(s, n); /* validated above */
+		emit_string(ps, s, n, !owned);
 		free(owned);
 		if (!v)
 			fail(ps, at, "out of memory");
@@ -494,10 +603,15 @@ static json_t *parse_value(struct parser *ps)
 	return v;
 }
 
-int ev_json_parse_strict(const char *data, size_t len, json_t **out, char *err, size_t err_size)
+int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_canon_out *canon, char *err,
+			 size_t err_size)
 {
-	struct parser ps = { .start = data, .p = data, .end = data + len, .err = err, .err_size = err_size };
+	struct parser ps = {
+		.start = data, .p = data, .end = data + len, .err = err, .err_size = err_size, .canon = canon,
+	};
 	*out = NULL;
+	if (canon)
+		canon->complete = false;
 	skip_ws(&ps);
 	if (ps.p < ps.end && *ps.p == '[') {
 		ev_set_err(err, err_size, "not a bundle: top level is not an object");
@@ -516,6 +630,8 @@ int ev_json_parse_strict(const char *data, size_t len, json_t **out, char *err, 
 		json_decref(j);
 		return -EINVAL;
 	}
+	if (canon)
+		canon->complete = ps.canon && !canon->out->oom;
 	*out = j;
 	return 0;
 }

@@ -398,8 +398,22 @@ static bool member_is(const json_t *sig, const char *key, const char *want)
 	return v && strcmp(v, want) == 0;
 }
 
-static int check_signature(const json_t *bundle, const json_t *sig, struct agsbx_verify_result *res,
-			   struct sshsig *s)
+/* The digest the signature must cover: the loader's when it hashed the
+ * canonical form as it read (sha512, what ssh-keygen -Y sign uses), else
+ * hashed here from the tree, as it is produced: never held in full. */
+static int canonical_digest(const json_t *bundle, const char *alg, const uint8_t *loaded_sha512, uint8_t *digest,
+			    size_t *dlen)
+{
+	if (loaded_sha512 && strcmp(alg, "sha512") == 0) {
+		memcpy(digest, loaded_sha512, AGSBX_BUNDLE_SHA512_BYTES);
+		*dlen = AGSBX_BUNDLE_SHA512_BYTES;
+		return 0;
+	}
+	return ev_json_canonical_digest(bundle, "signature", alg, digest, dlen);
+}
+
+static int check_signature(const json_t *bundle, const json_t *sig, const uint8_t *loaded_sha512,
+			   struct agsbx_verify_result *res, struct sshsig *s)
 {
 	char *why = res->reason;
 	size_t wsz = sizeof res->reason;
@@ -433,10 +447,9 @@ static int check_signature(const json_t *bundle, const json_t *sig, struct agsbx
 		ev_set_err(why, wsz, "signature: fingerprint member is not the signing key's");
 		return -EINVAL;
 	}
-	/* hash the canonical form as it is produced: never held in full */
 	uint8_t digest[64];
 	size_t dlen;
-	int r = ev_json_canonical_digest(bundle, "signature", s->hash, digest, &dlen);
+	int r = canonical_digest(bundle, s->hash, loaded_sha512, digest, &dlen);
 	if (r < 0) {
 		ev_set_err(why, wsz, "bundle has no canonical form: %s", strerror(-r));
 		return -EINVAL;
@@ -471,7 +484,7 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 		return 0;
 	}
 	struct sshsig s = { 0 };
-	if (check_signature(bundle, sig, res, &s) < 0) {
+	if (check_signature(bundle, sig, o->canonical_sha512, res, &s) < 0) {
 		res->status = AGSBX_VERIFY_INVALID;
 		sshsig_clear(&s);
 		anchors_free(&a);

@@ -2,6 +2,7 @@
  * SSHSIG signing and verification (built in, through ssh-keygen, against
  * stock ssh-keygen), keygen, trust anchors, tamper resistance. */
 #include "evidence/evidence.h"
+#include "evidence/internal.h"
 
 #include "base/cleanup.h"
 #include "base/runner.h"
@@ -152,6 +153,60 @@ START_TEST(test_canonical_matches_jq)
 	_cleanup_free_ char *jq = slurp(out, &jlen);
 	ck_assert_msg(len == jlen && memcmp(canon, jq, len) == 0, "canonical differs from jq for string %d:\n%s\n%s",
 		      _i, canon, jq);
+}
+END_TEST
+
+/* The canonical form the strict reader writes while parsing (verify's one
+ * pass) against the tree's: the hostile strings as keys and values, in a
+ * file written with sorted keys, once with raw UTF-8 and once all \u
+ * escapes; a "signature" member nested deeper is content, the top-level one
+ * is left out wherever it stands. */
+static json_t *streamed_doc(int i)
+{
+	json_t *j = json_pack("{s:s, s:i, s:{s:s, s:[I, i, b, b, n], s:{}, s:[]}, s:{s:s, s:[s]}}", "value", hostile[i],
+			      hostile[i], i, "nested", "signature", "kept", "ints", (json_int_t)-9007199254740992LL, 0, 1,
+			      0, "empty_obj", "empty_arr", "signature", "armored", "left out", "more", hostile[i]);
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+static void check_streamed(const char *text, bool want_complete)
+{
+	struct sbuf b = { 0 };
+	struct ev_canon_out canon = { .out = &b, .skip_key = "signature" };
+	_cleanup_json_ json_t *j = NULL;
+	char err[256];
+	ck_assert_msg(ev_json_parse_strict(text, strlen(text), &j, &canon, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(canon.complete, want_complete);
+	size_t len;
+	_cleanup_free_ char *want = agsbx_json_canonical(j, "signature", &len);
+	ck_assert_ptr_nonnull(want);
+	if (want_complete)
+		ck_assert_msg(b.len == len && memcmp(b.p, want, len) == 0, "streamed:\n%.*s\ntree:\n%s", (int)b.len,
+			      b.p, want);
+	sbuf_clear(&b);
+}
+
+START_TEST(test_streamed_canonical_is_the_trees)
+{
+	_cleanup_json_ json_t *j = streamed_doc(_i);
+	_cleanup_free_ char *raw = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	_cleanup_free_ char *ascii = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	check_streamed(raw, true);
+	check_streamed(ascii, true);
+}
+END_TEST
+
+START_TEST(test_streamed_canonical_order)
+{
+	/* the skipped member may stand anywhere; any other key out of order,
+	 * at any depth, gives the streamed form up (verify hashes the tree) */
+	check_streamed("{\"b\": 1, \"signature\": {\"z\": 1, \"a\": 2}, \"a\": 2}", false);
+	check_streamed("{\"a\": 1, \"signature\": {\"z\": 1, \"a\": 2}, \"b\": 2}", true);
+	check_streamed("{\"signature\": 0, \"a\": 1, \"b\": {\"ab\": 1, \"a\": 2}}", false);
+	check_streamed("{\"a\": [{\"a\": 1, \"ab\": 2}, {\"b\": 1, \"a\": 2}]}", false);
+	check_streamed("{\"a\": [{\"a\": 1, \"ab\": 2}], \"\\u00e9\": 1, \"z\": 2}", false); /* é sorts after z */
+	check_streamed("{\"a\": [{\"a\": 1, \"ab\": 2}], \"z\": 2, \"\\u00e9\": 1}", true);
 }
 END_TEST
 
@@ -440,8 +495,11 @@ END_TEST
 
 /* Every single-character change to a signed bundle is rejected unless it
  * leaves the signed content unchanged (e.g. whitespace between tokens, or
- * the comment of the signature's public_key, which is not signed). */
-static size_t mutate_all(const char *rel, const char *pub, const char *repl, size_t *rejected)
+ * the comment of the signature's public_key, which is not signed). Each
+ * copy is verified as the verify command does it (the digest hashed while
+ * parsing, where the keys are in order) and from the tree alone; both must
+ * agree. *streamed counts the copies whose digest came from the parse. */
+static size_t mutate_all(const char *rel, const char *pub, const char *repl, size_t *rejected, size_t *streamed)
 {
 	_cleanup_free_ char *path = agsbx_test_source_path(rel);
 	size_t len;
@@ -452,6 +510,16 @@ static size_t mutate_all(const char *rel, const char *pub, const char *repl, siz
 	_cleanup_free_ char *copy = malloc(len + 1);
 	ck_assert_ptr_nonnull(copy);
 	struct agsbx_verify_opts o = { .key_path = pub };
+	uint8_t sha0[AGSBX_BUNDLE_SHA512_BYTES], tree0[64];
+	bool sha0_ok;
+	size_t tlen;
+	json_t *again = NULL;
+	char why[512];
+	ck_assert_int_eq(agsbx_bundle_parse_digest(orig, len, &again, sha0, &sha0_ok, why, sizeof why), 0);
+	ck_assert_msg(sha0_ok, "%s: its keys are sorted, yet no digest was hashed while parsing", rel);
+	ck_assert_int_eq(ev_json_canonical_digest(again, "signature", "sha512", tree0, &tlen), 0);
+	ck_assert(memcmp(sha0, tree0, sizeof sha0) == 0);
+	json_decref(again);
 	size_t tried = 0;
 	for (size_t i = 0; i < len; i++) {
 		for (const char *r = repl; *r; r++) {
@@ -463,12 +531,20 @@ static size_t mutate_all(const char *rel, const char *pub, const char *repl, siz
 			tried++;
 			json_t *b = NULL;
 			char err[512];
-			if (agsbx_bundle_parse(copy, len, &b, err, sizeof err) < 0) {
+			uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES];
+			bool sha512_ok;
+			if (agsbx_bundle_parse_digest(copy, len, &b, sha512, &sha512_ok, err, sizeof err) < 0) {
 				(*rejected)++;
 				continue;
 			}
-			struct agsbx_verify_result res;
-			ck_assert_int_eq(agsbx_bundle_verify(b, &o, &res, err, sizeof err), 0);
+			struct agsbx_verify_result res, tree;
+			ck_assert_int_eq(agsbx_bundle_verify(b, &o, &tree, err, sizeof err), 0);
+			struct agsbx_verify_opts streamed_o = o;
+			streamed_o.canonical_sha512 = sha512_ok ? sha512 : NULL;
+			*streamed += sha512_ok;
+			ck_assert_int_eq(agsbx_bundle_verify(b, &streamed_o, &res, err, sizeof err), 0);
+			ck_assert_msg(res.status == tree.status, "%s: byte %zu: verify %d with the parse's digest, %d from the tree",
+				      rel, i, res.status, tree.status);
 			if (res.status != AGSBX_VERIFY_OK) {
 				(*rejected)++;
 			} else {
@@ -487,12 +563,14 @@ static size_t mutate_all(const char *rel, const char *pub, const char *repl, siz
 START_TEST(test_every_single_character_change_is_rejected)
 {
 	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
-	size_t rejected = 0;
+	size_t rejected = 0, streamed = 0;
 	/* small bundle: three replacements at every byte; big one: one */
-	size_t tried = mutate_all("tests/data/bundles/minimal-signed.json", pub, "^x0", &rejected);
-	tried += mutate_all("tests/data/bundles/signed.json", pub, "^", &rejected);
-	fprintf(stderr, "mutations: %zu tried, %zu rejected\n", tried, rejected);
+	size_t tried = mutate_all("tests/data/bundles/minimal-signed.json", pub, "^x0", &rejected, &streamed);
+	tried += mutate_all("tests/data/bundles/signed.json", pub, "^", &rejected, &streamed);
+	fprintf(stderr, "mutations: %zu tried, %zu rejected, %zu with the digest hashed while parsing\n", tried,
+		rejected, streamed);
 	ck_assert_uint_gt(tried, 20000);
+	ck_assert_uint_gt(streamed, 1000); /* the fixtures are written with sorted keys */
 	/* all but whitespace-for-whitespace and unsigned-comment edits */
 	ck_assert_uint_gt(rejected, tried * 9 / 10);
 }
@@ -1045,6 +1123,8 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_loop_test(t, test_canonical_matches_jq, 0, (int)AGSBX_ARRAY_SIZE(hostile));
 	tcase_add_test(t, test_canonical_bundle_fixtures_match_jq);
+	tcase_add_loop_test(t, test_streamed_canonical_is_the_trees, 0, (int)AGSBX_ARRAY_SIZE(hostile));
+	tcase_add_test(t, test_streamed_canonical_order);
 	tcase_add_test(t, test_canonical_rejects_what_jq_would_change);
 	tcase_add_test(t, test_sanitized_capture_is_canonical);
 	suite_add_tcase(s, t);

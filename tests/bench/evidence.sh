@@ -25,8 +25,11 @@ work=$(mktemp -d /tmp/agsbx-bench-evidence-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # ~1 MiB: the full fixture's providers repeated with many checks, each with
-# a 1 KiB output excerpt (realistic: excerpts are capped at 2 KiB).
-jq --arg blob "$(head -c 1024 /dev/zero | tr '\0' 'x')" '
+# a 1 KiB output excerpt (realistic: excerpts are capped at 2 KiB). Keys
+# sorted, as collect writes them (verify then hashes while it parses); the
+# same bundle with its keys in reverse order is verify's other path (the
+# tree canonicalised after the parse).
+jq -S --arg blob "$(head -c 1024 /dev/zero | tr '\0' 'x')" '
   .providers as $p
   | .providers = [range(0; 8) as $i | $p[$i % 2] | .id = "\(.id)-\($i)"
       | .checks = [range(0; 60) as $c | .checks[$c % (.checks | length)]
@@ -43,7 +46,9 @@ jq --rawfile a "$work/msg.sig" --arg pub "$(cat "$work/key.pub")" --arg fp "$fp"
 # a changed copy for diff: some verdicts and a host fact
 jq '.providers[3].checks[7].verdict = "fail" | .providers[5].verdict = "blocked"
     | .host.kernel.release.value = "6.19.0"' "$work/big.json" >"$work/big2.json"
+jq 'to_entries | reverse | from_entries' "$work/big.json" >"$work/big-unsorted.json"
 "$B" verify "$work/big.json" --key "$work/key.pub" >/dev/null
+"$B" verify "$work/big-unsorted.json" --key "$work/key.pub" >/dev/null
 size=$(stat -c %s "$work/big.json")
 echo "bundle: $size bytes, $(jq '[.providers[].checks | length] | add' "$work/big.json") checks"
 
@@ -59,6 +64,7 @@ hyperfine -N -w 5 -r "$runs" --export-json "$work/h.json" \
   -n jq "jq -cjS . $work/big.json" \
   -n startup "$B --version" \
   -n verify "$B verify $work/big.json --key $work/key.pub" \
+  -n verify-unsorted "$B verify $work/big-unsorted.json --key $work/key.pub" \
   -n diff-self "$B diff $work/big.json $work/big.json" \
   -n diff "$B diff $work/big.json $work/big2.json --format json" -i \
   -n matrix200 "$B matrix --format json $(echo "$work"/many/b*.json)" \
@@ -69,7 +75,7 @@ jq -r '
   (.results | map({(.command): .mean}) | add) as $m
   | ($m["jq"]) as $base
   | "\nmean (ms)      jq \($base * 1000 | . * 100 | round / 100)",
-    (["verify", "diff-self", "diff"][] as $k
+    (["verify", "verify-unsorted", "diff-self", "diff"][] as $k
       | "  \($k): \($m[$k] * 1000 | . * 100 | round / 100) ms, ratio to jq \($m[$k] / $base | . * 100 | round / 100)"),
     "  process startup alone (--version): \($m["startup"] * 1000 | . * 100 | round / 100) ms; verify less startup: \(($m["verify"] - $m["startup"]) * 1000 | . * 100 | round / 100) ms",
     "  cpu (user+sys) verify / jq: \((.results | map({(.command): (.user + .system)}) | add) as $c | $c["verify"] / $c["jq"] | . * 100 | round / 100) (wall ratios suffer most from a loaded machine)",

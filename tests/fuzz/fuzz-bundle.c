@@ -7,7 +7,11 @@
  *  - the strict reader (evidence/parse.c) agrees with jansson's json_loadb:
  *    whatever it accepts jansson accepts as an equal value, and whatever
  *    jansson accepts that obeys the bundle rules (an object, integers
- *    within +-2^53, no -0, well within jq 1.6's nesting limit) it accepts too. */
+ *    within +-2^53, no -0, well within jq 1.6's nesting limit) it accepts too;
+ *  - the canonical form the strict reader writes while parsing (verify's
+ *    one pass) is, whenever it says it is complete, byte for byte the
+ *    canonical form of the tree it built (with and without a skipped key),
+ *    and it is complete for the tree's own canonical form. */
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -82,13 +86,43 @@ static bool has_negative_zero(const char *s, size_t len)
 	return false;
 }
 
+/* What the reader writes while parsing, against the tree's canonical form. */
+static void streamed_canonical(const char *data, size_t size, const char *skip_key)
+{
+	struct sbuf b = { 0 };
+	struct ev_canon_out canon = { .out = &b, .skip_key = skip_key };
+	json_t *j = NULL;
+	char err[512];
+	if (ev_json_parse_strict(data, size, &j, &canon, err, sizeof err) == 0) {
+		size_t len;
+		char *c = agsbx_json_canonical(j, skip_key, &len);
+		if (canon.complete && (!c || b.len != len || memcmp(b.p, c, len) != 0))
+			abort();
+		if (c && !skip_key) { /* sorted input: the streamed form must be complete */
+			struct sbuf b2 = { 0 };
+			struct ev_canon_out again = { .out = &b2 };
+			json_t *j2 = NULL;
+			if (ev_json_parse_strict(c, len, &j2, &again, err, sizeof err) < 0 || !again.complete ||
+			    b2.len != len || memcmp(b2.p, c, len) != 0)
+				abort();
+			json_decref(j2);
+			sbuf_clear(&b2);
+		}
+		free(c);
+	} else if (canon.complete) {
+		abort();
+	}
+	json_decref(j);
+	sbuf_clear(&b);
+}
+
 static void differential(const uint8_t *data, size_t size)
 {
 	json_error_t je;
 	json_t *ref = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
 	json_t *mine = NULL;
 	char err[512];
-	if (ev_json_parse_strict((const char *)data, size, &mine, err, sizeof err) == 0) {
+	if (ev_json_parse_strict((const char *)data, size, &mine, NULL, err, sizeof err) == 0) {
 		if (!ref || !json_equal(ref, mine))
 			abort();
 	} else {
@@ -108,6 +142,8 @@ static void differential(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	differential(data, size);
+	streamed_canonical((const char *)data, size, NULL);
+	streamed_canonical((const char *)data, size, "signature");
 
 	json_t *b = NULL;
 	char err[512];
