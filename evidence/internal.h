@@ -183,6 +183,14 @@ int ev_json_canonical_digest(const json_t *j, const char *skip_key, const char *
  * invalid UTF-8). */
 int ev_canonical_put_string(struct sbuf *b, const char *s, size_t len);
 
+/* SHA-512 of bytes put in order, hashed on a second thread (sha512-pipe.c).
+ * put has an sbuf sink's signature; finish joins the thread, writes the
+ * digest to out (NULL: discarded) and frees the pipe. start: NULL on
+ * ENOMEM. */
+struct ev_sha512_pipe *ev_sha512_pipe_start(void);
+void ev_sha512_pipe_put(void *pipe, const void *data, size_t n);
+void ev_sha512_pipe_finish(struct ev_sha512_pipe *p, uint8_t out[64]);
+
 /* ---- strict JSON (parse.c) ---------------------------------------------- */
 
 /* The canonical form written while parsing (see parse.c). */

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -336,25 +335,22 @@ int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err,
 	return parse_bundle(data, len, bundle, NULL, err, err_size);
 }
 
-static void sha512_sink(void *ud, const void *data, size_t n)
-{
-	crypto_hash_sha512_update(ud, data, n);
-}
-
-/* parse_bundle, hashing the canonical form the parser writes as it goes. */
+/* parse_bundle, hashing the canonical form the parser writes as it goes
+ * (on a second thread: see sha512-pipe.c). */
 int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
 			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size)
 {
-	crypto_hash_sha512_state st;
-	crypto_hash_sha512_init(&st);
-	struct sbuf b = { .sink = sha512_sink, .sink_ud = &st };
+	*sha512_ok = false;
+	struct ev_sha512_pipe *pipe = ev_sha512_pipe_start();
+	if (!pipe)
+		return parse_bundle(data, len, bundle, NULL, err, err_size);
+	struct sbuf b = { .sink = ev_sha512_pipe_put, .sink_ud = pipe };
 	struct ev_canon_out canon = { .out = &b, .skip_key = "signature" };
 	int r = parse_bundle(data, len, bundle, &canon, err, err_size);
 	*sha512_ok = r == 0 && canon.complete;
-	if (*sha512_ok) {
+	if (*sha512_ok)
 		sbuf_flush_sink(&b);
-		crypto_hash_sha512_final(&st, sha512);
-	}
+	ev_sha512_pipe_finish(pipe, *sha512_ok ? sha512 : NULL);
 	sbuf_clear(&b);
 	return r;
 }

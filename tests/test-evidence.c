@@ -210,6 +210,47 @@ START_TEST(test_streamed_canonical_order)
 }
 END_TEST
 
+/* A signed bundle of several MiB, its canonical bytes passing through the
+ * hashing thread's ring many times over, in chunks of every size (long
+ * strings go past the buffer straight to the sink): the digest hashed
+ * while parsing is the tree's, and the signature verifies with it. */
+START_TEST(test_streamed_digest_large)
+{
+	_cleanup_free_ char *key = new_key("k");
+	_cleanup_free_ char *pub = in_tmp("k.pub");
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/full.json");
+	json_t *pad = json_array();
+	for (size_t n = 1; n < (3u << 20); n = n * 3 / 2 + 1) {
+		char *v = malloc(n + 1);
+		ck_assert_ptr_nonnull(v);
+		memset(v, 'a' + (int)(n % 26), n);
+		v[n] = '\0';
+		json_array_append_new(pad, json_string(v));
+		free(v);
+	}
+	json_object_set_new(b, "x_padding", pad);
+	char err[512] = "";
+	ck_assert_msg(agsbx_bundle_sign(b, key, err, sizeof err) == 0, "sign: %s", err);
+	_cleanup_free_ char *path = in_tmp("large.json");
+	ck_assert_int_eq(agsbx_bundle_write(path, b), 0);
+	_cleanup_json_ json_t *back = NULL;
+	uint8_t sha[AGSBX_BUNDLE_SHA512_BYTES], tree[64];
+	bool ok;
+	size_t tlen;
+	ck_assert_msg(agsbx_bundle_load_digest(path, &back, sha, &ok, err, sizeof err) == 0, "%s", err);
+	ck_assert(ok);
+	ck_assert_int_eq(ev_json_canonical_digest(back, "signature", "sha512", tree, &tlen), 0);
+	ck_assert(memcmp(sha, tree, sizeof sha) == 0);
+	struct agsbx_verify_opts o = { .key_path = pub, .canonical_sha512 = sha };
+	struct agsbx_verify_result res;
+	ck_assert_int_eq(agsbx_bundle_verify(back, &o, &res, err, sizeof err), 0);
+	ck_assert_int_eq(res.status, AGSBX_VERIFY_OK);
+	sha[17] ^= 1; /* the digest is what is checked: a wrong one fails */
+	ck_assert_int_eq(agsbx_bundle_verify(back, &o, &res, err, sizeof err), 0);
+	ck_assert_int_eq(res.status, AGSBX_VERIFY_INVALID);
+}
+END_TEST
+
 START_TEST(test_canonical_bundle_fixtures_match_jq)
 {
 	static const char *const files[] = { "tests/data/bundles/full.json", "tests/data/bundles/minimal.json",
@@ -1125,6 +1166,7 @@ int main(void)
 	tcase_add_test(t, test_canonical_bundle_fixtures_match_jq);
 	tcase_add_loop_test(t, test_streamed_canonical_is_the_trees, 0, (int)AGSBX_ARRAY_SIZE(hostile));
 	tcase_add_test(t, test_streamed_canonical_order);
+	tcase_add_test(t, test_streamed_digest_large);
 	tcase_add_test(t, test_canonical_rejects_what_jq_would_change);
 	tcase_add_test(t, test_sanitized_capture_is_canonical);
 	suite_add_tcase(s, t);
