@@ -21,11 +21,15 @@ echo "== 1. per-execute latency, $RUNS runs each (us)"
 "$B/agsbx-evidence" bench --runs "$RUNS" --json --provider trusted_local \
   --adapter "immediate=python3 $S/tests/bench/adapters/immediate.py" --provider immediate \
   --adapter "hostrun=python3 $S/tests/negative/adapters/neg-liar.py" --provider hostrun >"$W/bench.json"
-jq -r '"fork+exec (payload direct)  p50 \(.baseline.p50_us)  p99 \(.baseline.p99_us)",
-       (.providers[] | "\(.id | . + " " * (26 - length)) p50 \(.p50_us)  p99 \(.p99_us)  \(if .ratio_permille then "x\(.ratio_permille / 1000)" else "unavailable: \(.unavailable)" end)")' "$W/bench.json"
-jq -r '(.providers[] | select(.id=="immediate") | .p50_us) as $imm
-       | (.providers[] | select(.id=="hostrun") | .p50_us) as $host
-       | (.providers[] | select(.id=="trusted_local") | .p50_us) as $tl
+# bench --json: per provider its own p50/p90 (.provider) and, where it names
+# one, its raw mechanism's (.raw); trusted_local's raw is the payload run
+# directly (fork+exec+wait), the baseline here.
+jq -r '(.providers[] | select(.id=="trusted_local") | .raw) as $raw
+       | "fork+exec (payload direct)  p50 \($raw.p50_us)  p90 \($raw.p90_us)",
+         (.providers[] | "\(.id | . + " " * (26 - length)) p50 \(.provider.p50_us // "-")  p90 \(.provider.p90_us // "-")  \(if .ratio_p50 then "x\(.ratio_p50 * 100 | round / 100) its raw mechanism" elif .unavailable then "unavailable: \(.unavailable)" else "" end)")' "$W/bench.json"
+jq -r '(.providers[] | select(.id=="immediate") | .provider.p50_us) as $imm
+       | (.providers[] | select(.id=="hostrun") | .provider.p50_us) as $host
+       | (.providers[] | select(.id=="trusted_local") | .provider.p50_us) as $tl
        | "protocol round trip (immediate adapter) p50: \($imm) us (goal <= 1000)",
          "adapter running the payload vs trusted_local: +\($host - $tl) us p50"' "$W/bench.json"
 
