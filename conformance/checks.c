@@ -626,7 +626,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "probe_capabilities", claims);
 	json_object_set_new(out->facts, "result_meta", meta ? json_incref((json_t *)meta) : json_null());
 	agsbx_exec_result_clear(&xr);
-	env->ops->release(h);
+	agsbx_provider_release(h);
 	int health_after = env->ops->health(h);
 	_cleanup_free_ char *n = nonce(), *name = NULL;
 	if (!n || asprintf(&name, "after-release-%s", n) < 0)
@@ -635,7 +635,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name ? name : "x");
 	int after = cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "after-release"), NULL, NULL);
 	bool ran_after = access(host, F_OK) == 0;
-	env->ops->release(h); /* idempotent */
+	agsbx_provider_release(h); /* idempotent */
 	agsbx_handle_free(h);
 	json_object_set_new(out->facts, "health_before_release", json_string(health_before == 0 ? "ready" : "unhealthy"));
 	json_object_set_new(out->facts, "health_after_release", json_string(health_after == 0 ? "ready" : "unhealthy"));
@@ -670,7 +670,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 		/* Fail-open: the provider accepted work it could not isolate. */
 		_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, name ? name : "x");
 		cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "fail-open"), NULL, NULL);
-		env->ops->release(h);
+		agsbx_provider_release(h);
 		agsbx_handle_free(h);
 	}
 	bool executed = access(host, F_OK) == 0;

@@ -139,6 +139,14 @@ bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_
 	return true;
 }
 
+void agsbx_provider_release(struct agsbx_handle *h)
+{
+	if (h->ops->release)
+		h->ops->release(h);
+	else
+		agsbx_handle_release(h, NULL);
+}
+
 int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 			 struct agsbx_exec_result *out, struct agsbx_error *fail, agsbx_execute_fn *run)
 {

@@ -31,7 +31,8 @@
  *     one handle.
  *  7. release(): agsbx_handle_release with the provider's teardown (it
  *     runs once; later calls do nothing); removes every temporary
- *     resource it created. health(), leftovers() and raw_command() use
+ *     resource it created. A provider that creates none leaves release
+ *     NULL: agsbx_provider_release then releases with no teardown. health(), leftovers() and raw_command() use
  *     agsbx_handle_health or agsbx_handle_enter/leave.
  *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
  *     does not, every reason; list the provider where the others are
@@ -273,6 +274,10 @@ void agsbx_handle_leave(struct agsbx_handle *h);
  * holding a reference so that priv is valid during it; later calls do
  * nothing. Returns true for the first call. */
 bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_handle *h));
+/* Releases h as its ops say: ops->release, or agsbx_handle_release with no
+ * teardown when the provider leaves release NULL. Every caller outside a
+ * provider's own code releases through this. */
+void agsbx_provider_release(struct agsbx_handle *h);
 /* -ESTALE once released, else 0 (providers add their own re-probe). */
 int agsbx_handle_health(struct agsbx_handle *h);
 /* The shape of ops->execute. */
@@ -315,6 +320,7 @@ struct agsbx_provider_ops {
 	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
 		       const struct agsbx_limits *limits, struct agsbx_exec_result *out,
 		       struct agsbx_error *fail);
+	/* NULL: nothing to tear down (agsbx_provider_release dispatches). */
 	void (*release)(struct agsbx_handle *h);
 	/* Optional: temporary resources of this handle still present after an
 	 * execution with `marker` ended (containers, policy files...). Returns

@@ -69,11 +69,7 @@ static int tl_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 	return 0;
 }
 
-static void tl_release(struct agsbx_handle *h)
-{
-	agsbx_handle_release(h, NULL); /* nothing temporary was created */
-}
-
+/* No release: nothing temporary is created. */
 const struct agsbx_provider_ops agsbx_provider_trusted_local = {
 	.id = "trusted_local",
 	.summary = "no isolation: the bounded runner only (the control)",
@@ -85,6 +81,5 @@ const struct agsbx_provider_ops agsbx_provider_trusted_local = {
 	.ensure = tl_ensure,
 	.health = tl_health,
 	.execute = tl_execute,
-	.release = tl_release,
 	.raw_command = tl_raw_command,
 };

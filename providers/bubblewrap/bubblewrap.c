@@ -464,13 +464,8 @@ static int bw_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 	return r;
 }
 
-static void bw_release(struct agsbx_handle *h)
-{
-	/* Nothing temporary was created: the sandbox lives only as long as
-	 * each bwrap process, which the runner reaps with its whole tree. */
-	agsbx_handle_release(h, NULL);
-}
-
+/* No release: nothing temporary is created, the sandbox lives only as
+ * long as each bwrap process, which the runner reaps with its whole tree. */
 const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.id = "bubblewrap",
 	.summary = "bwrap --unshare-all with grant-only binds, cleared environment, new session",
@@ -484,6 +479,5 @@ const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.ensure = bw_ensure,
 	.health = bw_health,
 	.execute = bw_execute,
-	.release = bw_release,
 	.raw_command = bw_raw_command,
 };

@@ -206,12 +206,8 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
-static void sb_release(struct agsbx_handle *h)
-{
-	/* Each execution removes its own profile file; nothing else exists. */
-	agsbx_handle_release(h, NULL);
-}
-
+/* No release: each execution removes its own profile file; nothing else
+ * exists. */
 const struct agsbx_provider_ops agsbx_provider_seatbelt = {
 	.id = "seatbelt",
 	.summary = "macOS sandbox-exec with a grant-only write profile",
@@ -223,5 +219,4 @@ const struct agsbx_provider_ops agsbx_provider_seatbelt = {
 	.ensure = sb_ensure,
 	.health = sb_health,
 	.execute = sb_execute,
-	.release = sb_release,
 };
