@@ -612,7 +612,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 		cf_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
 		return;
 	}
-	int health_before = env->ops->health(h);
+	int health_before = agsbx_provider_health(h);
 	struct agsbx_exec_result xr = { 0 };
 	int run = cf_sandbox_op(env, out, h, NULL, ARGS("true"), NULL, &xr);
 	json_t *claims = agsbx_caps_to_json(&env->probe->caps);
@@ -627,7 +627,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "result_meta", meta ? json_incref((json_t *)meta) : json_null());
 	agsbx_exec_result_clear(&xr);
 	agsbx_provider_release(h);
-	int health_after = env->ops->health(h);
+	int health_after = agsbx_provider_health(h);
 	_cleanup_free_ char *n = nonce(), *name = NULL;
 	if (!n || asprintf(&name, "after-release-%s", n) < 0)
 		name = NULL;

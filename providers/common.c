@@ -139,6 +139,11 @@ bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_
 	return true;
 }
 
+int agsbx_provider_health(struct agsbx_handle *h)
+{
+	return h->ops->health ? h->ops->health(h) : agsbx_handle_health(h);
+}
+
 void agsbx_provider_release(struct agsbx_handle *h)
 {
 	if (h->ops->release)

@@ -274,6 +274,9 @@ void agsbx_handle_leave(struct agsbx_handle *h);
  * holding a reference so that priv is valid during it; later calls do
  * nothing. Returns true for the first call. */
 bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_handle *h));
+/* Health as h's ops say: ops->health, or agsbx_handle_health when the
+ * provider leaves health NULL (it has nothing to re-probe). */
+int agsbx_provider_health(struct agsbx_handle *h);
 /* Releases h as its ops say: ops->release, or agsbx_handle_release with no
  * teardown when the provider leaves release NULL. Every caller outside a
  * provider's own code releases through this. */
@@ -316,7 +319,7 @@ struct agsbx_provider_ops {
 	int (*probe)(const struct agsbx_ctx *ctx, struct agsbx_probe *out);
 	int (*ensure)(const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		      struct agsbx_handle **out, struct agsbx_error *fail);
-	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy */
+	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy; NULL: agsbx_handle_health */
 	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
 		       const struct agsbx_limits *limits, struct agsbx_exec_result *out,
 		       struct agsbx_error *fail);
