@@ -212,6 +212,17 @@ void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width)
 	free(s);
 }
 
+char *ev_armor(const char *begin, const struct sbuf *body, const char *end, bool oom)
+{
+	if (oom || body->oom)
+		return NULL;
+	struct sbuf out = { 0 };
+	sbuf_puts(&out, begin);
+	ev_b64_wrapped(&out, body->p, body->len, 70);
+	sbuf_puts(&out, end);
+	return sbuf_take(&out, NULL);
+}
+
 void ev_set_err(char *err, size_t size, const char *fmt, ...)
 {
 	if (!err || size == 0)

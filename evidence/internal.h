@@ -65,6 +65,10 @@ char *ev_b64_encode(const void *data, size_t n);
 uint8_t *ev_b64_decode(const char *s, size_t slen, const char *ignore, size_t *n);
 /* Wraps b64 text at width columns, each line ending in "\n". */
 void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width);
+/* The armour of an OpenSSH key or signature file: begin, body in base64
+ * wrapped at 70 columns, end (malloc'd). NULL when oom (the parts that
+ * made body ran out of memory), body's own oom, or out of memory here. */
+char *ev_armor(const char *begin, const struct sbuf *body, const char *end, bool oom);
 
 /* ---- keys ------------------------------------------------------------ */
 
