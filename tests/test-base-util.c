@@ -380,6 +380,17 @@ START_TEST(test_strv)
 	ck_assert_ptr_null(c[2]);
 	ck_assert_ptr_null(agsbx_strv_dup(NULL));
 	agsbx_strv_free(NULL);
+	/* concat borrows: the same pointers, head first, one NULL at the end */
+	const char *const tail[] = { "x", NULL }, *const none[] = { NULL };
+	_cleanup_free_ const char **j = agsbx_strv_concat((const char *const *)v, tail);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_ptr_eq(j[0], v[0]);
+	ck_assert_ptr_eq(j[1], v[1]);
+	ck_assert_ptr_eq(j[2], tail[0]);
+	ck_assert_ptr_null(j[3]);
+	_cleanup_free_ const char **e = agsbx_strv_concat(none, none);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_null(e[0]);
 }
 END_TEST
 
