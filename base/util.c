@@ -162,6 +162,12 @@ int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsi
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
+	return agsbx_publish_file(fd, tmp, path, data, len, mode, true);
+}
+
+int agsbx_publish_file(int fd, const char *tmp, const char *path, const void *data, size_t len, unsigned mode,
+		       bool durable)
+{
 	const char *p = data;
 	size_t left = len;
 	int r = 0;
@@ -178,7 +184,7 @@ int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsi
 	}
 	if (r == 0 && fchmod(fd, mode) < 0)
 		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
+	if (r == 0 && durable && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
