@@ -42,6 +42,12 @@ int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsi
 int agsbx_publish_file(int fd, const char *tmp, const char *path, const void *data, size_t len, unsigned mode,
 		       bool durable);
 
+/* Grows *buf (malloc'd, *cap bytes; NULL and 0 to start) to hold need
+ * bytes, doubling *cap (first when 0) but never past max: afterwards
+ * *cap >= need, or == max when need is more. -ENOMEM leaves both as they
+ * were. */
+int agsbx_buf_reserve(char **buf, size_t *cap, size_t need, size_t first, size_t max);
+
 /* Appends n bytes to the growing, always NUL-terminated buffer *buf
  * (*len used, *cap allocated; all zero to start). -ENOMEM leaves it as
  * it was. */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
+
 void sbuf_flush_sink(struct sbuf *b)
 {
 	if (b->sink && b->len) {
@@ -24,21 +26,10 @@ static bool sbuf_grow(struct sbuf *b, size_t n)
 		sbuf_flush_sink(b);
 	if (b->len + n + 1 <= b->cap)
 		return true;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n + 1) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	char *p = realloc(b->p, cap);
-	if (!p) {
+	if (agsbx_buf_reserve(&b->p, &b->cap, b->len + n + 1, 256, SIZE_MAX) < 0) {
 		b->oom = true;
 		return false;
 	}
-	b->p = p;
-	b->cap = cap;
 	return true;
 }
 

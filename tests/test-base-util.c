@@ -394,6 +394,23 @@ START_TEST(test_strv)
 }
 END_TEST
 
+/* Doubling from first, clamped at max; nothing to do when it fits. */
+START_TEST(test_buf_reserve)
+{
+	_cleanup_free_ char *b = NULL;
+	size_t cap = 0;
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 1, 16, 100), 0);
+	ck_assert_uint_eq(cap, 16);
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 40, 16, 100), 0);
+	ck_assert_uint_eq(cap, 64);
+	char *same = b;
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 64, 16, 100), 0);
+	ck_assert_ptr_eq(b, same);
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 1000, 16, 100), 0);
+	ck_assert_uint_eq(cap, 100);
+}
+END_TEST
+
 START_TEST(test_error_first_wins)
 {
 	struct agsbx_error e = { 0 };
@@ -424,6 +441,7 @@ int main(void)
 	tcase_add_test(tc, test_dockerhost_sun_path_boundary);
 	tcase_add_test(tc, test_dockerhost_schemes);
 	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_buf_reserve);
 	tcase_add_test(tc, test_proc_self_status_kib);
 	tcase_add_test(tc, test_error_first_wins);
 	suite_add_tcase(s, tc);
