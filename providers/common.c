@@ -52,6 +52,16 @@ void agsbx_fail(struct agsbx_error *f, const char *reason, const char *fmt, ...)
 	va_end(ap);
 }
 
+void agsbx_fail_hint(struct agsbx_error *f, const char *reason, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	agsbx_error_vset(f, reason, fmt, ap);
+	va_end(ap);
+	if (f && hint && hint[0])
+		snprintf(f->hint, sizeof f->hint, "%s", hint);
+}
+
 void agsbx_exec_result_clear(struct agsbx_exec_result *r)
 {
 	agsbx_run_result_clear(&r->run);

@@ -153,6 +153,9 @@ json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
  * wins), its reason a static string from ops->reasons or a generic one. */
 void agsbx_fail(struct agsbx_error *f, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* agsbx_fail, and hint as the remedy (NULL or empty: f's hint untouched). */
+void agsbx_fail_hint(struct agsbx_error *f, const char *reason, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- grant model ------------------------------------------------------ */
 

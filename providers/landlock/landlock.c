@@ -581,9 +581,7 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	real_probe(ctx, &st);
 	if (strcmp(st.reason, "ready") != 0) {
 		/* Fail closed: no fallback to running without the ruleset. */
-		agsbx_fail(fail, st.reason, "landlock: %s", st.detail);
-		if (fail && st.hint[0])
-			snprintf(fail->hint, sizeof fail->hint, "%s", st.hint);
+		agsbx_fail_hint(fail, st.reason, st.hint, "landlock: %s", st.detail);
 		json_decref(st.facts);
 		return strcmp(st.reason, "kernel_does_not_support_landlock") == 0 ? -ENOSYS : -EOPNOTSUPP;
 	}
