@@ -86,22 +86,12 @@ int agsbx_rundir_claim(const char *dir)
 	_cleanup_free_ char *staged = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_STAGED);
 	if (!path || !staged)
 		return -ENOMEM;
-	_cleanup_close_ int fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	size_t len = strlen(tok);
-	ssize_t w = write(fd, tok, len);
-	if (w != (ssize_t)len)
-		r = w < 0 ? -errno : -EIO;
-	/* readable by every sweeper whatever the umask: root sweeps a
+	/* 0644 whatever the umask: readable by every sweeper, as root sweeps a
 	 * --run-as user's dirs and that user sweeps its own */
-	if (r == 0 && fchmod(fd, 0644) < 0)
-		r = -errno;
-	if (r == 0 && rename(staged, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(staged);
-	return r;
+	return agsbx_publish_file(fd, staged, path, tok, strlen(tok), 0644, false);
 }
 
 /* An owner file, read without trusting the directory: it may belong to

@@ -95,15 +95,7 @@ struct stream {
 
 static int stream_grow(struct stream *s)
 {
-	size_t want = s->alloc ? s->alloc * 2 : 4096;
-	if (want > s->cap + 1 || want < s->alloc)
-		want = s->cap + 1;
-	char *nb = realloc(s->buf, want);
-	if (!nb)
-		return -ENOMEM;
-	s->buf = nb;
-	s->alloc = want;
-	return 0;
+	return agsbx_buf_reserve(&s->buf, &s->alloc, s->alloc + 1, 4096, s->cap + 1);
 }
 
 /* Past the cap: move the bytes to /dev/null in the kernel when splice

@@ -28,13 +28,19 @@ int agsbx_strv_push(char ***v, size_t *n, char *s)
 	return 0;
 }
 
+static size_t strv_len(const char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	return n;
+}
+
 char **agsbx_strv_dup(const char *const *v)
 {
 	if (!v)
 		return NULL;
-	size_t n = 0;
-	while (v[n])
-		n++;
+	size_t n = strv_len(v);
 	char **c = calloc(n + 1, sizeof *c);
 	for (size_t i = 0; c && i < n; i++) {
 		if (!(c[i] = strdup(v[i]))) {
@@ -43,4 +49,15 @@ char **agsbx_strv_dup(const char *const *v)
 		}
 	}
 	return c;
+}
+
+const char **agsbx_strv_concat(const char *const *head, const char *const *tail)
+{
+	size_t nh = strv_len(head), nt = strv_len(tail);
+	const char **v = calloc(nh + nt + 1, sizeof *v);
+	if (!v)
+		return NULL;
+	memcpy(v, head, nh * sizeof *v);
+	memcpy(v + nh, tail, nt * sizeof *v);
+	return v;
 }

@@ -18,4 +18,10 @@ int agsbx_strv_push(char ***v, size_t *n, char *s);
 /* A malloc'd deep copy (NULL stays NULL; NULL also on ENOMEM). */
 char **agsbx_strv_dup(const char *const *v);
 
+/* head then tail (both NULL-terminated) in one new NULL-terminated
+ * vector of the same strings, borrowed: free() the vector only, while
+ * the strings live. NULL on ENOMEM. For argv prefixes (a wrapper, its
+ * options, then the program's argv). */
+const char **agsbx_strv_concat(const char *const *head, const char *const *tail);
+
 #endif

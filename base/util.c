@@ -50,18 +50,29 @@ static ssize_t read_retry(int fd, void *buf, size_t n)
 	return r;
 }
 
+int agsbx_buf_reserve(char **buf, size_t *cap, size_t need, size_t first, size_t max)
+{
+	if (need > max)
+		need = max;
+	if (*cap >= need)
+		return 0;
+	size_t ncap = *cap ? *cap : first;
+	while (ncap < need)
+		ncap = ncap > max / 2 ? max : ncap * 2;
+	if (ncap > max)
+		ncap = max;
+	char *nb = realloc(*buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
 int agsbx_buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t n)
 {
-	if (*len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap : 256;
-		while (ncap < *len + n + 1)
-			ncap *= 2;
-		char *nb = realloc(*buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		*buf = nb;
-		*cap = ncap;
-	}
+	if (agsbx_buf_reserve(buf, cap, *len + n + 1, 256, SIZE_MAX) < 0)
+		return -ENOMEM;
 	if (n)
 		memcpy(*buf + *len, p, n);
 	*len += n;
@@ -162,6 +173,12 @@ int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsi
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
+	return agsbx_publish_file(fd, tmp, path, data, len, mode, true);
+}
+
+int agsbx_publish_file(int fd, const char *tmp, const char *path, const void *data, size_t len, unsigned mode,
+		       bool durable)
+{
 	const char *p = data;
 	size_t left = len;
 	int r = 0;
@@ -178,7 +195,7 @@ int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsi
 	}
 	if (r == 0 && fchmod(fd, mode) < 0)
 		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
+	if (r == 0 && durable && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;

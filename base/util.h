@@ -36,6 +36,17 @@ int agsbx_check_output_target(const char *path);
  * ever left at path or at the temporary name. An existing path that is
  * not a regular file is refused (agsbx_check_output_target). */
 int agsbx_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
+/* The second half of such a write: fd, open on the new file tmp, gets all
+ * of data and mode (whatever the umask), an fsync when durable, is closed,
+ * and tmp is renamed to path; tmp is removed on any failure. 0 or -errno. */
+int agsbx_publish_file(int fd, const char *tmp, const char *path, const void *data, size_t len, unsigned mode,
+		       bool durable);
+
+/* Grows *buf (malloc'd, *cap bytes; NULL and 0 to start) to hold need
+ * bytes, doubling *cap (first when 0) but never past max: afterwards
+ * *cap >= need, or == max when need is more. -ENOMEM leaves both as they
+ * were. */
+int agsbx_buf_reserve(char **buf, size_t *cap, size_t need, size_t first, size_t max);
 
 /* Appends n bytes to the growing, always NUL-terminated buffer *buf
  * (*len used, *cap allocated; all zero to start). -ENOMEM leaves it as

@@ -313,7 +313,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 		r = measure(ops, h, ctx, &step, &rc, o, &s, why, sizeof why);
 	}
 	if (h) {
-		ops->release(h);
+		agsbx_provider_release(h);
 		agsbx_handle_free(h);
 	}
 	agsbx_grant_destroy(g);

@@ -931,7 +931,7 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 	int after = changed ? cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "ran"), NULL, NULL) : 0;
 	const char *why = after < 0 ? last_refusal(out) : NULL;
 	bool ran = host && access(host, F_OK) == 0;
-	env->ops->release(h);
+	agsbx_provider_release(h);
 	agsbx_handle_free(h);
 	agsbx_grant_destroy(g);
 	json_object_set_new(out->facts, "baseline_ran", json_boolean(cf_result_ok(before)));
@@ -960,7 +960,7 @@ void check_config_unknown_rejected(const struct check_env *env, struct check_out
 	struct agsbx_error fail = { 0 };
 	int er = env->ops->ensure(&c, env->grant, &h, &fail);
 	if (er == 0 && h) {
-		env->ops->release(h);
+		agsbx_provider_release(h);
 		agsbx_handle_free(h);
 	}
 	json_decref(cfg);

@@ -620,7 +620,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 		cf_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
 		return;
 	}
-	int health_before = env->ops->health(h);
+	int health_before = agsbx_provider_health(h);
 	struct agsbx_exec_result xr = { 0 };
 	int run = cf_sandbox_op(env, out, h, NULL, ARGS("true"), NULL, &xr);
 	json_t *claims = agsbx_caps_to_json(&env->probe->caps);
@@ -634,8 +634,8 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "probe_capabilities", claims);
 	json_object_set_new(out->facts, "result_meta", meta ? json_incref((json_t *)meta) : json_null());
 	agsbx_exec_result_clear(&xr);
-	env->ops->release(h);
-	int health_after = env->ops->health(h);
+	agsbx_provider_release(h);
+	int health_after = agsbx_provider_health(h);
 	_cleanup_free_ char *n = nonce(), *name = NULL;
 	if (!n || asprintf(&name, "after-release-%s", n) < 0)
 		name = NULL;
@@ -643,7 +643,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name ? name : "x");
 	int after = cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "after-release"), NULL, NULL);
 	bool ran_after = access(host, F_OK) == 0;
-	env->ops->release(h); /* idempotent */
+	agsbx_provider_release(h); /* idempotent */
 	agsbx_handle_free(h);
 	json_object_set_new(out->facts, "health_before_release", json_string(health_before == 0 ? "ready" : "unhealthy"));
 	json_object_set_new(out->facts, "health_after_release", json_string(health_after == 0 ? "ready" : "unhealthy"));
@@ -678,7 +678,7 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 		/* Fail-open: the provider accepted work it could not isolate. */
 		_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, name ? name : "x");
 		cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "fail-open"), NULL, NULL);
-		env->ops->release(h);
+		agsbx_provider_release(h);
 		agsbx_handle_free(h);
 	}
 	bool executed = access(host, F_OK) == 0;

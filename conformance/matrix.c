@@ -471,7 +471,7 @@ static int run_checks(struct provider_run *st)
 	st->pt.exclusive_us = shared < k ? agsbx_now_us() - tx : 0;
 	uint64_t tr = agsbx_now_us();
 	if (st->env.h) {
-		st->ops->release(st->env.h);
+		agsbx_provider_release(st->env.h);
 		agsbx_handle_free(st->env.h);
 		st->env.h = NULL;
 	}
@@ -587,7 +587,7 @@ static void provider_run_free(struct provider_run *st)
 	free(st->jobs);
 	json_decref(st->confinement);
 	if (st->env.h) {
-		st->ops->release(st->env.h);
+		agsbx_provider_release(st->env.h);
 		agsbx_handle_free(st->env.h);
 	}
 	uint64_t t = agsbx_now_us();

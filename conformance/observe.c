@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/util.h"
 
 void cf_reason(struct check_out *out, const char *fmt, ...)
@@ -101,20 +102,6 @@ static json_t *parse_result(const struct agsbx_run_result *r)
 	return cf_payload_result_parse(r->out, r->out_len);
 }
 
-static const char **build_argv(const char *payload, const char *const *args)
-{
-	size_t n = 0;
-	while (args[n])
-		n++;
-	const char **v = calloc(n + 2, sizeof *v);
-	if (!v)
-		return NULL;
-	v[0] = payload;
-	for (size_t i = 0; i < n; i++)
-		v[i + 1] = args[i];
-	return v;
-}
-
 /* The whole run's cancel fd, for executions without one of their own. */
 static int run_cancel_fd(const struct check_env *env)
 {
@@ -125,33 +112,13 @@ static int run_cancel_fd(const struct check_env *env)
  * from argv[0] (toolchain roots, PATH) must hold for it too. */
 static const char **build_via(enum agsbx_via via, const char *payload, const char *const *args, char **script)
 {
-	const char **direct = build_argv(payload, args);
-	if (!direct || via == AGSBX_VIA_DIRECT)
-		return direct;
-	size_t n = 0;
-	while (direct[n])
-		n++;
-	const char **v = calloc(n + 4, sizeof *v);
-	if (!v || (via == AGSBX_VIA_SH && asprintf(script, "exec '%s' \"$@\"", payload) < 0)) {
-		free(v);
-		free(direct);
+	if (via == AGSBX_VIA_DIRECT)
+		return agsbx_strv_concat((const char *const[]){ payload, NULL }, args);
+	if (via == AGSBX_VIA_ENV)
+		return agsbx_strv_concat((const char *const[]){ "/usr/bin/env", payload, NULL }, args);
+	if (asprintf(script, "exec '%s' \"$@\"", payload) < 0)
 		return NULL;
-	}
-	size_t k = 0;
-	if (via == AGSBX_VIA_SH) {
-		v[k++] = "/bin/sh";
-		v[k++] = "-c";
-		v[k++] = *script;
-		v[k++] = "sh";
-		for (size_t i = 1; i < n; i++)
-			v[k++] = direct[i];
-	} else {
-		v[k++] = "/usr/bin/env";
-		for (size_t i = 0; i < n; i++)
-			v[k++] = direct[i];
-	}
-	free(direct);
-	return v;
+	return agsbx_strv_concat((const char *const[]){ "/bin/sh", "-c", *script, "sh", NULL }, args);
 }
 
 const char *cf_via_argv0(enum agsbx_via via)
@@ -220,7 +187,7 @@ int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct
 int cf_control_op(const struct check_env *env, struct check_out *out, const char *const *args, json_t **result)
 {
 	*result = NULL;
-	_cleanup_free_ const char **argv = build_argv(env->ctx->payload_path, args);
+	_cleanup_free_ const char **argv = agsbx_strv_concat((const char *const[]){ env->ctx->payload_path, NULL }, args);
 	if (!argv)
 		return -ENOMEM;
 	struct agsbx_run_opts o = {

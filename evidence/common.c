@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
+
 void sbuf_flush_sink(struct sbuf *b)
 {
 	if (b->sink && b->len) {
@@ -24,21 +26,10 @@ static bool sbuf_grow(struct sbuf *b, size_t n)
 		sbuf_flush_sink(b);
 	if (b->len + n + 1 <= b->cap)
 		return true;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n + 1) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	char *p = realloc(b->p, cap);
-	if (!p) {
+	if (agsbx_buf_reserve(&b->p, &b->cap, b->len + n + 1, 256, SIZE_MAX) < 0) {
 		b->oom = true;
 		return false;
 	}
-	b->p = p;
-	b->cap = cap;
 	return true;
 }
 
@@ -210,6 +201,17 @@ void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width)
 		sbuf_putc(b, '\n');
 	}
 	free(s);
+}
+
+char *ev_armor(const char *begin, const struct sbuf *body, const char *end, bool oom)
+{
+	if (oom || body->oom)
+		return NULL;
+	struct sbuf out = { 0 };
+	sbuf_puts(&out, begin);
+	ev_b64_wrapped(&out, body->p, body->len, 70);
+	sbuf_puts(&out, end);
+	return sbuf_take(&out, NULL);
 }
 
 void ev_set_err(char *err, size_t size, const char *fmt, ...)

@@ -402,18 +402,13 @@ static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
 	}
 }
 
+static void render_diff_plain(struct sbuf *b, const json_t *d) { render_diff_text(b, d, false); }
+static void render_diff_markdown(struct sbuf *b, const json_t *d) { render_diff_text(b, d, true); }
+
 int agsbx_diff_render(const json_t *diff, const char *format, FILE *out)
 {
-	struct sbuf b = { 0 };
-	if (!json_is_object(diff) || !format)
-		return -EINVAL;
-	if (strcmp(format, "text") == 0 || strcmp(format, "markdown") == 0) {
-		render_diff_text(&b, diff, format[0] == 'm');
-	} else if (strcmp(format, "json") == 0) {
-		if (sbuf_json(&b, diff) < 0)
-			return -ENOMEM;
-	} else {
-		return -EINVAL;
-	}
-	return sbuf_flush(&b, 0, out);
+	static const struct ev_format formats[] = {
+		{ "text", render_diff_plain }, { "markdown", render_diff_markdown }, { "json", NULL }, { NULL, NULL },
+	};
+	return ev_render_as(diff, format, formats, out);
 }

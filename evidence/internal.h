@@ -65,6 +65,10 @@ char *ev_b64_encode(const void *data, size_t n);
 uint8_t *ev_b64_decode(const char *s, size_t slen, const char *ignore, size_t *n);
 /* Wraps b64 text at width columns, each line ending in "\n". */
 void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width);
+/* The armour of an OpenSSH key or signature file: begin, body in base64
+ * wrapped at 70 columns, end (malloc'd). NULL when oom (the parts that
+ * made body ran out of memory), body's own oom, or out of memory here. */
+char *ev_armor(const char *begin, const struct sbuf *body, const char *end, bool oom);
 
 /* ---- keys ------------------------------------------------------------ */
 
@@ -166,6 +170,15 @@ const json_t *ev_host_value(const json_t *bundle, const char *family, const char
 void ev_put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);
 /* Writes b to out when r == 0 and b is intact; frees b. */
 int sbuf_flush(struct sbuf *b, int r, FILE *out);
+/* One view of a document: its --format name and renderer (NULL: the
+ * document itself as JSON, sbuf_json). Tables end with a NULL name. */
+struct ev_format {
+	const char *name;
+	void (*render)(struct sbuf *b, const json_t *doc);
+};
+/* doc (an object) rendered as the formats entry called format, to out.
+ * -EINVAL for a doc that is no object or a format not in the table. */
+int ev_render_as(const json_t *doc, const char *format, const struct ev_format *formats, FILE *out);
 
 /* Provenance (provenance.c) on one line, parts separated by sep; and the
  * blocked providers with their reasons. */

@@ -208,7 +208,7 @@ int openssh_private_parse(const char *text, size_t len, enum private_key_kind *k
 
 char *openssh_private_format(const struct ed25519_private *k)
 {
-	struct sbuf pub = { 0 }, priv = { 0 }, raw = { 0 }, pem = { 0 };
+	struct sbuf pub = { 0 }, priv = { 0 }, raw = { 0 };
 	sshkey_ed25519_blob(&pub, k->pk);
 	uint32_t check = randombytes_random();
 	sbuf_u32(&priv, check);
@@ -229,23 +229,15 @@ char *openssh_private_format(const struct ed25519_private *k)
 	sbuf_sshstr(&raw, pub.p, pub.len);
 	sbuf_sshstr(&raw, priv.p, priv.len);
 
-	sbuf_puts(&pem, PEM_BEGIN "\n");
-	if (!raw.oom)
-		ev_b64_wrapped(&pem, raw.p, raw.len, 70);
-	sbuf_puts(&pem, PEM_END "\n");
+	char *pem = ev_armor(PEM_BEGIN "\n", &raw, PEM_END "\n", pub.oom || priv.oom);
 	if (priv.p)
 		sodium_memzero(priv.p, priv.len);
 	if (raw.p)
 		sodium_memzero(raw.p, raw.len);
-	bool oom = pub.oom || priv.oom || raw.oom;
 	sbuf_clear(&pub);
 	sbuf_clear(&priv);
 	sbuf_clear(&raw);
-	if (oom) {
-		sbuf_clear(&pem);
-		return NULL;
-	}
-	return sbuf_take(&pem, NULL);
+	return pem;
 }
 
 /* Writes data under a temporary name and link(2)s it into place: the

@@ -167,18 +167,8 @@ static void render_badge(struct sbuf *b, const json_t *m)
 
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out)
 {
-	struct sbuf b = { 0 };
-	if (!json_is_object(matrix) || !format)
-		return -EINVAL;
-	if (strcmp(format, "badge") == 0) {
-		render_badge(&b, matrix);
-	} else if (strcmp(format, "markdown") == 0) {
-		render_markdown(&b, matrix);
-	} else if (strcmp(format, "json") == 0) {
-		if (sbuf_json(&b, matrix) < 0)
-			return -ENOMEM;
-	} else {
-		return -EINVAL;
-	}
-	return sbuf_flush(&b, 0, out);
+	static const struct ev_format formats[] = {
+		{ "badge", render_badge }, { "markdown", render_markdown }, { "json", NULL }, { NULL, NULL },
+	};
+	return ev_render_as(matrix, format, formats, out);
 }

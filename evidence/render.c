@@ -307,6 +307,23 @@ void ev_put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode)
 	put_fact(b, bundle, "os", "pretty_name", mode);
 }
 
+int ev_render_as(const json_t *doc, const char *format, const struct ev_format *formats, FILE *out)
+{
+	if (!json_is_object(doc) || !format)
+		return -EINVAL;
+	for (const struct ev_format *f = formats; f->name; f++) {
+		if (strcmp(format, f->name) != 0)
+			continue;
+		struct sbuf b = { 0 };
+		if (f->render)
+			f->render(&b, doc);
+		else if (sbuf_json(&b, doc) < 0)
+			return -ENOMEM;
+		return sbuf_flush(&b, 0, out);
+	}
+	return -EINVAL;
+}
+
 int sbuf_flush(struct sbuf *b, int r, FILE *out)
 {
 	if (r == 0 && b->oom)

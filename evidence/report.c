@@ -409,18 +409,9 @@ static void render_tap(struct sbuf *b, const json_t *bundle)
 
 int agsbx_report_render(const json_t *bundle, const char *format, FILE *out)
 {
-	struct sbuf b = { 0 };
-	if (!json_is_object(bundle) || !format)
-		return -EINVAL;
-	if (strcmp(format, "text") == 0)
-		render_text(&b, bundle);
-	else if (strcmp(format, "markdown") == 0)
-		render_markdown(&b, bundle);
-	else if (strcmp(format, "junit") == 0)
-		render_junit(&b, bundle);
-	else if (strcmp(format, "tap") == 0)
-		render_tap(&b, bundle);
-	else
-		return -EINVAL;
-	return sbuf_flush(&b, 0, out);
+	static const struct ev_format formats[] = {
+		{ "text", render_text }, { "markdown", render_markdown }, { "junit", render_junit }, { "tap", render_tap },
+		{ NULL, NULL },
+	};
+	return ev_render_as(bundle, format, formats, out);
 }

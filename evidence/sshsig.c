@@ -141,7 +141,7 @@ char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace
 	uint8_t h[crypto_hash_sha512_BYTES];
 	size_t hn;
 	hash_message("sha512", msg, len, h, &hn);
-	struct sbuf data = { 0 }, sigfield = { 0 }, pub = { 0 }, blob = { 0 }, out = { 0 };
+	struct sbuf data = { 0 }, sigfield = { 0 }, pub = { 0 }, blob = { 0 };
 	signed_data(&data, namespace, "sha512", h, hn);
 	uint8_t sig[ED25519_SIG];
 	if (!data.oom)
@@ -158,20 +158,12 @@ char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace
 	sbuf_sshstr(&blob, "sha512", 6);
 	sbuf_sshstr(&blob, sigfield.p, sigfield.len);
 
-	sbuf_puts(&out, SIG_BEGIN);
-	if (!blob.oom)
-		ev_b64_wrapped(&out, blob.p, blob.len, 70);
-	sbuf_puts(&out, SIG_END);
-	bool oom = data.oom || sigfield.oom || pub.oom || blob.oom;
+	char *armored = ev_armor(SIG_BEGIN, &blob, SIG_END, data.oom || sigfield.oom || pub.oom);
 	sbuf_clear(&data);
 	sbuf_clear(&sigfield);
 	sbuf_clear(&pub);
 	sbuf_clear(&blob);
-	if (oom) {
-		sbuf_clear(&out);
-		return NULL;
-	}
-	return sbuf_take(&out, NULL);
+	return armored;
 }
 
 int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const uint8_t *h, size_t hn, char *err,

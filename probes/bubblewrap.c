@@ -82,17 +82,11 @@ static json_t *package_fact(void)
 
 json_t *agsbx_probe_bubblewrap(void)
 {
-	json_t *f = json_object();
-	if (!f)
-		return NULL;
-	_cleanup_free_ char *path = agsbx_probes_find_in_path("bwrap");
-	if (!path) {
-		const char *names[] = { "path", "setuid", "version", "version_line", "options", "package" };
-		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-			agsbx_fact_put(f, names[i], agsbx_fact_absent("not_found_in_path", "$PATH"));
+	static const char *const facts[] = { "path", "setuid", "version", "version_line", "options", "package", NULL };
+	_cleanup_free_ char *path = NULL;
+	json_t *f = agsbx_probes_tool_family("bwrap", facts, &path);
+	if (!path)
 		return f;
-	}
-	agsbx_fact_put(f, "path", agsbx_fact_string(path, "$PATH"));
 	struct stat st;
 	if (stat(path, &st) == 0)
 		agsbx_fact_put(f, "setuid", agsbx_fact_bool((st.st_mode & S_ISUID) != 0, path));

@@ -31,6 +31,11 @@ char *agsbx_probes_status_field(const char *status, const char *key);
 /* First executable regular file called name in $PATH (or a default PATH
  * when unset); malloc'd absolute path or NULL (errno ENOENT). */
 char *agsbx_probes_find_in_path(const char *name);
+/* A tool family's new object: "path" found in $PATH (*path set, malloc'd),
+ * or, when name is not there, every fact in facts (NULL-terminated)
+ * absent with reason "not_found_in_path" and *path NULL. NULL when out
+ * of memory. */
+json_t *agsbx_probes_tool_family(const char *name, const char *const *facts, char **path);
 
 /* Runs argv (argv[0] absolute) through the bounded runner with timeout_ms
  * and a minimal environment; on success *out is its stdout (malloc'd) and

@@ -16,52 +16,42 @@
 
 static const char *const sudo_vars[] = { "SUDO_USER", "SUDO_UID", "SUDO_GID", "SUDO_COMMAND", "SUDO_HOME" };
 
-/* getres[ug]id(2) are Linux's; elsewhere the saved id is not reported
- * separately and is taken as the effective one. */
-static int res_uid(uid_t *r, uid_t *e, uid_t *s)
+/* The real, effective and saved user (group) ids, or -errno. getres[ug]id(2)
+ * are Linux's; elsewhere the saved id is not reported separately and is
+ * taken as the effective one. */
+static int res_ids(bool group, long long id[3])
 {
+	uid_t u[3];
+	gid_t g[3];
 #ifdef __linux__
-	return getresuid(r, e, s);
+	if ((group ? getresgid(&g[0], &g[1], &g[2]) : getresuid(&u[0], &u[1], &u[2])) < 0)
+		return -errno;
 #else
-	*r = getuid();
-	*e = *s = geteuid();
-	return 0;
+	u[0] = getuid();
+	u[1] = u[2] = geteuid();
+	g[0] = getgid();
+	g[1] = g[2] = getegid();
 #endif
+	for (int i = 0; i < 3; i++)
+		id[i] = group ? (long long)g[i] : (long long)u[i];
+	return 0;
 }
 
-static int res_gid(gid_t *r, gid_t *e, gid_t *s)
+/* One getres[ug]id(2) call as the facts named (NULL-terminated, at most
+ * three: real, effective, saved), each its errno when the call failed. */
+static void put_res(json_t *f, bool group, const char *const *names)
 {
-#ifdef __linux__
-	return getresgid(r, e, s);
-#else
-	*r = getgid();
-	*e = *s = getegid();
-	return 0;
-#endif
+	const char *source = group ? "getresgid(2)" : "getresuid(2)";
+	long long id[3];
+	int r = res_ids(group, id);
+	for (int i = 0; i < 3 && names[i]; i++)
+		agsbx_fact_put(f, names[i], r < 0 ? agsbx_fact_errno(-r, source) : agsbx_fact_int(id[i], source));
 }
 
 static void put_ids(json_t *f)
 {
-	uid_t ru, eu, su;
-	gid_t rg, eg, sg;
-	if (res_uid(&ru, &eu, &su) == 0) {
-		agsbx_fact_put(f, "uid", agsbx_fact_int(ru, "getresuid(2)"));
-		agsbx_fact_put(f, "euid", agsbx_fact_int(eu, "getresuid(2)"));
-		agsbx_fact_put(f, "suid", agsbx_fact_int(su, "getresuid(2)"));
-	} else {
-		int err = errno;   /* the first put may clobber errno */
-		agsbx_fact_put(f, "uid", agsbx_fact_errno(err, "getresuid(2)"));
-		agsbx_fact_put(f, "euid", agsbx_fact_errno(err, "getresuid(2)"));
-		agsbx_fact_put(f, "suid", agsbx_fact_errno(err, "getresuid(2)"));
-	}
-	if (res_gid(&rg, &eg, &sg) == 0) {
-		agsbx_fact_put(f, "gid", agsbx_fact_int(rg, "getresgid(2)"));
-		agsbx_fact_put(f, "egid", agsbx_fact_int(eg, "getresgid(2)"));
-	} else {
-		int err = errno;
-		agsbx_fact_put(f, "gid", agsbx_fact_errno(err, "getresgid(2)"));
-		agsbx_fact_put(f, "egid", agsbx_fact_errno(err, "getresgid(2)"));
-	}
+	put_res(f, false, (const char *const[]){ "uid", "euid", "suid", NULL });
+	put_res(f, true, (const char *const[]){ "gid", "egid", NULL });
 }
 
 static json_t *groups_fact(void)

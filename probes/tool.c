@@ -50,6 +50,22 @@ char *agsbx_probes_find_in_path(const char *name)
 	return NULL;
 }
 
+json_t *agsbx_probes_tool_family(const char *name, const char *const *facts, char **path)
+{
+	*path = NULL;
+	json_t *f = json_object();
+	if (!f)
+		return NULL;
+	*path = agsbx_probes_find_in_path(name);
+	if (*path) {
+		agsbx_fact_put(f, "path", agsbx_fact_string(*path, "$PATH"));
+		return f;
+	}
+	for (size_t i = 0; facts[i]; i++)
+		agsbx_fact_put(f, facts[i], agsbx_fact_absent("not_found_in_path", "$PATH"));
+	return f;
+}
+
 static char *status_detail(const struct agsbx_run_result *res)
 {
 	char *d = NULL;

@@ -52,6 +52,16 @@ void agsbx_fail(struct agsbx_error *f, const char *reason, const char *fmt, ...)
 	va_end(ap);
 }
 
+void agsbx_fail_hint(struct agsbx_error *f, const char *reason, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	agsbx_error_vset(f, reason, fmt, ap);
+	va_end(ap);
+	if (f && hint && hint[0])
+		snprintf(f->hint, sizeof f->hint, "%s", hint);
+}
+
 void agsbx_exec_result_clear(struct agsbx_exec_result *r)
 {
 	agsbx_run_result_clear(&r->run);
@@ -137,6 +147,19 @@ bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_
 		teardown(h);
 	agsbx_handle_leave(h);
 	return true;
+}
+
+int agsbx_provider_health(struct agsbx_handle *h)
+{
+	return h->ops->health ? h->ops->health(h) : agsbx_handle_health(h);
+}
+
+void agsbx_provider_release(struct agsbx_handle *h)
+{
+	if (h->ops->release)
+		h->ops->release(h);
+	else
+		agsbx_handle_release(h, NULL);
 }
 
 int agsbx_handle_execute(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,

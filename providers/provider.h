@@ -31,7 +31,8 @@
  *     one handle.
  *  7. release(): agsbx_handle_release with the provider's teardown (it
  *     runs once; later calls do nothing); removes every temporary
- *     resource it created. health(), leftovers() and raw_command() use
+ *     resource it created. A provider that creates none leaves release
+ *     NULL: agsbx_provider_release then releases with no teardown. health(), leftovers() and raw_command() use
  *     agsbx_handle_health or agsbx_handle_enter/leave.
  *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
  *     does not, every reason; list the provider where the others are
@@ -152,6 +153,9 @@ json_t *agsbx_caps_to_json(const struct agsbx_caps *c);
  * wins), its reason a static string from ops->reasons or a generic one. */
 void agsbx_fail(struct agsbx_error *f, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* agsbx_fail, and hint as the remedy (NULL or empty: f's hint untouched). */
+void agsbx_fail_hint(struct agsbx_error *f, const char *reason, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- grant model ------------------------------------------------------ */
 
@@ -273,6 +277,13 @@ void agsbx_handle_leave(struct agsbx_handle *h);
  * holding a reference so that priv is valid during it; later calls do
  * nothing. Returns true for the first call. */
 bool agsbx_handle_release(struct agsbx_handle *h, void (*teardown)(struct agsbx_handle *h));
+/* Health as h's ops say: ops->health, or agsbx_handle_health when the
+ * provider leaves health NULL (it has nothing to re-probe). */
+int agsbx_provider_health(struct agsbx_handle *h);
+/* Releases h as its ops say: ops->release, or agsbx_handle_release with no
+ * teardown when the provider leaves release NULL. Every caller outside a
+ * provider's own code releases through this. */
+void agsbx_provider_release(struct agsbx_handle *h);
 /* -ESTALE once released, else 0 (providers add their own re-probe). */
 int agsbx_handle_health(struct agsbx_handle *h);
 /* The shape of ops->execute. */
@@ -311,10 +322,11 @@ struct agsbx_provider_ops {
 	int (*probe)(const struct agsbx_ctx *ctx, struct agsbx_probe *out);
 	int (*ensure)(const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		      struct agsbx_handle **out, struct agsbx_error *fail);
-	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy */
+	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy; NULL: agsbx_handle_health */
 	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
 		       const struct agsbx_limits *limits, struct agsbx_exec_result *out,
 		       struct agsbx_error *fail);
+	/* NULL: nothing to tear down (agsbx_provider_release dispatches). */
 	void (*release)(struct agsbx_handle *h);
 	/* Optional: temporary resources of this handle still present after an
 	 * execution with `marker` ended (containers, policy files...). Returns

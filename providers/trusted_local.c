@@ -36,11 +36,6 @@ static int tl_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	return *out ? 0 : -ENOMEM;
 }
 
-static int tl_health(struct agsbx_handle *h)
-{
-	return agsbx_handle_health(h);
-}
-
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
@@ -69,11 +64,7 @@ static int tl_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 	return 0;
 }
 
-static void tl_release(struct agsbx_handle *h)
-{
-	agsbx_handle_release(h, NULL); /* nothing temporary was created */
-}
-
+/* No health or release: nothing to re-probe, nothing temporary is created. */
 const struct agsbx_provider_ops agsbx_provider_trusted_local = {
 	.id = "trusted_local",
 	.summary = "no isolation: the bounded runner only (the control)",
@@ -83,8 +74,6 @@ const struct agsbx_provider_ops agsbx_provider_trusted_local = {
 	.runs_keep_orphans = true,   /* the payload is the run's child */
 	.probe = tl_probe,
 	.ensure = tl_ensure,
-	.health = tl_health,
 	.execute = tl_execute,
-	.release = tl_release,
 	.raw_command = tl_raw_command,
 };

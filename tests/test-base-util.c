@@ -380,6 +380,34 @@ START_TEST(test_strv)
 	ck_assert_ptr_null(c[2]);
 	ck_assert_ptr_null(agsbx_strv_dup(NULL));
 	agsbx_strv_free(NULL);
+	/* concat borrows: the same pointers, head first, one NULL at the end */
+	const char *const tail[] = { "x", NULL }, *const none[] = { NULL };
+	_cleanup_free_ const char **j = agsbx_strv_concat((const char *const *)v, tail);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_ptr_eq(j[0], v[0]);
+	ck_assert_ptr_eq(j[1], v[1]);
+	ck_assert_ptr_eq(j[2], tail[0]);
+	ck_assert_ptr_null(j[3]);
+	_cleanup_free_ const char **e = agsbx_strv_concat(none, none);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_null(e[0]);
+}
+END_TEST
+
+/* Doubling from first, clamped at max; nothing to do when it fits. */
+START_TEST(test_buf_reserve)
+{
+	_cleanup_free_ char *b = NULL;
+	size_t cap = 0;
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 1, 16, 100), 0);
+	ck_assert_uint_eq(cap, 16);
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 40, 16, 100), 0);
+	ck_assert_uint_eq(cap, 64);
+	char *same = b;
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 64, 16, 100), 0);
+	ck_assert_ptr_eq(b, same);
+	ck_assert_int_eq(agsbx_buf_reserve(&b, &cap, 1000, 16, 100), 0);
+	ck_assert_uint_eq(cap, 100);
 }
 END_TEST
 
@@ -413,6 +441,7 @@ int main(void)
 	tcase_add_test(tc, test_dockerhost_sun_path_boundary);
 	tcase_add_test(tc, test_dockerhost_schemes);
 	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_buf_reserve);
 	tcase_add_test(tc, test_proc_self_status_kib);
 	tcase_add_test(tc, test_error_first_wins);
 	suite_add_tcase(s, tc);

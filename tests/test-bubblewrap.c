@@ -757,7 +757,7 @@ static void env_up(struct env *e, const char *config)
 static void env_down(struct env *e)
 {
 	if (e->h) {
-		e->h->ops->release(e->h);
+		agsbx_provider_release(e->h);
 		agsbx_handle_free(e->h);
 	}
 	agsbx_grant_destroy(e->grant);
@@ -1172,8 +1172,8 @@ START_TEST(test_lifecycle)
 	agsbx_exec_result_clear(&res);
 	agsbx_provider_probe_clear(&p);
 
-	o->release(e.h);
-	o->release(e.h); /* idempotent */
+	agsbx_provider_release(e.h);
+	agsbx_provider_release(e.h); /* idempotent */
 	ck_assert_int_lt(o->health(e.h), 0);
 	const char *argv[] = { e.payload, "true", NULL };
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };

@@ -129,7 +129,7 @@ START_TEST(test_tampered_file_refused)
 	ck_assert_int_eq(symlink(payload, g->files[0].path), 0);
 	memset(&fail, 0, sizeof fail);
 	ck_assert_int_lt(run_true(h, &fail), 0);
-	agsbx_provider_trusted_local.release(h);
+	agsbx_provider_release(h);
 	agsbx_handle_free(h);
 	agsbx_grant_destroy(g);
 }

@@ -97,7 +97,7 @@ static struct agsbx_handle *fx_ensure(struct fx *f, const struct agsbx_provider_
 
 static void fx_release(struct agsbx_handle *h)
 {
-	h->ops->release(h);
+	agsbx_provider_release(h);
 	agsbx_handle_free(h);
 }
 

@@ -89,6 +89,44 @@ START_TEST(test_release_refuses_and_is_idempotent)
 }
 END_TEST
 
+static int own_releases;
+
+static void own_release(struct agsbx_handle *h)
+{
+	own_releases++;
+	agsbx_handle_release(h, count_teardown);
+}
+
+/* agsbx_provider_health/release: a NULL slot is the lifecycle's own
+ * (release without teardown, idempotent); a provider's release is called
+ * every time. */
+START_TEST(test_provider_dispatch)
+{
+	struct agsbx_grant g = fake_grant();
+	struct probe_priv p = { 0 };
+	struct agsbx_handle *h = new_handle(&g, &p);
+	ck_assert_int_eq(agsbx_provider_health(h), 0);
+	teardowns = 0;
+	agsbx_provider_release(h);
+	agsbx_provider_release(h);
+	ck_assert_int_eq(teardowns, 0);
+	ck_assert_int_eq(p.freed, 1);
+	ck_assert_int_eq(agsbx_provider_health(h), -ESTALE);
+	agsbx_handle_free(h);
+
+	static const struct agsbx_provider_ops own_ops = { .id = "lifecycle_own", .release = own_release };
+	h = agsbx_handle_new(&own_ops, &test_ctx, &g, &no_caps);
+	ck_assert_ptr_nonnull(h);
+	own_releases = 0;
+	agsbx_provider_release(h);
+	agsbx_provider_release(h);
+	ck_assert_int_eq(own_releases, 2);
+	ck_assert_int_eq(teardowns, 1);
+	ck_assert_int_eq(agsbx_handle_health(h), -ESTALE);
+	agsbx_handle_free(h);
+}
+END_TEST
+
 /* Release while two calls are in flight: priv stays until the last leaves. */
 START_TEST(test_priv_outlives_calls_in_flight)
 {
@@ -319,7 +357,7 @@ START_TEST(test_trusted_local_release_under_load)
 	/* Release once some executions have run. */
 	for (int i = 0; i < 2000 && __atomic_load_n(&rc.ran, __ATOMIC_SEQ_CST) < 4; i++)
 		pause_us(5000);
-	agsbx_provider_trusted_local.release(rc.h);
+	agsbx_provider_release(rc.h);
 	__atomic_store_n(&rc.release_returned, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
@@ -327,8 +365,8 @@ START_TEST(test_trusted_local_release_under_load)
 	ck_assert_int_ge(rc.refused, 4 * 5);
 	ck_assert_int_eq(rc.late_ran, 0);
 	ck_assert_int_eq(rc.other, 0);
-	ck_assert_int_eq(agsbx_provider_trusted_local.health(rc.h), -ESTALE);
-	agsbx_provider_trusted_local.release(rc.h); /* idempotent */
+	ck_assert_int_eq(agsbx_provider_health(rc.h), -ESTALE);
+	agsbx_provider_release(rc.h); /* idempotent */
 	agsbx_handle_free(rc.h);
 	agsbx_grant_destroy(g);
 }
@@ -341,6 +379,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_release_refuses_and_is_idempotent);
 	tcase_add_test(tc, test_priv_outlives_calls_in_flight);
+	tcase_add_test(tc, test_provider_dispatch);
 	tcase_add_test(tc, test_free_without_release);
 	tcase_add_test(tc, test_execute_framed);
 	tcase_add_test(tc, test_concurrent_enter_release);

@@ -219,7 +219,7 @@ START_TEST(test_fails_closed_without_sandbox_exec)
 	ck_assert_int_eq(agsbx_provider_seatbelt.execute(h, &step, &lim, &xr, &f), -ENOENT);
 	ck_assert_ptr_null(xr.meta);
 
-	agsbx_provider_seatbelt.release(h);
+	agsbx_provider_release(h);
 	ck_assert_int_eq(agsbx_provider_seatbelt.health(h), -ESTALE);
 	memset(&f, 0, sizeof f);
 	ck_assert_int_eq(agsbx_provider_seatbelt.execute(h, &step, &lim, &xr, &f), -ESTALE);

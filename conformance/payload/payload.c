@@ -262,6 +262,14 @@ static void f_result(int err)
 	f_errno_pair("errno", "errno_num", err);
 }
 
+/* One step of an op besides its result: "<step>_ok" and "<step>_errno"
+ * (the name only). */
+static void f_step(const char *ok_key, const char *errno_key, int err)
+{
+	f_bool(ok_key, err == 0);
+	f_errno_pair(errno_key, NULL, err);
+}
+
 /* ---------- small helpers ---------- */
 
 static int parse_ll(const char *s, long long min, long long max, long long *ret)
@@ -396,8 +404,7 @@ static int op_symlink_read(char **argv, int argc, const char *self)
 	int serr = symlink(argv[1], argv[0]) < 0 ? errno : 0;
 	f_str("link", argv[0]);
 	f_str("target", argv[1]);
-	f_bool("symlink_ok", serr == 0);
-	f_errno_pair("symlink_errno", NULL, serr);
+	f_step("symlink_ok", "symlink_errno", serr);
 	/* Read even when symlink() failed: a link left by an earlier run still
 	 * tells whether following it escapes. */
 	emit_read(argv[0]);
@@ -414,8 +421,7 @@ static int op_remount(char **argv, int argc, const char *self)
 	if (terr == 0 && umount2(path, MNT_DETACH) < 0)
 		uerr = errno;
 	f_str("path", path);
-	f_bool("ok", rerr == 0 || terr == 0);
-	f_errno_pair("errno", "errno_num", (rerr == 0 || terr == 0) ? 0 : rerr);
+	f_result(rerr == 0 || terr == 0 ? 0 : rerr);
 	obj_open("remount");
 	f_result(rerr);
 	obj_close();
@@ -501,6 +507,26 @@ static int capeff_capget(char *val, size_t cap)
 	return 0;
 }
 
+/* /proc/self/status as text, "" when unreadable (no /proc); static, so
+ * valid until the next call. */
+static const char *self_status(void)
+{
+	static char st[16384];
+	const char *stage;
+	ssize_t n = read_path("/proc/self/status", st, sizeof(st) - 1, &stage);
+	st[n > 0 ? n : 0] = '\0';
+	return st;
+}
+
+static void f_no_new_privs(void)
+{
+	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	if (nnp < 0)
+		f_null("no_new_privs");
+	else
+		f_int("no_new_privs", nnp);
+}
+
 /* The four other capability sets as /proc shows them (hex strings, null
  * when /proc is not mounted): what a process could still gain or keep. */
 static void emit_capsets(const char *st)
@@ -537,10 +563,7 @@ static void emit_label(void)
 
 static int op_status(char **argv, int argc, const char *self)
 {
-	static char st[16384];
-	const char *stage;
-	ssize_t n = read_path("/proc/self/status", st, sizeof(st) - 1, &stage);
-	st[n > 0 ? n : 0] = '\0';
+	const char *st = self_status();
 
 	f_result(0);
 	f_int("uid", getuid());
@@ -548,11 +571,7 @@ static int op_status(char **argv, int argc, const char *self)
 	f_int("gid", getgid());
 	f_int("pid", getpid());
 	f_int("ppid", getppid());
-	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
-	if (nnp < 0)
-		f_null("no_new_privs");
-	else
-		f_int("no_new_privs", nnp);
+	f_no_new_privs();
 
 	char val[64];
 	long long seccomp = -1;
@@ -624,10 +643,8 @@ static int op_pid_visible(char **argv, int argc, const char *self)
 	/* EPERM from kill() still proves the pid exists in our pid namespace. */
 	bool visible = kerr == 0 || kerr == EPERM || perr == 0;
 	f_int("pid", pid);
-	f_bool("ok", visible);
-	f_errno_pair("errno", "errno_num", visible ? 0 : kerr);
-	f_bool("kill_ok", kerr == 0);
-	f_errno_pair("kill_errno", NULL, kerr);
+	f_result(visible ? 0 : kerr); /* not visible: kerr is not 0 */
+	f_step("kill_ok", "kill_errno", kerr);
 	f_bool("proc_exists", perr == 0);
 	long long count = count_proc_pids();
 	if (count < 0)
@@ -1089,18 +1106,11 @@ static void emit_setuid(const char *path)
 
 static int op_caps(char **argv, int argc, const char *self)
 {
-	static char st[16384];
-	const char *stage;
-	ssize_t n = read_path("/proc/self/status", st, sizeof(st) - 1, &stage);
-	st[n > 0 ? n : 0] = '\0';
+	const char *st = self_status();
 	f_result(0);
 	f_int("uid", getuid());
 	f_int("euid", geteuid());
-	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
-	if (nnp < 0)
-		f_null("no_new_privs");
-	else
-		f_int("no_new_privs", nnp);
+	f_no_new_privs();
 	char val[64];
 	if (status_field(st, "CapEff", val, sizeof(val)) || capeff_capget(val, sizeof(val)) == 0)
 		f_str("cap_eff", val);
@@ -1140,8 +1150,7 @@ static int op_ptrace(char **argv, int argc, const char *self)
 	ssize_t en = read_path(path, env, sizeof(env), &stage);
 	int eerr = en < 0 ? (int)-en : 0;
 	bool any = aerr == 0 || vok || merr == 0 || eerr == 0;
-	f_bool("ok", any);
-	f_errno_pair("errno", "errno_num", any ? 0 : aerr);
+	f_result(any ? 0 : aerr); /* none: aerr is not 0 */
 	obj_open("attach");
 	f_result(aerr);
 	obj_close();
@@ -1306,8 +1315,7 @@ static int op_link_read(char **argv, int argc, const char *self)
 	int lerr = link(argv[0], argv[1]) < 0 ? errno : 0;
 	f_str("target", argv[0]);
 	f_str("link", argv[1]);
-	f_bool("link_ok", lerr == 0);
-	f_errno_pair("link_errno", NULL, lerr);
+	f_step("link_ok", "link_errno", lerr);
 	f_inode_or_null("link_inode", argv[1]);
 	emit_read(argv[1]);
 	return 0;

@@ -355,9 +355,7 @@ static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	}
 	if (!p.available) {
 		/* Fail closed with the probe's reason; never fall back. */
-		agsbx_fail(fail, p.reason, "bubblewrap: %s", p.detail ? p.detail : p.reason);
-		if (fail && p.hint)
-			snprintf(fail->hint, sizeof fail->hint, "%s", p.hint);
+		agsbx_fail_hint(fail, p.reason, p.hint, "bubblewrap: %s", p.detail ? p.detail : p.reason);
 		r = strcmp(p.reason, "bwrap_unsafe_as_root") == 0 ? -EPERM : -ENODEV;
 		agsbx_provider_probe_clear(&p);
 		return r;
@@ -425,9 +423,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
 	if (unsafe_as_root(h->ctx)) {
-		agsbx_fail(fail, "bwrap_unsafe_as_root", "bubblewrap: refusing to run bwrap as root");
-		if (fail)
-			snprintf(fail->hint, sizeof fail->hint, "%s", unsafe_root_hint);
+		agsbx_fail_hint(fail, "bwrap_unsafe_as_root", unsafe_root_hint, "bubblewrap: refusing to run bwrap as root");
 		return -EPERM;
 	}
 	char **argv = NULL;
@@ -464,13 +460,8 @@ static int bw_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 	return r;
 }
 
-static void bw_release(struct agsbx_handle *h)
-{
-	/* Nothing temporary was created: the sandbox lives only as long as
-	 * each bwrap process, which the runner reaps with its whole tree. */
-	agsbx_handle_release(h, NULL);
-}
-
+/* No release: nothing temporary is created, the sandbox lives only as
+ * long as each bwrap process, which the runner reaps with its whole tree. */
 const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.id = "bubblewrap",
 	.summary = "bwrap --unshare-all with grant-only binds, cleared environment, new session",
@@ -484,6 +475,5 @@ const struct agsbx_provider_ops agsbx_provider_bubblewrap = {
 	.ensure = bw_ensure,
 	.health = bw_health,
 	.execute = bw_execute,
-	.release = bw_release,
 	.raw_command = bw_raw_command,
 };

@@ -219,16 +219,6 @@ static int wrap_execute(struct agsbx_handle *h, const struct agsbx_step *step, c
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
-static int wrap_health(struct agsbx_handle *h)
-{
-	return agsbx_handle_health(h);
-}
-
-static void wrap_release(struct agsbx_handle *h)
-{
-	agsbx_handle_release(h, NULL); /* each execution's tree ends with it */
-}
-
 static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_error *defect)
 {
 	(void)defect;
@@ -242,12 +232,12 @@ static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_e
 			 in->wrap_claims_json);
 }
 
+/* No health or release: the command prefix is not re-probed, and each
+ * execution's tree ends with it. */
 const struct agsbx_provider_ops ext_wrap_ops_template = {
 	.summary = "declared: a command-prefix sandbox (--wrap)",
 	.reasons = reasons,
 	.config_keys = config_keys,
-	.health = wrap_health,
 	.execute = wrap_execute,
-	.release = wrap_release,
 	.finish = wrap_finish,
 };

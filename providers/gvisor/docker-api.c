@@ -9,6 +9,7 @@
 
 #include "base/cleanup.h"
 #include "base/http.h"
+#include "base/util.h"
 
 
 static void transport_message(int r, const struct gv_docker *d, const char *what, const char *curl_err,
@@ -192,22 +193,12 @@ static void stream_add(struct gv_demux *m, struct gv_stream *s, const char *data
 		s->truncated = true;
 	if (keep == 0)
 		return;
-	if (s->len + keep + 1 > s->alloc) {
-		/* Grow geometrically but never past cap + 1: a flood costs at
-		 * most cap bytes of memory per stream. */
-		size_t want = s->alloc ? s->alloc : 4096;
-		while (want < s->len + keep + 1)
-			want *= 2;
-		if (want > m->cap + 1)
-			want = m->cap + 1;
-		char *nb = realloc(s->buf, want);
-		if (!nb) {
-			m->oom = true;
-			s->truncated = true;
-			return;
-		}
-		s->buf = nb;
-		s->alloc = want;
+	/* Geometric growth but never past cap + 1: a flood costs at most cap
+	 * bytes of memory per stream. keep <= cap - len, so it fits. */
+	if (agsbx_buf_reserve(&s->buf, &s->alloc, s->len + keep + 1, 4096, m->cap + 1) < 0) {
+		m->oom = true;
+		s->truncated = true;
+		return;
 	}
 	memcpy(s->buf + s->len, data, keep);
 	s->len += keep;

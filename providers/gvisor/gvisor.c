@@ -561,9 +561,7 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	}
 	struct verdict v;
 	if (strcmp(verify(ctx, &p->env, facts, &v), GV_R_READY) != 0) {
-		agsbx_fail(fail, v.reason, "gvisor: %s", v.detail);
-		if (fail)
-			snprintf(fail->hint, sizeof fail->hint, "%s", v.hint);
+		agsbx_fail_hint(fail, v.reason, v.hint, "gvisor: %s", v.detail);
 		env_clear(&p->env);
 		free(p);
 		return -ENODEV;

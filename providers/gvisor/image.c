@@ -26,17 +26,7 @@ struct tar_buf {
 
 static int tar_reserve(struct tar_buf *t, size_t n)
 {
-	if (t->len + n <= t->cap)
-		return 0;
-	size_t cap = t->cap ? t->cap : 16384;
-	while (cap < t->len + n)
-		cap *= 2;
-	char *nd = realloc(t->data, cap);
-	if (!nd)
-		return -ENOMEM;
-	t->data = nd;
-	t->cap = cap;
-	return 0;
+	return agsbx_buf_reserve(&t->data, &t->cap, t->len + n, 16384, SIZE_MAX);
 }
 
 /* width-1 zero-padded octal digits and a NUL (values never exceed it:

@@ -88,28 +88,35 @@ static struct agsbx_caps caps_for(const struct agsbx_ctx *ctx, bool ready, int e
 	return c;
 }
 
-/* Result of one real probe. */
+/* Result of one real probe: ready unless why holds a failure. */
 struct ll_state {
-	const char *reason;
-	char detail[512];
-	char hint[512];
+	struct agsbx_error why; /* the first failure (later ones are its consequences) */
 	int effective_abi;
 	json_t *facts; /* owned */
 };
+
+static bool state_ready(const struct ll_state *st)
+{
+	return !agsbx_error_is_set(&st->why);
+}
+
+static const char *state_reason(const struct ll_state *st)
+{
+	return state_ready(st) ? "ready" : st->why.reason;
+}
 
 static void state_set(struct ll_state *st, const char *reason, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 static void state_set(struct ll_state *st, const char *reason, const char *hint, const char *fmt, ...)
 {
-	if (st->reason && strcmp(st->reason, "ready") != 0)
-		return; /* first error wins */
-	st->reason = reason;
+	if (!state_ready(st))
+		return; /* first error wins, and with it its hint */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(st->detail, sizeof st->detail, fmt, ap);
+	agsbx_error_vset(&st->why, reason, fmt, ap);
 	va_end(ap);
-	snprintf(st->hint, sizeof st->hint, "%s", hint ? hint : "");
+	snprintf(st->why.hint, sizeof st->why.hint, "%s", hint ? hint : "");
 }
 
 /* ---- manifest ---------------------------------------------------------- */
@@ -463,10 +470,8 @@ static void real_probe(const struct agsbx_ctx *ctx, struct ll_state *st)
 		json_object_set_new(st->facts, "simulate", json_string(ctx->simulate));
 	probe_abi_facts(st, st->facts);
 	probe_helper_facts(ctx, st, st->facts);
-	if (!st->reason)
+	if (state_ready(st))
 		probe_enforcement(ctx, st, st->facts);
-	if (!st->reason)
-		st->reason = "ready";
 	json_object_set_new(st->facts, "effective_abi", st->effective_abi > 0 ? json_integer(st->effective_abi)
 									 : json_null());
 }
@@ -476,14 +481,14 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	memset(out, 0, sizeof *out);
 	struct ll_state st;
 	real_probe(ctx, &st);
-	bool ready = strcmp(st.reason, "ready") == 0;
+	bool ready = state_ready(&st);
 	out->available = ready;
-	out->reason = st.reason;
+	out->reason = state_reason(&st);
 	out->caps = caps_for(ctx, ready, st.effective_abi);
 	out->facts = st.facts;
 	if (!ready) {
-		out->detail = strdup(st.detail);
-		out->hint = st.hint[0] ? strdup(st.hint) : NULL;
+		out->detail = strdup(st.why.message);
+		out->hint = st.why.hint[0] ? strdup(st.why.hint) : NULL;
 	}
 	return 0;
 }
@@ -579,13 +584,11 @@ static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		return r;
 	struct ll_state st;
 	real_probe(ctx, &st);
-	if (strcmp(st.reason, "ready") != 0) {
+	if (!state_ready(&st)) {
 		/* Fail closed: no fallback to running without the ruleset. */
-		agsbx_fail(fail, st.reason, "landlock: %s", st.detail);
-		if (fail && st.hint[0])
-			snprintf(fail->hint, sizeof fail->hint, "%s", st.hint);
+		agsbx_fail_hint(fail, st.why.reason, st.why.hint, "landlock: %s", st.why.message);
 		json_decref(st.facts);
-		return strcmp(st.reason, "kernel_does_not_support_landlock") == 0 ? -ENOSYS : -EOPNOTSUPP;
+		return strcmp(st.why.reason, "kernel_does_not_support_landlock") == 0 ? -ENOSYS : -EOPNOTSUPP;
 	}
 	struct agsbx_caps caps = caps_for(ctx, true, st.effective_abi);
 	struct ll_priv *p = calloc(1, sizeof *p);
@@ -614,7 +617,7 @@ static int ll_health(struct agsbx_handle *h)
 	struct ll_state st;
 	real_probe(h->ctx, &st);
 	json_decref(st.facts);
-	return strcmp(st.reason, "ready") == 0 ? 0 : -EOPNOTSUPP;
+	return state_ready(&st) ? 0 : -EOPNOTSUPP;
 }
 
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/util.h"
 
 #define SANDBOX_EXEC "/usr/bin/sandbox-exec"
@@ -98,17 +99,7 @@ char *agsbx_seatbelt_profile(const struct agsbx_grant *g, bool network)
 
 const char **agsbx_seatbelt_argv(const char *profile_path, const char *const *step_argv)
 {
-	size_t n = 0;
-	while (step_argv[n])
-		n++;
-	const char **argv = calloc(n + 4, sizeof *argv);
-	if (!argv)
-		return NULL;
-	argv[0] = SANDBOX_EXEC;
-	argv[1] = "-f";
-	argv[2] = profile_path;
-	memcpy(argv + 3, step_argv, n * sizeof *argv);
-	return argv;
+	return agsbx_strv_concat((const char *const[]){ SANDBOX_EXEC, "-f", profile_path, NULL }, step_argv);
 }
 
 static int sb_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
@@ -206,12 +197,8 @@ static int sb_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
-static void sb_release(struct agsbx_handle *h)
-{
-	/* Each execution removes its own profile file; nothing else exists. */
-	agsbx_handle_release(h, NULL);
-}
-
+/* No release: each execution removes its own profile file; nothing else
+ * exists. */
 const struct agsbx_provider_ops agsbx_provider_seatbelt = {
 	.id = "seatbelt",
 	.summary = "macOS sandbox-exec with a grant-only write profile",
@@ -223,5 +210,4 @@ const struct agsbx_provider_ops agsbx_provider_seatbelt = {
 	.ensure = sb_ensure,
 	.health = sb_health,
 	.execute = sb_execute,
-	.release = sb_release,
 };

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 			rss_peak = rss;
 	}
 	long rss_last = agsbx_proc_self_status_kib("VmRSS");
-	ops->release(h);
+	agsbx_provider_release(h);
 	agsbx_handle_free(h);
 	agsbx_grant_destroy(g);
 	agsbx_harness_clear(&hs);
