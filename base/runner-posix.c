@@ -48,7 +48,6 @@ int agsbx_runner_init(void)
 	return 0; /* no child subreaper here: the process group is the boundary */
 }
 
-void agsbx_runner_register_child(pid_t pid) { (void)pid; }
 void agsbx_runner_unregister_child(pid_t pid) { (void)pid; }
 
 int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)

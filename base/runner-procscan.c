@@ -306,14 +306,6 @@ static void unregister_locked(pid_t pid)
 	}
 }
 
-void agsbx_runner_register_child(pid_t pid)
-{
-	pthread_mutex_lock(&reg_lock);
-	if (!registered_locked(pid))
-		pidvec_add(&registered, pid);
-	pthread_mutex_unlock(&reg_lock);
-}
-
 void agsbx_runner_unregister_child(pid_t pid)
 {
 	pthread_mutex_lock(&reg_lock);

@@ -83,9 +83,8 @@ void agsbx_run_result_clear(struct agsbx_run_result *result);
  * elsewhere) look, to a run's cleanup, like detached descendants that were
  * re-parented to the subreaper, unless they share our session or started
  * before that run. Code that forks such a child into a new session while
- * runs may be in progress registers it here (and unregisters it once
- * reaped) so no cleanup ever kills it. */
-void agsbx_runner_register_child(pid_t pid);
+ * runs may be in progress forks it with agsbx_runner_fork_registered (and
+ * unregisters it once reaped) so no cleanup ever kills it. */
 void agsbx_runner_unregister_child(pid_t pid);
 /* fork() whose child is registered before any cleanup can see it (the
  * registry's lock is held across the fork, so there is no moment when the
