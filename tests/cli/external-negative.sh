@@ -22,19 +22,62 @@ chown "$AGSBX_TEST_USER:" "$w"
 # p FILTER: of the provider of the last neg run.
 p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
 
-# neg NAME: collects neg-NAME.py as the test user; sets $F, $MARK.
+# Most of these runs wait on a protocol deadline (a hung execute, a late
+# answer, an adapter that lingers after shutdown), so they are started
+# together up front and judged one by one below. Each has a work dir of its
+# own: a concurrent run's directory in a shared one would be residue
+# (fs.no_host_residue) in the others.
+#
+# start KEY ID TIMEOUT_MS ADAPTER_ARGS...: starts collect of the adapter
+# neg-ADAPTER_ARGS as provider ID in the background, bundle $w/KEY.json,
+# stderr $w/KEY.err, exit status $w/KEY.rc.
+declare -A BG=()
+# A failing assertion must not leave a run behind: each ends by itself
+# (its deadlines, or the hang guard), so the exit waits for them.
+t_on_exit wait
+start() {
+  local key=$1 id=$2 ms=$3
+  shift 3
+  local wd="$w/wd-$key"
+  mkdir "$wd"
+  chown "$AGSBX_TEST_USER:" "$wd"
+  (
+    set +e
+    # A generous hang guard, not a timing assertion: collect must end by itself.
+    as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$wd" \
+      --output "$w/$key.json" --timeout-ms "$ms" --jobs 2 --provider "$id" --adapter "$id=python3 $*" 2>"$w/$key.err"
+    echo $? >"$w/$key.rc"
+  ) &
+  BG[$key]=$!
+}
+
+# finished KEY: waits for KEY's collect (in this shell: wait cannot
+# reach it from a subshell); its exit status in $RC.
+finished() {
+  wait "${BG[$1]}" || true
+  RC=$(cat "$w/$1.rc")
+}
+
+declare -A MARKS=()
+for n in liar hang slow garbage exit leak argv0 blocked; do
+  MARKS[$n]="agsbx-negadapter-$n-$$-$RANDOM"
+done
+for n in hang slow; do
+  start "$n" "$n" 1000 "$adapters/neg-$n.py" "${MARKS[$n]}"
+done
+MARKS[v-linger]="agsbx-negadapter-v-linger-$$-$RANDOM"
+start v-linger v 2000 "$adapters/neg-violations.py" linger "${MARKS[v-linger]}"
+
+# neg NAME: collects neg-NAME.py as the test user (or takes the run started
+# above); sets $F, $MARK.
 neg() {
   local n=$1
   N=$n
-  MARK="agsbx-negadapter-$n-$$-$RANDOM"
+  MARK=${MARKS[$n]}
   F="$w/$n.json"
-  set +e
-  # A generous hang guard, not a timing assertion: collect must end by itself.
-  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
-    --timeout-ms 1000 --jobs 2 --provider "$n" --adapter "$n=python3 $adapters/neg-$n.py $MARK" 2>"$w/$n.err"
-  local rc=$?
-  set -e
-  [[ $rc == 1 ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $rc, want 1 (defect)"; }
+  [[ -n ${BG[$n]:-} ]] || start "$n" "$n" 1000 "$adapters/neg-$n.py" "$MARK"
+  finished "$n"
+  [[ $RC == 1 ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $RC, want 1 (defect)"; }
   [[ -s $F ]] || fail "$n: no bundle"
   [[ $(p .verdict) == defective ]] || fail "$n: verdict $(p .verdict)"
   [[ $(p .kind) == external ]] || fail "$n: kind $(p .kind)"
@@ -155,14 +198,14 @@ declare -A want=(
   [bad-b64]="is not base64" [over-limit]="more output than max_output_bytes" [after-shutdown]="output after shutdown"
 )
 for m in "${!want[@]}"; do
-  MARK="agsbx-negadapter-v-$m-$$-$RANDOM"
+  MARKS[v-$m]="agsbx-negadapter-v-$m-$$-$RANDOM"
+  start "v-$m" v 2000 "$adapters/neg-violations.py" "$m" "${MARKS[v-$m]}"
+done
+for m in "${!want[@]}"; do
+  MARK=${MARKS[v-$m]}
   N=v F="$w/v-$m.json"
-  set +e
-  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
-    --timeout-ms 2000 --jobs 2 --provider v --adapter "v=python3 $adapters/neg-violations.py $m $MARK" 2>"$w/v.err"
-  rc=$?
-  set -e
-  [[ $rc == 1 ]] || { cat "$w/v.err" >&2; fail "violation $m: collect exited $rc"; }
+  finished "v-$m"
+  [[ $RC == 1 ]] || { cat "$w/v-$m.err" >&2; fail "violation $m: collect exited $RC"; }
   reason_is "$m" adapter_protocol_error
   p '.declared.adapter.violation.message' | grep -qF -- "${want[$m]}" \
     || fail "violation $m: message '$(p .declared.adapter.violation.message)', want '${want[$m]}'"
@@ -173,13 +216,9 @@ done
 pass "protocol violations (${!want[*]}): adapter_protocol_error with their own messages"
 
 # Answers shutdown but never exits: adapter_timeout after the 10 s grace, killed.
-N=v F="$w/v-linger.json" MARK="agsbx-negadapter-v-linger-$$-$RANDOM"
-set +e
-as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$F" \
-  --timeout-ms 2000 --jobs 2 --provider v --adapter "v=python3 $adapters/neg-violations.py linger $MARK" 2>"$w/v.err"
-rc=$?
-set -e
-[[ $rc == 1 ]] || { cat "$w/v.err" >&2; fail "linger: collect exited $rc"; }
+N=v F="$w/v-linger.json" MARK=${MARKS[v-linger]}
+finished v-linger
+[[ $RC == 1 ]] || { cat "$w/v-linger.err" >&2; fail "linger: collect exited $RC"; }
 reason_is linger adapter_timeout
 p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message"
 [[ $(p '.declared.adapter.exit.killed') == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
