@@ -109,14 +109,25 @@ static int run_command(const struct agsbx_command *c, int argc, char **argv)
 	return c->run(argc, argv);
 }
 
-int agsbx_cli_load_bundle(const char *file, json_t **bundle)
+static int load_reported(int r, const char *err)
 {
-	char err[512];
-	if (agsbx_bundle_load(file, bundle, err, sizeof err) < 0) {
+	if (r < 0) {
 		agsbx_error("%s", err);
 		return AGSBX_EXIT_USAGE;
 	}
 	return 0;
+}
+
+int agsbx_cli_load_bundle(const char *file, json_t **bundle)
+{
+	char err[512];
+	return load_reported(agsbx_bundle_load(file, bundle, err, sizeof err), err);
+}
+
+int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok)
+{
+	char err[512];
+	return load_reported(agsbx_bundle_load_digest(file, bundle, sha512, sha512_ok, err, sizeof err), err);
 }
 
 bool agsbx_is_stdout(const char *path)

@@ -112,14 +112,12 @@ int agsbx_cmd_verify(int argc, char **argv)
 		return agsbx_usage_error("verify", "--expect-challenge needs a non-empty value");
 	const char *file = a.operands[0];
 	_cleanup_json_ json_t *bundle = NULL;
-	char err[512];
 	uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES];
 	bool sha512_ok;
-	if (agsbx_bundle_load_digest(file, &bundle, sha512, &sha512_ok, err, sizeof err) < 0) {
-		agsbx_error("%s", err);
-		return AGSBX_EXIT_USAGE;
-	}
+	if ((rc = agsbx_cli_load_bundle_digest(file, &bundle, sha512, &sha512_ok)))
+		return rc;
 	o.canonical_sha512 = sha512_ok ? sha512 : NULL;
+	char err[512];
 	struct agsbx_verify_result res;
 	int r = agsbx_bundle_verify(bundle, &o, &res, err, sizeof err);
 	if (r < 0) {

@@ -4,6 +4,7 @@
 #define AGSBX_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <jansson.h>
 
 enum {
@@ -119,8 +120,11 @@ int agsbx_cli_print_json(const json_t *j, size_t flags);
 struct agsbx_verify_opts;
 bool agsbx_trust_option(int key, const char *value, struct agsbx_verify_opts *o);
 /* Loads a bundle for a command: 0, or the one error line and
- * AGSBX_EXIT_USAGE (unreadable or not a bundle). */
+ * AGSBX_EXIT_USAGE (unreadable or not a bundle). The _digest form also
+ * hashes its canonical form while reading (agsbx_bundle_load_digest), for
+ * verify. */
 int agsbx_cli_load_bundle(const char *file, json_t **bundle);
+int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok);
 /* A rendered output (report, diff, matrix): stdout for "-", else a temp
  * file beside path renamed over it at commit, so a failure leaves no
  * partial file. open prints its one-line error. */

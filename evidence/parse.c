@@ -392,13 +392,12 @@ static void fail_duplicate(struct parser *ps, const char *kpos, const char *key,
 }
 
 /* An object's members so far, for the canonical output: the previous key
- * (into the input, or a copy when it had escapes) and whether a member was
- * written (the next one needs a comma). */
+ * written (into the input, or a copy when it had escapes); once there is
+ * one, the next member needs a comma. */
 struct members {
 	const char *prev;
 	size_t prev_len;
 	char *prev_owned;
-	bool any;
 };
 
 /* The member's key into the canonical output, unless it is the skipped
@@ -416,9 +415,8 @@ static bool emit_key(struct parser *ps, struct members *m, const char *key, size
 	key_order(ps, m->prev, m->prev_len, key, klen);
 	if (!ps->canon)
 		return false;
-	if (m->any)
+	if (m->prev)
 		emit_c(ps, ',');
-	m->any = true;
 	emit_string(ps, key, klen, raw);
 	emit_c(ps, ':');
 	return false;
@@ -507,16 +505,14 @@ static json_t *parse_array(struct parser *ps)
 		return NULL;
 	}
 	emit_c(ps, '[');
-	bool first = true;
 	if (closes_at_once(ps, ']')) {
 		emit_c(ps, ']');
 		return arr;
 	}
 	int more;
 	do {
-		if (!first)
+		if (json_array_size(arr))
 			emit_c(ps, ',');
-		first = false;
 		json_t *v = parse_value(ps);
 		if (!v || json_array_append_new(arr, v) < 0) {
 			fail(ps, ps->p, "out of memory");

@@ -103,7 +103,6 @@ static json_t *get_json(const char *sock, const char *endpoint, long timeout_ms,
 	return j;
 }
 
-
 /* The strings of a daemon-reported array, sanitised (a daemon is not
  * trusted to print only text); other members are left out. */
 static json_t *sanitized_strings(const json_t *arr)
@@ -118,6 +117,7 @@ static json_t *sanitized_strings(const json_t *arr)
 	}
 	return a;
 }
+
 static json_t *string_member(const json_t *o, const char *key, const char *source)
 {
 	const char *s = json_string_value(json_object_get(o, key));

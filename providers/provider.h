@@ -32,8 +32,9 @@
  *  7. release(): agsbx_handle_release with the provider's teardown (it
  *     runs once; later calls do nothing); removes every temporary
  *     resource it created. A provider that creates none leaves release
- *     NULL: agsbx_provider_release then releases with no teardown. health(), leftovers() and raw_command() use
- *     agsbx_handle_health or agsbx_handle_enter/leave.
+ *     NULL: agsbx_provider_release then releases with no teardown.
+ *     health(), leftovers() and raw_command() use agsbx_handle_health or
+ *     agsbx_handle_enter/leave (a NULL health is agsbx_handle_health).
  *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
  *     does not, every reason; list the provider where the others are
  *     listed (README.md, docs/agsbx-evidence.1, the `--provider` words in
