@@ -22,22 +22,26 @@ chown "$AGSBX_TEST_USER:" "$w"
 # p FILTER: of the provider of the last neg run.
 p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
 
-# Most of these runs wait on a protocol deadline (a hung execute, a late
-# answer, an adapter that lingers after shutdown), so they are started
-# together up front and judged one by one below. Each has a work dir of its
-# own: a concurrent run's directory in a shared one would be residue
-# (fs.no_host_residue) in the others.
+# The adapters that run the whole matrix (liar, argv0, blocked, leak) run
+# one at a time, as their verdicts rest on the checks' own timing. The rest
+# mostly wait on a protocol deadline (a hung execute, a late answer, an
+# adapter that lingers after shutdown) or break the protocol early, so
+# they run together afterwards (at most BG_MAX at once) and are judged one
+# by one. Each has a work dir of its own: a concurrent run's directory in
+# a shared one would be residue (fs.no_host_residue) in the others.
 #
 # start KEY ID TIMEOUT_MS ADAPTER_ARGS...: starts collect of the adapter
 # neg-ADAPTER_ARGS as provider ID in the background, bundle $w/KEY.json,
 # stderr $w/KEY.err, exit status $w/KEY.rc.
 declare -A BG=()
+BG_MAX=6
 # A failing assertion must not leave a run behind: each ends by itself
 # (its deadlines, or the hang guard), so the exit waits for them.
 t_on_exit wait
 start() {
   local key=$1 id=$2 ms=$3
   shift 3
+  while (( $(jobs -rp | wc -l) >= BG_MAX )); do wait -n || true; done
   local wd="$w/wd-$key"
   mkdir "$wd"
   chown "$AGSBX_TEST_USER:" "$wd"
@@ -62,14 +66,9 @@ declare -A MARKS=()
 for n in liar hang slow garbage exit leak argv0 blocked; do
   MARKS[$n]="agsbx-negadapter-$n-$$-$RANDOM"
 done
-for n in hang slow; do
-  start "$n" "$n" 1000 "$adapters/neg-$n.py" "${MARKS[$n]}"
-done
-MARKS[v-linger]="agsbx-negadapter-v-linger-$$-$RANDOM"
-start v-linger v 2000 "$adapters/neg-violations.py" linger "${MARKS[v-linger]}"
 
 # neg NAME: collects neg-NAME.py as the test user (or takes the run started
-# above); sets $F, $MARK.
+# in the background batch); sets $F, $MARK.
 neg() {
   local n=$1
   N=$n
@@ -101,7 +100,7 @@ reason_is() {
 
 # The liar: well-formed protocol, every axis claimed, nothing enforced.
 neg liar
-[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "liar: protocol should be clean"
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "liar: protocol should be clean: $(p '.checks[] | select(.id=="adapter.protocol") | .reason')"
 for c in capabilities.truthful fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied proc.contained \
          net.namespace_distinct; do
   [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "liar: $c did not fail"
@@ -130,6 +129,60 @@ set -e
   || fail "run-as: adapter ran as uid $(jq -r '.providers[0].probe.facts.uid' "$w/runas.json")"
 pass "root --run-as: the adapter runs as $AGSBX_TEST_USER"
 
+neg leak
+reason_is leak adapter_leftover
+[[ $(p '.declared.adapter.killed_processes') -ge 1 ]] || fail "leak: nothing counted"
+[[ $(p '.declared.adapter.exit.exit_status') == 0 ]] || fail "leak: adapter did not exit cleanly"
+pass "leak: the detached process is a leftover, killed and counted"
+
+# Policy keyed on argv[0]: the payload is isolated, an interpreter is not.
+# The direct attacks pass; the /bin/sh and /usr/bin/env variants fail them.
+neg argv0
+for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
+  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "argv0: $c did not fail"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv_variants[0].outcome") == denied ]] || fail "argv0: $c direct not denied"
+  [[ $(p ".checks[] | select(.id==\"$c\") | [.facts.argv_variants[1:][].outcome] | join(\",\")") == ALLOWED,ALLOWED ]] \
+    || fail "argv0: $c variants not ALLOWED"
+  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv0_tried[1:] | join(\",\")") == /bin/sh,/usr/bin/env ]] \
+    || fail "argv0: $c argv0_tried"
+done
+[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean: $(p '.checks[] | select(.id=="adapter.protocol") | .reason')"
+pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
+
+# A blocked reason the host contradicts: "user namespaces are blocked" on a
+# host where the test user can create one (the harness's own probe, as that
+# user) fails probe.truthful, with both facts in the bundle.
+if as_user unshare --user --map-root-user --mount true 2>/dev/null; then
+  neg blocked
+  [[ $(p '.checks[] | select(.id=="probe.truthful") | .verdict') == fail ]] || fail "blocked: probe.truthful did not fail"
+  hc='.checks[] | select(.id=="probe.truthful") | .facts.host_condition'
+  [[ $(p "$hc.condition") == userns_blocked && $(p "$hc.provider_says") == true && $(p "$hc.harness_observed") == false ]] \
+    || fail "blocked: host_condition facts $(p "$hc")"
+  [[ $(p "$hc.how.as_uid") == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "blocked: not decided as the test user"
+  pass "blocked: a userns_blocked reason on a host that allows user namespaces fails probe.truthful"
+else
+  skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
+fi
+
+# The light runs, together: the deadline-bound ones first, then every
+# other protocol violation (neg-violations.py MODE).
+declare -A want=(
+  [dup-id]="duplicate id" [unknown-id]="unknown id" [not-object]="not a JSON object"
+  [mistyped-ok]="ok missing or not a boolean" [bad-caps]="probe: network, mechanism or safety_class"
+  [long-line]="a line over the 16777216-byte limit" [bad-hello]="hello: protocol is not 1"
+  [bad-reason]="reason 'made_up' is outside the declared set" [missing-field]="execute: meta or inferred missing"
+  [bad-b64]="is not base64" [over-limit]="more output than max_output_bytes" [after-shutdown]="output after shutdown"
+)
+MARKS[v-linger]="agsbx-negadapter-v-linger-$$-$RANDOM"
+for n in hang slow; do
+  start "$n" "$n" 1000 "$adapters/neg-$n.py" "${MARKS[$n]}"
+done
+start v-linger v 2000 "$adapters/neg-violations.py" linger "${MARKS[v-linger]}"
+for m in "${!want[@]}"; do
+  MARKS[v-$m]="agsbx-negadapter-v-$m-$$-$RANDOM"
+  start "v-$m" v 2000 "$adapters/neg-violations.py" "$m" "${MARKS[v-$m]}"
+done
+
 neg hang
 reason_is hang adapter_timeout
 p '.declared.adapter.violation.message' | grep -q 'execute (id [0-9]*) not answered within 6000 ms' \
@@ -153,54 +206,8 @@ p '.declared.adapter.violation.message' | grep -q 'exited with status 3' || fail
 p '.declared.adapter.stderr_tail' | grep -q 'dying mid-execute' || fail "exit: stderr tail not kept"
 pass "exit: adapter_exited with its status and stderr tail"
 
-neg leak
-reason_is leak adapter_leftover
-[[ $(p '.declared.adapter.killed_processes') -ge 1 ]] || fail "leak: nothing counted"
-[[ $(p '.declared.adapter.exit.exit_status') == 0 ]] || fail "leak: adapter did not exit cleanly"
-pass "leak: the detached process is a leftover, killed and counted"
-
-# Policy keyed on argv[0]: the payload is isolated, an interpreter is not.
-# The direct attacks pass; the /bin/sh and /usr/bin/env variants fail them.
-neg argv0
-for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
-  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "argv0: $c did not fail"
-  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv_variants[0].outcome") == denied ]] || fail "argv0: $c direct not denied"
-  [[ $(p ".checks[] | select(.id==\"$c\") | [.facts.argv_variants[1:][].outcome] | join(\",\")") == ALLOWED,ALLOWED ]] \
-    || fail "argv0: $c variants not ALLOWED"
-  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv0_tried[1:] | join(\",\")") == /bin/sh,/usr/bin/env ]] \
-    || fail "argv0: $c argv0_tried"
-done
-[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean"
-pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
-
-# A blocked reason the host contradicts: "user namespaces are blocked" on a
-# host where the test user can create one (the harness's own probe, as that
-# user) fails probe.truthful, with both facts in the bundle.
-if as_user unshare --user --map-root-user --mount true 2>/dev/null; then
-  neg blocked
-  [[ $(p '.checks[] | select(.id=="probe.truthful") | .verdict') == fail ]] || fail "blocked: probe.truthful did not fail"
-  hc='.checks[] | select(.id=="probe.truthful") | .facts.host_condition'
-  [[ $(p "$hc.condition") == userns_blocked && $(p "$hc.provider_says") == true && $(p "$hc.harness_observed") == false ]] \
-    || fail "blocked: host_condition facts $(p "$hc")"
-  [[ $(p "$hc.how.as_uid") == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "blocked: not decided as the test user"
-  pass "blocked: a userns_blocked reason on a host that allows user namespaces fails probe.truthful"
-else
-  skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
-fi
-
 # Every other protocol violation (neg-violations.py MODE): adapter_protocol_error
 # with the specific message and the offending line, bounded and escaped.
-declare -A want=(
-  [dup-id]="duplicate id" [unknown-id]="unknown id" [not-object]="not a JSON object"
-  [mistyped-ok]="ok missing or not a boolean" [bad-caps]="probe: network, mechanism or safety_class"
-  [long-line]="a line over the 16777216-byte limit" [bad-hello]="hello: protocol is not 1"
-  [bad-reason]="reason 'made_up' is outside the declared set" [missing-field]="execute: meta or inferred missing"
-  [bad-b64]="is not base64" [over-limit]="more output than max_output_bytes" [after-shutdown]="output after shutdown"
-)
-for m in "${!want[@]}"; do
-  MARKS[v-$m]="agsbx-negadapter-v-$m-$$-$RANDOM"
-  start "v-$m" v 2000 "$adapters/neg-violations.py" "$m" "${MARKS[v-$m]}"
-done
 for m in "${!want[@]}"; do
   MARK=${MARKS[v-$m]}
   N=v F="$w/v-$m.json"
