@@ -836,6 +836,9 @@ static int raw_docker_argv(struct agsbx_handle *h, struct gv_priv *p, const stru
 		strv_add(sv, "--host=%s", p->env.d.endpoint);
 		strv_add(sv, "run");
 		strv_add(sv, "--rm");
+		/* The container's stdin is a pipe, as in create_body(): without
+		 * it runsc chowns the host's /dev/null to the sandbox user. */
+		strv_add(sv, "--interactive");
 		strv_add(sv, "--runtime=%s", p->env.runtime);
 		strv_add(sv, "--network=none");
 		strv_add(sv, "--read-only");

@@ -39,9 +39,14 @@ prov_us=$(jq -r .median_us "$work/provider.json")
 image=$(dockerd_api /images/json | jq -r '[.[].RepoTags[]? | select(startswith("agsbx-payload:"))][0]')
 [[ -n $image && $image != null ]] || fail "the provider did not import its image"
 
+# -i: without an attached stdin containerd hands runsc the host's /dev/null
+# as the container's fd 0 and runsc chowns it to the sandbox user (seen
+# here: the host's /dev/null became nobody:nogroup); with -i the CLI
+# forwards hyperfine's stdin over the attach, a pipe, as the provider does.
 hyperfine -N --runs "$runs" --warmup 2 --export-json "$work/docker.json" \
-  -n docker-runsc "docker run --rm --network=none --runtime=runsc $image /agsbx-payload true" \
-  -n docker-runc "docker run --rm --network=none --runtime=runc $image /agsbx-payload true" >&2
+  -n docker-runsc "docker run --rm -i --network=none --runtime=runsc $image /agsbx-payload true" \
+  -n docker-runc "docker run --rm -i --network=none --runtime=runc $image /agsbx-payload true" >&2
+[[ $(stat -c %u:%g /dev/null) == 0:0 ]] || fail "the host's /dev/null is now $(stat -c %U:%G /dev/null)"
 
 runsc_s=$(jq -r '.results[] | select(.command == "docker-runsc") | .median' "$work/docker.json")
 runc_s=$(jq -r '.results[] | select(.command == "docker-runc") | .median' "$work/docker.json")
