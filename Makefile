@@ -10,6 +10,11 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_ARGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# Tests at once: twice the cores. Most of the suite waits on real deadlines
+# (timeouts, cancels, a subject that never returns), not on the CPU:
+# measured on 2 cores, ctest -j2 207 s, -j4 121 s, -j6 109 s, -j8 106 s
+# (and a deadline-bound protocol check then failed under the load).
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 OUTPUT ?=
 PREFIX ?= /usr/local
 SIGN_KEY ?=
@@ -42,7 +47,7 @@ deb: build
 	cd $(BUILD) && cpack -G DEB
 
 test: test-deps test-user build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS) $(CTEST_ARGS)
 
 # Counters from an earlier run would inflate this one: start from zero, run
 # the suite in an instrumented build, then write the reports into
