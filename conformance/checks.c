@@ -544,7 +544,9 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 	struct cancel_arg a = {
 		.env = env, .out = out, .args = ARGS("spawn-detached", marker, in_ready),
 		.lim = { .max_output_bytes = env->o->max_output_bytes,
-			 .timeout_ms = timeout_ms, .cancel_fd = cancel ? efd : -1 },
+			 .timeout_ms = timeout_ms, .cancel_fd = cancel ? efd : -1,
+			 /* what is left afterwards must be this run's alone */
+			 .own_sandbox = true },
 	};
 	bool spawned;
 	if (cancel) {

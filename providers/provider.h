@@ -230,6 +230,11 @@ struct agsbx_limits {
 	size_t max_output_bytes;      /* per stream */
 	int64_t timeout_ms;
 	int cancel_fd;                /* -1 or readable => cancel */
+	/* A sandbox no other execution shares, before or after: what is left
+	 * once it ends is its own (the lifecycle checks). Providers that make
+	 * one sandbox per execution anyway ignore it; gvisor otherwise runs
+	 * executions one after another in a warm container. */
+	bool own_sandbox;
 };
 
 struct agsbx_exec_result {

@@ -661,6 +661,11 @@ struct run {
 	json_t *json;                 /* the payload's object, when parsable */
 };
 
+/* The execute tests ask for a container per execution (own_sandbox, as
+ * the lifecycle checks do) and count containers on the daemon after each;
+ * the warm tests (the path every other check takes) clear it. */
+static bool g_own_sandbox = true;
+
 static void run_in(struct agsbx_handle *h, struct run *out, const char *const *args, int64_t timeout_ms,
 		   size_t cap, int cancel_fd)
 {
@@ -672,7 +677,8 @@ static void run_in(struct agsbx_handle *h, struct run *out, const char *const *a
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
 	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
-	struct agsbx_limits lim = { .max_output_bytes = cap, .timeout_ms = timeout_ms, .cancel_fd = cancel_fd };
+	struct agsbx_limits lim = { .max_output_bytes = cap, .timeout_ms = timeout_ms, .cancel_fd = cancel_fd,
+				    .own_sandbox = g_own_sandbox };
 	memset(out, 0, sizeof *out);
 	out->rc = gv->execute(h, &step, &lim, &out->res, &out->fail);
 	if (out->res.run.out)
@@ -1167,6 +1173,130 @@ START_TEST(test_simulation_blocks_live_daemon)
 }
 END_TEST
 
+
+/* ---- warm containers -------------------------------------------------- */
+
+static const char *run_container(const struct run *r)
+{
+	return json_string_value(json_object_get(json_object_get(r->res.meta, "sandbox"), "container"));
+}
+
+static json_int_t run_earlier(const struct run *r)
+{
+	return json_integer_value(json_object_get(json_object_get(r->res.meta, "sandbox"), "earlier_executions"));
+}
+
+static void expect_handle_leftovers(struct agsbx_handle *h, int want)
+{
+	json_t *found = NULL;
+	int n = gv->leftovers(h, "agsbx-gv-unrelated", &found);
+	char *d = found ? json_dumps(found, 0) : NULL;
+	ck_assert_msg(n == want, "leftovers: %d, want %d: %s", n, want, d ? d : "");
+	free(d);
+	json_decref(found);
+}
+
+/* Executions one after another share a warm container, which is no
+ * leftover while the handle lives; own_sandbox gets a container of its
+ * own, removed when it ends; release removes the warm one; the host's
+ * /dev/null keeps its owner (the exec's stdin is a pipe). */
+START_TEST(test_warm_reused_and_released)
+{
+	g_own_sandbox = false;
+	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_error f = { 0 };
+	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	const char *const a_t[] = { "true", NULL }, *const a_s[] = { "status", NULL };
+	struct run r1, r2, r3;
+	run_in(h, &r1, a_t, 60000, 65536, -1);
+	run_in(h, &r2, a_s, 60000, 65536, -1);
+	ck_assert_msg(r1.rc == 0 && r2.rc == 0, "%s / %s", r1.fail.message, r2.fail.message);
+	ck_assert_int_eq(r2.res.run.status, 0);
+	ck_assert(json_is_true(json_object_get(r2.json, "ok")));
+	ck_assert_ptr_nonnull(run_container(&r1));
+	ck_assert_str_eq(run_container(&r1), run_container(&r2));
+	ck_assert_int_eq(run_earlier(&r1), 0);
+	ck_assert_int_eq(run_earlier(&r2), 1);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 1);
+	expect_handle_leftovers(h, 0);
+	g_own_sandbox = true;
+	run_in(h, &r3, a_t, 60000, 65536, -1);
+	g_own_sandbox = false;
+	ck_assert_int_eq(r3.rc, 0);
+	ck_assert_str_ne(run_container(&r3), run_container(&r1));
+	ck_assert(json_is_false(json_object_get(json_object_get(r3.res.meta, "sandbox"), "warm")));
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 1);
+	run_clear(&r1);
+	run_clear(&r2);
+	run_clear(&r3);
+	struct stat st;
+	ck_assert_int_eq(stat("/dev/null", &st), 0);
+	ck_assert_msg(st.st_uid == 0 && st.st_gid == 0, "/dev/null is now %u:%u", st.st_uid, st.st_gid);
+	gv->release(h);
+	agsbx_handle_free(h);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	agsbx_grant_destroy(g);
+}
+END_TEST
+
+/* A timeout kills the warm container with its execution: the next one
+ * gets a new container. An execution that leaves a detached tree behind
+ * lasts until that tree ends (in a warm container no init's exit ends
+ * it): at its deadline it is killed with the container, and nothing of it
+ * reaches the next execution. Exit statuses match the fresh path's. */
+START_TEST(test_warm_dropped_when_not_clean)
+{
+	g_own_sandbox = false;
+	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_error f = { 0 };
+	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	const char *const a_t[] = { "true", NULL }, *const a_l[] = { "linger", "agsbx-gv-warm-linger", NULL };
+	struct run r0, r1, r2, r3, r4;
+	run_in(h, &r0, a_t, 60000, 65536, -1);
+	run_in(h, &r1, a_l, 1500, 65536, -1);
+	ck_assert_int_eq(r1.rc, 0);
+	ck_assert(r1.res.run.timed_out);
+	ck_assert_int_eq(r1.res.run.status, AGSBX_RUN_STATUS_TIMEOUT);
+	ck_assert_str_eq(run_container(&r0), run_container(&r1));
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	expect_handle_leftovers(h, 0);
+	const char *const a_d[] = { "spawn-detached", "agsbx-gv-warm-detached", "/agsbx/build/ready-w", NULL };
+	run_in(h, &r2, a_d, 3000, 65536, -1);
+	ck_assert_msg(r2.rc == 0, "%s", r2.fail.message);
+	ck_assert(r2.res.run.timed_out);
+	ck_assert_str_ne(run_container(&r2), run_container(&r1));
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	fprintf(stderr, "warm: timeout after %llu us, detached tree after %llu us\n",
+		(unsigned long long)r1.res.run.duration_us, (unsigned long long)r2.res.run.duration_us);
+	const char *const a_k[] = { "kill-self", "9", NULL }, *const a_e[] = { "exit", "42", NULL };
+	run_in(h, &r3, a_k, 60000, 65536, -1);
+	run_in(h, &r4, a_e, 60000, 65536, -1);
+	ck_assert_str_ne(run_container(&r3), run_container(&r2));
+	ck_assert_str_eq(run_container(&r3), run_container(&r4));
+	g_own_sandbox = true;
+	struct run f3, f4;
+	run_in(h, &f3, a_k, 60000, 65536, -1);
+	run_in(h, &f4, a_e, 60000, 65536, -1);
+	g_own_sandbox = false;
+	ck_assert_int_eq(r3.res.run.status, f3.res.run.status);
+	ck_assert_int_eq(r3.res.run.exited, f3.res.run.exited);
+	ck_assert_int_eq(r4.res.run.status, 42);
+	ck_assert_int_eq(f4.res.run.status, 42);
+	struct run *all[] = { &r0, &r1, &r2, &r3, &r4, &f3, &f4 };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		run_clear(all[i]);
+	gv->release(h);
+	agsbx_handle_free(h);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	agsbx_grant_destroy(g);
+}
+END_TEST
+
 static Suite *ready_suite(void)
 {
 	Suite *s = suite_create("gvisor-ready");
@@ -1194,6 +1324,12 @@ static Suite *ready_suite(void)
 	tcase_add_test(t, test_concurrent_executions);
 	tcase_add_test(t, test_leftovers_ignore_in_flight);
 	suite_add_tcase(s, t);
+	TCase *w = tcase_create("warm");
+	tcase_add_unchecked_fixture(w, scenario_setup, scenario_teardown);
+	tcase_set_timeout(w, 300);
+	tcase_add_test(w, test_warm_reused_and_released);
+	tcase_add_test(w, test_warm_dropped_when_not_clean);
+	suite_add_tcase(s, w);
 	return s;
 }
 

@@ -412,11 +412,9 @@ static void loop_close(struct loop *l)
 
 static void kill_container(const struct gv_docker *d, struct gv_run_out *o)
 {
-	long st;
-	char err[256];
 	/* The whole sandbox goes with its init: detached descendants inside
 	 * gVisor cannot outlive the container. */
-	container_post(d, o->id, "kill?signal=KILL", &st, err, sizeof err);
+	gv_container_kill(d, o->id);
 }
 
 /* Drives the transfers until the wait answers (and the stream drains),
@@ -543,4 +541,42 @@ int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, str
 	if (o->err.reason && r == 0)
 		r = -EIO;
 	return r;
+}
+
+/* ---- a warm container for exec (exec.c) ------------------------------- */
+
+int gv_container_start_idle(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	memset(o, 0, sizeof *o);
+	snprintf(o->exec_id, sizeof o->exec_id, "%s", s->exec_id);
+	/* OpenStdin gives it a stdin pipe nobody attaches (the idle program
+	 * never reads it): the host's /dev/null is never handed to runsc. */
+	int r = container_create(d, s, o);
+	if (r < 0)
+		return r;
+	long st;
+	char err[384] = "";
+	r = container_post(d, o->id, "start", &st, err, sizeof err);
+	if (r < 0 || (st != 204 && st != 304)) {
+		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+			 "container did not start on runtime '%s': %s", s->runtime, err);
+		container_cleanup(d, s, o);
+		return r < 0 ? r : -EIO;
+	}
+	o->started = true;
+	return 0;
+}
+
+void gv_container_kill(const struct gv_docker *d, const char *id)
+{
+	long st;
+	char err[256];
+	container_post(d, id, "kill?signal=KILL", &st, err, sizeof err);
+}
+
+int gv_container_drop(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	gv_container_kill(d, o->id);
+	container_cleanup(d, s, o);
+	return o->cleanup_failed ? -EIO : 0;
 }

@@ -58,6 +58,14 @@ struct gv_env {
 
 typedef char gv_id[65];
 
+/* A warm container: started once, then running one execution after
+ * another (exec.c) for the executions that may share one. */
+struct gv_warm {
+	gv_id id;
+	char exec_id[33];             /* its GV_LABEL_EXEC, in active while it lives */
+	unsigned runs;                /* executions it has run */
+};
+
 struct gv_priv {
 	struct gv_env env;
 	char run_id[33];
@@ -70,6 +78,10 @@ struct gv_priv {
 	 * may remain. */
 	gv_id *done;
 	size_t ndone;
+	/* Warm containers free for the next execution (one in use is in
+	 * neither list: no two executions ever share one at once). */
+	struct gv_warm *idle;
+	size_t nidle;
 };
 
 static int id_push(gv_id **v, size_t *n, const char *id)
@@ -538,6 +550,7 @@ static void priv_free(void *priv)
 	pthread_mutex_destroy(&p->lock);
 	free(p->active);
 	free(p->done);
+	free(p->idle);
 	env_clear(&p->env);
 	free(p);
 }
@@ -648,55 +661,211 @@ static int refuse_absent_argv0(const struct gv_priv *p, const struct agsbx_step 
 	return -EIO;
 }
 
+/* What every execution of a handle passes to Docker. */
+struct step_args {
+	char *binds[AGSBX_ROOT_COUNT + 1];
+	char **env;
+	char *user;
+};
+
+static void step_args_clear(struct step_args *a)
+{
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		free(a->binds[i]);
+	agsbx_strv_free(a->env);
+	free(a->user);
+}
+
+static int step_args_get(struct agsbx_handle *h, const struct agsbx_step *step, struct step_args *a,
+			 struct agsbx_error *fail)
+{
+	memset(a, 0, sizeof *a);
+	int r = grant_binds(h, a->binds, fail);
+	a->env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
+	a->user = run_as_user(h->ctx);
+	if (r == 0 && (!a->env || (h->ctx->run_as && !a->user)))
+		r = -ENOMEM;
+	return r;
+}
+
+/* Where an execution ran, for its meta. */
+struct gv_where {
+	char container[13];
+	unsigned earlier;             /* executions the container ran before it */
+	bool shared;                  /* a warm container (see gv_warm) */
+};
+
+static void where_json(const struct gv_where *w, json_t *meta)
+{
+	if (meta && w->container[0])
+		json_object_set_new(meta, "sandbox",
+				    json_pack("{s:s, s:b, s:i}", "container", w->container, "warm", w->shared,
+					      "earlier_executions", (json_int_t)w->earlier));
+}
+
+/* An execution in a container of its own: created, run, removed. */
+static int run_fresh(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
+		     const struct agsbx_limits *limits, const struct step_args *a, struct agsbx_exec_result *out,
+		     struct gv_where *where, struct agsbx_error *fail)
+{
+	char exec_id[33];
+	agsbx_random_hex(exec_id, 16);
+	pthread_mutex_lock(&p->lock);
+	int r = id_push(&p->active, &p->nactive, exec_id);
+	pthread_mutex_unlock(&p->lock);
+	if (r < 0)
+		return r;
+	struct gv_run_spec s = {
+		.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
+		.argv = step->argv, .env = (const char *const *)a->env, .workdir = h->paths[step->cwd],
+		.user = a->user, .binds = (const char *const *)a->binds, .run_label = p->run_id,
+		.max_output = limits->max_output_bytes, .timeout_ms = limits->timeout_ms,
+		.cancel_fd = limits->cancel_fd, .exec_id = exec_id,
+	};
+	struct gv_run_out o;
+	r = gv_container_run(&p->env.d, &s, &o);
+	pthread_mutex_lock(&p->lock);
+	id_remove(p->active, &p->nactive, exec_id);
+	if (o.id[0] && id_push(&p->done, &p->ndone, o.id) < 0 && r == 0)
+		r = -ENOMEM;
+	pthread_mutex_unlock(&p->lock);
+	snprintf(where->container, sizeof where->container, "%.12s", o.id);
+	out->run = o.run;
+	out->run.killed = o.leaked_killed;
+	if (r < 0)
+		agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
+	return r;
+}
+
+/* The warm container's own spec: the payload idling (linger ignores
+ * every signal but SIGKILL) under the handle's binds and user. */
+static struct gv_run_spec warm_spec(const struct agsbx_handle *h, const struct gv_priv *p, const struct step_args *a,
+				    const char *const *argv, const char *exec_id)
+{
+	return (struct gv_run_spec){
+		.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
+		.argv = argv, .env = (const char *const *)a->env, .workdir = h->paths[AGSBX_ROOT_BUILD],
+		.user = a->user, .binds = (const char *const *)a->binds, .run_label = p->run_id, .exec_id = exec_id,
+	};
+}
+
+/* A free warm container, or a new one started now. */
+static int warm_take(struct agsbx_handle *h, struct gv_priv *p, const struct step_args *a, struct gv_warm *w,
+		     struct agsbx_error *fail)
+{
+	pthread_mutex_lock(&p->lock);
+	bool found = p->nidle > 0;
+	if (found)
+		*w = p->idle[--p->nidle];
+	pthread_mutex_unlock(&p->lock);
+	if (found)
+		return 0;
+	memset(w, 0, sizeof *w);
+	agsbx_random_hex(w->exec_id, 16);
+	pthread_mutex_lock(&p->lock);
+	int r = id_push(&p->active, &p->nactive, w->exec_id);
+	pthread_mutex_unlock(&p->lock);
+	if (r < 0)
+		return r;
+	char marker[64];
+	snprintf(marker, sizeof marker, "agsbx-gvisor-warm-%s", p->run_id);
+	const char *const argv[] = { GV_IMAGE_PAYLOAD, "linger", marker, NULL };
+	struct gv_run_spec s = warm_spec(h, p, a, argv, w->exec_id);
+	struct gv_run_out o;
+	r = gv_container_start_idle(&p->env.d, &s, &o);
+	snprintf(w->id, sizeof w->id, "%s", o.id);
+	if (r < 0) {
+		pthread_mutex_lock(&p->lock);
+		id_remove(p->active, &p->nactive, w->exec_id);
+		if (o.id[0])
+			id_push(&p->done, &p->ndone, o.id);
+		pthread_mutex_unlock(&p->lock);
+		agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
+	}
+	return r;
+}
+
+/* Back to the free list, or (dirty) killed, removed and checked gone. */
+static int warm_put(struct agsbx_handle *h, struct gv_priv *p, const struct step_args *a, struct gv_warm *w,
+		    bool dirty)
+{
+	int r = 0;
+	pthread_mutex_lock(&p->lock);
+	if (!dirty) {
+		struct gv_warm *nv = realloc(p->idle, (p->nidle + 1) * sizeof *nv);
+		if (nv) {
+			p->idle = nv;
+			p->idle[p->nidle++] = *w;
+		}
+		dirty = !nv;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (dirty) {
+		struct gv_run_spec s = warm_spec(h, p, a, NULL, w->exec_id);
+		struct gv_run_out o = { 0 };
+		snprintf(o.id, sizeof o.id, "%s", w->id);
+		snprintf(o.exec_id, sizeof o.exec_id, "%s", w->exec_id);
+		o.started = true;
+		r = gv_container_drop(&p->env.d, &s, &o);
+		pthread_mutex_lock(&p->lock);
+		id_remove(p->active, &p->nactive, w->exec_id);
+		id_push(&p->done, &p->ndone, w->id);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return r;
+}
+
+/* An execution in a warm container, which it has to itself while it runs. */
+static int run_warm(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
+		    const struct agsbx_limits *limits, const struct step_args *a, struct agsbx_exec_result *out,
+		    struct gv_where *where, struct agsbx_error *fail)
+{
+	struct gv_warm w;
+	int r = warm_take(h, p, a, &w, fail);
+	if (r < 0)
+		return r;
+	struct gv_exec_spec s = {
+		.container = w.id, .argv = step->argv, .env = (const char *const *)a->env,
+		.workdir = h->paths[step->cwd], .user = a->user, .max_output = limits->max_output_bytes,
+		.timeout_ms = limits->timeout_ms, .cancel_fd = limits->cancel_fd,
+	};
+	struct gv_exec_out o;
+	r = gv_exec_run(&p->env.d, &s, &o);
+	snprintf(where->container, sizeof where->container, "%.12s", w.id);
+	where->earlier = w.runs++;
+	where->shared = true;
+	out->run = o.run;
+	if (warm_put(h, p, a, &w, o.dirty || r < 0) < 0 && r == 0) {
+		r = -EIO;
+		agsbx_error_set(&o.err, GV_R_EXEC_FAILED, "warm container %.12s may remain after removal", w.id);
+	}
+	if (r < 0)
+		agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
+	return r;
+}
+
 static int run_step(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
-		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct agsbx_error *fail)
+		    const struct agsbx_limits *limits, struct agsbx_exec_result *out, struct gv_where *where,
+		    struct agsbx_error *fail)
 {
 	if (!argv0_may_exist(step->argv[0]))
 		return refuse_absent_argv0(p, step, out, fail);
-	char *binds[AGSBX_ROOT_COUNT + 1];
-	int r = grant_binds(h, binds, fail);
-	char **env = r == 0 ? agsbx_provider_min_env(h, step) : NULL;
-	_cleanup_free_ char *user = run_as_user(h->ctx);
-	if (r == 0 && (!env || (h->ctx->run_as && !user)))
-		r = -ENOMEM;
-	char exec_id[33];
-	agsbx_random_hex(exec_id, 16);
-	if (r == 0) {
-		pthread_mutex_lock(&p->lock);
-		r = id_push(&p->active, &p->nactive, exec_id);
-		pthread_mutex_unlock(&p->lock);
-	}
-	if (r == 0) {
-		struct gv_run_spec s = {
-			.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
-			.argv = step->argv, .env = (const char *const *)env, .workdir = h->paths[step->cwd],
-			.user = user, .binds = (const char *const *)binds, .run_label = p->run_id,
-			.max_output = limits->max_output_bytes, .timeout_ms = limits->timeout_ms,
-			.cancel_fd = limits->cancel_fd, .exec_id = exec_id,
-		};
-		struct gv_run_out o;
-		r = gv_container_run(&p->env.d, &s, &o);
-		pthread_mutex_lock(&p->lock);
-		id_remove(p->active, &p->nactive, exec_id);
-		if (o.id[0] && id_push(&p->done, &p->ndone, o.id) < 0 && r == 0)
-			r = -ENOMEM;
-		pthread_mutex_unlock(&p->lock);
-		out->run = o.run;
-		out->run.killed = o.leaked_killed;
-		if (r < 0)
-			agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
-	}
-	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
-		free(binds[i]);
-	agsbx_strv_free(env);
+	struct step_args a;
+	int r = step_args_get(h, step, &a, fail);
+	if (r == 0)
+		r = limits->own_sandbox ? run_fresh(h, p, step, limits, &a, out, where, fail)
+					: run_warm(h, p, step, limits, &a, out, where, fail);
+	step_args_clear(&a);
 	return r;
 }
 
 static int run_with_meta(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 			 struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
-	int r = run_step(h, h->priv, step, limits, out, fail);
+	struct gv_where where = { 0 };
+	int r = run_step(h, h->priv, step, limits, out, &where, fail);
 	out->meta = agsbx_handle_meta(h);
+	where_json(&where, out->meta);
 	return r;
 }
 
@@ -919,7 +1088,18 @@ static void remove_run(struct gv_priv *p)
 
 static void release_run(struct agsbx_handle *h)
 {
-	remove_run(h->priv);
+	struct gv_priv *p = h->priv;
+	/* The free warm containers go with the run's, and after that none
+	 * of their host processes may remain either. A warm container in use
+	 * is killed by remove_run(); its execution ends and drops it. */
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->nidle; i++) {
+		id_remove(p->active, &p->nactive, p->idle[i].exec_id);
+		id_push(&p->done, &p->ndone, p->idle[i].id);
+	}
+	p->nidle = 0;
+	pthread_mutex_unlock(&p->lock);
+	remove_run(p);
 }
 
 /* Idempotent. Removes the run's containers and processes; health, execute

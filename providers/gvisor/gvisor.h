@@ -94,6 +94,42 @@ struct gv_run_out {
  * reason/message otherwise. o->run must be freed by the caller. */
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
 
+/* ---- a warm container and executions in it (exec.c) ------------------ */
+
+/* Creates and starts a container running s->argv (an idle program) with
+ * s->exec_id as its GV_LABEL_EXEC, and returns once it runs; o->id is the
+ * container. On failure what was created is removed. */
+int gv_container_start_idle(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
+/* POST /containers/ID/kill?signal=KILL, its answer ignored. */
+void gv_container_kill(const struct gv_docker *d, const char *id);
+/* Kills and removes o->id, then makes sure nothing of it is left (label
+ * and /proc, as after gv_container_run): 0, or -EIO with o->err set. */
+int gv_container_drop(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
+
+struct gv_exec_spec {
+	const char *container;        /* a running container's id */
+	const char *const *argv;
+	const char *const *env;       /* KEY=VALUE, NULL-terminated */
+	const char *workdir;
+	const char *user;             /* "uid:gid" or NULL (root) */
+	size_t max_output;            /* per stream */
+	int64_t timeout_ms;           /* <= 0: none */
+	int cancel_fd;                /* -1: none */
+};
+struct gv_exec_out {
+	struct agsbx_run_result run;
+	struct agsbx_error err;
+	/* The container must not run another execution: it was killed
+	 * (timeout, cancel), the exec failed, or something of the execution
+	 * still held its output when its process had exited. */
+	bool dirty;
+};
+/* One execution in a running container through the exec API, stdin a
+ * pipe closed at once (EOF), output capped, the deadline and cancel_fd
+ * enforced by killing the whole container. 0: the program ran (any
+ * status); -errno with err otherwise. o->run must be freed by the caller. */
+int gv_exec_run(const struct gv_docker *d, const struct gv_exec_spec *s, struct gv_exec_out *o);
+
 /* Containers (all states) with label KEY=VALUE (value NULL: any value):
  * the count, and in *found (may be NULL) a new array of {"id", "exec",
  * "owner"} (their GV_LABEL_EXEC and GV_LABEL_OWNER, when set). */
