@@ -91,6 +91,7 @@ int agsbx_cmd_verify(int argc, char **argv)
 	static const struct option lo[] = {
 		AGSBX_OPTIONS_TRUST, { "expect-challenge", required_argument, NULL, O_CHALLENGE }, AGSBX_OPTION_JSON, { 0 },
 	};
+	agsbx_cli_json_arena();
 	struct agsbx_verify_opts o = { 0 };
 	bool json = false;
 	struct agsbx_args a = { .cmd = "verify", .argc = argc, .argv = argv };
