@@ -80,6 +80,23 @@ int agsbx_buf_append(char **buf, size_t *len, size_t *cap, const void *p, size_t
 	return 0;
 }
 
+int agsbx_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 {
 	struct stat st;

@@ -12,6 +12,9 @@
 const char *agsbx_version(void);
 const char *agsbx_git_commit(void);
 
+/* Writes all n bytes (retrying short writes and EINTR): 0 or -errno
+ * (-EIO for a write that wrote nothing). */
+int agsbx_write_all(int fd, const void *p, size_t n);
 /* Reads at most max bytes of the regular file path. -EFBIG when it is
  * larger (refused before reading), -EISDIR for a directory, -EINVAL at once
  * for a FIFO, socket or device (opened non-blocking, never read).

@@ -25,20 +25,6 @@
 
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -errno;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* One line, never interleaved with another thread's. Takes value. */
 static void report(int fd, const char *key, json_t *value)
 {
@@ -48,8 +34,8 @@ static void report(int fd, const char *key, json_t *value)
 	if (!line)
 		return;
 	pthread_mutex_lock(&report_lock);
-	if (write_all(fd, line, strlen(line)) == 0)
-		write_all(fd, "\n", 1);
+	if (agsbx_write_all(fd, line, strlen(line)) == 0)
+		agsbx_write_all(fd, "\n", 1);
 	pthread_mutex_unlock(&report_lock);
 	free(line);
 }

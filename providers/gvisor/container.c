@@ -144,7 +144,7 @@ static void multi_step(CURLM *m)
 
 /* ---- the create request ------------------------------------------------ */
 
-static json_t *strv_json(const char *const *v)
+json_t *gv_strv_json(const char *const *v)
 {
 	json_t *a = json_array();
 	for (; v && *v; v++)
@@ -160,10 +160,10 @@ static json_t *create_body(const struct gv_run_spec *s, const char *exec_id)
 			       "Runtime", s->runtime, "NetworkMode", "none", "ReadonlyRootfs", 1,
 			       "CapDrop", "ALL", "SecurityOpt", "no-new-privileges",
 			       "PidsLimit", (json_int_t)PIDS_LIMIT, "Memory", (json_int_t)MEMORY_LIMIT,
-			       "MemorySwap", (json_int_t)MEMORY_LIMIT, "Binds", strv_json(s->binds),
+			       "MemorySwap", (json_int_t)MEMORY_LIMIT, "Binds", gv_strv_json(s->binds),
 			       "LogConfig", "Type", "none", "Config", "AutoRemove", 0);
 	json_t *b = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s}, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
-			      "Image", s->image, "Cmd", strv_json(s->argv), "Env", strv_json(s->env),
+			      "Image", s->image, "Cmd", gv_strv_json(s->argv), "Env", gv_strv_json(s->env),
 			      "Labels", GV_LABEL_RUN, s->run_label, GV_LABEL_EXEC, exec_id, GV_LABEL_OWNER, owner,
 			      "AttachStdin", 1, "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "OpenStdin", 1,
 			      "NetworkDisabled", 1, "HostConfig", hc);
@@ -488,6 +488,20 @@ static void loop_result(struct loop *l, struct gv_run_out *o)
 	r->status = r->exit_code;
 }
 
+static int container_start(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
+{
+	long st;
+	char err[384] = "";
+	int r = container_post(d, o->id, "start", &st, err, sizeof err);
+	if (r < 0 || (st != 204 && st != 304)) {
+		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
+			 "container did not start on runtime '%s': %s", s->runtime, err);
+		return r < 0 ? r : -EIO;
+	}
+	o->started = true;
+	return 0;
+}
+
 static int run_attached(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o)
 {
 	struct loop l = { 0 };
@@ -498,16 +512,11 @@ static int run_attached(const struct gv_docker *d, const struct gv_run_spec *s, 
 		return r;
 	}
 	uint64_t t0 = agsbx_now_us();
-	long st;
-	char err[384] = "";
-	r = container_post(d, o->id, "start", &st, err, sizeof err);
-	if (r < 0 || (st != 204 && st != 304)) {
-		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
-			 "container did not start on runtime '%s': %s", s->runtime, err);
+	r = container_start(d, s, o);
+	if (r < 0) {
 		loop_close(&l);
-		return r < 0 ? r : -EIO;
+		return r;
 	}
-	o->started = true;
 	loop_run(&l, d, s, o, t0);
 	o->run.duration_us = agsbx_now_us() - t0;
 	loop_result(&l, o);
@@ -554,17 +563,10 @@ int gv_container_start_idle(const struct gv_docker *d, const struct gv_run_spec 
 	int r = container_create(d, s, o);
 	if (r < 0)
 		return r;
-	long st;
-	char err[384] = "";
-	r = container_post(d, o->id, "start", &st, err, sizeof err);
-	if (r < 0 || (st != 204 && st != 304)) {
-		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
-			 "container did not start on runtime '%s': %s", s->runtime, err);
+	r = container_start(d, s, o);
+	if (r < 0)
 		container_cleanup(d, s, o);
-		return r < 0 ? r : -EIO;
-	}
-	o->started = true;
-	return 0;
+	return r;
 }
 
 void gv_container_kill(const struct gv_docker *d, const char *id)

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -43,19 +44,11 @@
  * of it is left. */
 #define KILL_GRACE_MS 1000
 
-static json_t *strv_json(const char *const *v)
-{
-	json_t *a = json_array();
-	for (; v && *v; v++)
-		json_array_append_new(a, json_string(*v));
-	return a;
-}
-
 static int exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, char eid[65], struct gv_exec_out *o)
 {
 	_cleanup_json_ json_t *body = json_pack("{s:b, s:b, s:b, s:b, s:o, s:o, s:s}", "AttachStdin", 1,
 						"AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "Cmd",
-						strv_json(s->argv), "Env", strv_json(s->env), "WorkingDir",
+						gv_strv_json(s->argv), "Env", gv_strv_json(s->env), "WorkingDir",
 						s->workdir ? s->workdir : "/");
 	if (body && s->user)
 		json_object_set_new(body, "User", json_string(s->user));
@@ -73,21 +66,6 @@ static int exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, 
 		return r < 0 ? r : -EIO;
 	}
 	memcpy(eid, id, 65);
-	return 0;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		/* SIGPIPE is ignored by the harness (agsbx_runner_init). */
-		ssize_t w = send(fd, p, n, 0);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -146,7 +124,7 @@ static int exec_start(const struct gv_docker *d, const char *eid, struct gv_demu
 	long st = 0;
 	int r = n < 0 ? -ENOMEM : connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ? -errno : 0;
 	if (r == 0)
-		r = write_all(fd, req, (size_t)n);
+		r = agsbx_write_all(fd, req, (size_t)n); /* SIGPIPE is ignored (agsbx_runner_init) */
 	if (r == 0)
 		r = read_headers(fd, dm, &st);
 	if (r == 0 && st != 101 && st != 200)
@@ -184,6 +162,23 @@ static int exec_state(const struct gv_docker *d, const char *eid, int *code)
 	return 0;
 }
 
+/* The stream can end a moment before Docker has recorded the exit (the
+ * attach copy ends at the program's EOF, the exit event comes apart):
+ * exec_state() until it has, at most until the deadline or 2 s. */
+static int exec_exit_wait(const struct gv_docker *d, const char *eid, uint64_t deadline, int *code)
+{
+	uint64_t until = agsbx_now_us() + 2000000;
+	if (deadline < until)
+		until = deadline;
+	for (;;) {
+		int st = exec_state(d, eid, code);
+		if (st != 1 || agsbx_now_us() >= until)
+			return st;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static bool cancel_requested(int fd)
 {
 	if (agsbx_runner_aborted())
@@ -202,9 +197,12 @@ struct drain {
 /* One wait for output (at most until the next event); false on EOF. */
 static bool drain_step(struct drain *dr, struct gv_demux *dm, const struct gv_exec_spec *s, uint64_t now)
 {
-	uint64_t next = dr->next_inspect < dr->deadline ? dr->next_inspect : dr->deadline;
-	if (dr->give_up < next)
-		next = dr->give_up;
+	/* The next event still to come: after a kill only the give-up. */
+	uint64_t next = dr->give_up;
+	if (!dr->killed && dr->deadline < next)
+		next = dr->deadline;
+	if (!dr->killed && !dr->exited && dr->next_inspect < next)
+		next = dr->next_inspect;
 	struct pollfd p[3] = { { .fd = dr->fd, .events = POLLIN } };
 	nfds_t np = 1;
 	if (!dr->killed && s->cancel_fd >= 0)
@@ -266,7 +264,7 @@ static void exec_result(struct drain *dr, const struct gv_docker *d, const struc
 		return;
 	}
 	int code = dr->code;
-	int st = dr->exited ? 0 : exec_state(d, eid, &code);
+	int st = dr->exited ? 0 : exec_exit_wait(d, eid, dr->deadline, &code);
 	if (st != 0) {
 		o->dirty = true;
 		agsbx_error_set(&o->err, st < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,

@@ -94,6 +94,9 @@ struct gv_run_out {
  * reason/message otherwise. o->run must be freed by the caller. */
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
 
+/* A JSON array of the NULL-terminated strings (empty for NULL). */
+json_t *gv_strv_json(const char *const *v);
+
 /* ---- a warm container and executions in it (exec.c) ------------------ */
 
 /* Creates and starts a container running s->argv (an idle program) with
