@@ -666,8 +666,10 @@ struct run {
  * the warm tests (the path every other check takes) clear it. */
 static bool g_own_sandbox = true;
 
-static void run_in(struct agsbx_handle *h, struct run *out, const char *const *args, int64_t timeout_ms,
-		   size_t cap, int cancel_fd)
+/* Runs the payload with ARGS (and the step's own environment variables,
+ * env, may be NULL) through execute(). */
+static void run_full(struct agsbx_handle *h, struct run *out, const char *const *args, const char *const *env,
+		     int64_t timeout_ms, size_t cap, int cancel_fd)
 {
 	const char *argv[16];
 	char *p0 = agsbx_handle_path(h, AGSBX_ROOT_SOURCE, "agsbx-payload");
@@ -676,7 +678,7 @@ static void run_in(struct agsbx_handle *h, struct run *out, const char *const *a
 	for (; args[n - 1] && n < 15; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
+	struct agsbx_step step = { .argv = argv, .env = env, .cwd = AGSBX_ROOT_BUILD };
 	struct agsbx_limits lim = { .max_output_bytes = cap, .timeout_ms = timeout_ms, .cancel_fd = cancel_fd,
 				    .own_sandbox = g_own_sandbox };
 	memset(out, 0, sizeof *out);
@@ -684,6 +686,12 @@ static void run_in(struct agsbx_handle *h, struct run *out, const char *const *a
 	if (out->res.run.out)
 		out->json = json_loadb(out->res.run.out, out->res.run.out_len, JSON_DISABLE_EOF_CHECK, NULL);
 	free(p0);
+}
+
+static void run_in(struct agsbx_handle *h, struct run *out, const char *const *args, int64_t timeout_ms,
+		   size_t cap, int cancel_fd)
+{
+	run_full(h, out, args, NULL, timeout_ms, cap, cancel_fd);
 }
 
 static void run_payload(struct run *out, const char *const *args)
@@ -1208,7 +1216,20 @@ START_TEST(test_warm_reused_and_released)
 	struct agsbx_error f = { 0 };
 	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
 	const char *const a_t[] = { "true", NULL }, *const a_s[] = { "status", NULL };
-	struct run r1, r2, r3;
+	/* A step's own variable stays its own: exec inherits the container's
+	 * environment, which is the minimal one (not that of the step that started it). */
+	const char *const e_step[] = { "AGSBX_GV_STEP_VAR=one", NULL };
+	const char *const a_env[] = { "env", "AGSBX_GV_STEP_VAR", NULL };
+	struct run e1, e2, r1, r2, r3;
+	run_full(h, &e1, a_env, e_step, 60000, 65536, -1);
+	run_in(h, &e2, a_env, 60000, 65536, -1);
+	ck_assert_str_eq(run_container(&e1), run_container(&e2));
+	ck_assert_msg(e1.rc == 0 && e2.rc == 0, "%s / %s", e1.fail.message, e2.fail.message);
+	char *j1 = json_dumps(e1.json, 0), *j2 = json_dumps(e2.json, 0);
+	ck_assert_msg(strstr(j1, "one") != NULL, "the step's variable did not reach it: %s", j1);
+	ck_assert_msg(strstr(j2, "one") == NULL, "the next step in the warm container saw it: %s", j2);
+	free(j1);
+	free(j2);
 	run_in(h, &r1, a_t, 60000, 65536, -1);
 	run_in(h, &r2, a_s, 60000, 65536, -1);
 	ck_assert_msg(r1.rc == 0 && r2.rc == 0, "%s / %s", r1.fail.message, r2.fail.message);
@@ -1216,8 +1237,10 @@ START_TEST(test_warm_reused_and_released)
 	ck_assert(json_is_true(json_object_get(r2.json, "ok")));
 	ck_assert_ptr_nonnull(run_container(&r1));
 	ck_assert_str_eq(run_container(&r1), run_container(&r2));
-	ck_assert_int_eq(run_earlier(&r1), 0);
-	ck_assert_int_eq(run_earlier(&r2), 1);
+	ck_assert_str_eq(run_container(&r1), run_container(&e1));
+	ck_assert_int_eq(run_earlier(&e1), 0);
+	ck_assert_int_eq(run_earlier(&r1), 2);
+	ck_assert_int_eq(run_earlier(&r2), 3);
 	ck_assert_int_eq(daemon_containers(NULL, NULL), 1);
 	expect_handle_leftovers(h, 0);
 	g_own_sandbox = true;
@@ -1227,9 +1250,9 @@ START_TEST(test_warm_reused_and_released)
 	ck_assert_str_ne(run_container(&r3), run_container(&r1));
 	ck_assert(json_is_false(json_object_get(json_object_get(r3.res.meta, "sandbox"), "warm")));
 	ck_assert_int_eq(daemon_containers(NULL, NULL), 1);
-	run_clear(&r1);
-	run_clear(&r2);
-	run_clear(&r3);
+	struct run *all[] = { &e1, &e2, &r1, &r2, &r3 };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		run_clear(all[i]);
 	struct stat st;
 	ck_assert_int_eq(stat("/dev/null", &st), 0);
 	ck_assert_msg(st.st_uid == 0 && st.st_gid == 0, "/dev/null is now %u:%u", st.st_uid, st.st_gid);

@@ -738,13 +738,15 @@ static int run_fresh(struct agsbx_handle *h, struct gv_priv *p, const struct ags
 }
 
 /* The warm container's own spec: the payload idling (linger ignores
- * every signal but SIGKILL) under the handle's binds and user. */
+ * every signal but SIGKILL) under the handle's binds and user, with the
+ * minimal environment alone (env): an exec inherits the container's
+ * environment, so no step's own variables may be in it. */
 static struct gv_run_spec warm_spec(const struct agsbx_handle *h, const struct gv_priv *p, const struct step_args *a,
-				    const char *const *argv, const char *exec_id)
+				    const char *const *argv, char **env, const char *exec_id)
 {
 	return (struct gv_run_spec){
 		.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
-		.argv = argv, .env = (const char *const *)a->env, .workdir = h->paths[AGSBX_ROOT_BUILD],
+		.argv = argv, .env = (const char *const *)env, .workdir = h->paths[AGSBX_ROOT_BUILD],
 		.user = a->user, .binds = (const char *const *)a->binds, .run_label = p->run_id, .exec_id = exec_id,
 	};
 }
@@ -770,9 +772,11 @@ static int warm_take(struct agsbx_handle *h, struct gv_priv *p, const struct ste
 	char marker[64];
 	snprintf(marker, sizeof marker, "agsbx-gvisor-warm-%s", p->run_id);
 	const char *const argv[] = { GV_IMAGE_PAYLOAD, "linger", marker, NULL };
-	struct gv_run_spec s = warm_spec(h, p, a, argv, w->exec_id);
-	struct gv_run_out o;
-	r = gv_container_start_idle(&p->env.d, &s, &o);
+	char **env = agsbx_provider_min_env(h, NULL);
+	struct gv_run_spec s = warm_spec(h, p, a, argv, env, w->exec_id);
+	struct gv_run_out o = { 0 };
+	r = env ? gv_container_start_idle(&p->env.d, &s, &o) : -ENOMEM;
+	agsbx_strv_free(env);
 	snprintf(w->id, sizeof w->id, "%s", o.id);
 	if (r < 0) {
 		pthread_mutex_lock(&p->lock);
@@ -801,7 +805,7 @@ static int warm_put(struct agsbx_handle *h, struct gv_priv *p, const struct step
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (dirty) {
-		struct gv_run_spec s = warm_spec(h, p, a, NULL, w->exec_id);
+		struct gv_run_spec s = warm_spec(h, p, a, NULL, NULL, w->exec_id);
 		struct gv_run_out o = { 0 };
 		snprintf(o.id, sizeof o.id, "%s", w->id);
 		snprintf(o.exec_id, sizeof o.exec_id, "%s", w->exec_id);
