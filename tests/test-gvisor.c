@@ -1204,17 +1204,35 @@ static void expect_handle_leftovers(struct agsbx_handle *h, int want)
 	json_decref(found);
 }
 
+/* A handle of its own for a warm test (steps share warm containers), and
+ * its release: nothing of it left on the daemon or the host. */
+static struct agsbx_handle *warm_open(struct agsbx_grant **g)
+{
+	g_own_sandbox = false;
+	*g = new_grant((uid_t)-1, (gid_t)-1);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_error f = { 0 };
+	ck_assert_msg(gv->ensure(&g_ctx, *g, &h, &f) == 0, "%s", f.message);
+	return h;
+}
+
+static void warm_close(struct agsbx_handle *h, struct agsbx_grant *g)
+{
+	gv->release(h);
+	agsbx_handle_free(h);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(daemon_container_procs(), 0);
+	agsbx_grant_destroy(g);
+}
+
 /* Executions one after another share a warm container, which is no
  * leftover while the handle lives; own_sandbox gets a container of its
  * own, removed when it ends; release removes the warm one; the host's
  * /dev/null keeps its owner (the exec's stdin is a pipe). */
 START_TEST(test_warm_reused_and_released)
 {
-	g_own_sandbox = false;
-	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
-	struct agsbx_handle *h = NULL;
-	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	struct agsbx_grant *g;
+	struct agsbx_handle *h = warm_open(&g);
 	const char *const a_t[] = { "true", NULL }, *const a_s[] = { "status", NULL };
 	/* A step's own variable stays its own: exec inherits the container's
 	 * environment, which is the minimal one (not that of the step that started it). */
@@ -1256,11 +1274,7 @@ START_TEST(test_warm_reused_and_released)
 	struct stat st;
 	ck_assert_int_eq(stat("/dev/null", &st), 0);
 	ck_assert_msg(st.st_uid == 0 && st.st_gid == 0, "/dev/null is now %u:%u", st.st_uid, st.st_gid);
-	gv->release(h);
-	agsbx_handle_free(h);
-	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
-	ck_assert_int_eq(daemon_container_procs(), 0);
-	agsbx_grant_destroy(g);
+	warm_close(h, g);
 }
 END_TEST
 
@@ -1271,11 +1285,8 @@ END_TEST
  * reaches the next execution. Exit statuses match the fresh path's. */
 START_TEST(test_warm_dropped_when_not_clean)
 {
-	g_own_sandbox = false;
-	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
-	struct agsbx_handle *h = NULL;
-	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	struct agsbx_grant *g;
+	struct agsbx_handle *h = warm_open(&g);
 	const char *const a_t[] = { "true", NULL }, *const a_l[] = { "linger", "agsbx-gv-warm-linger", NULL };
 	struct run r0, r1, r2, r3, r4;
 	run_in(h, &r0, a_t, 60000, 65536, -1);
@@ -1312,11 +1323,7 @@ START_TEST(test_warm_dropped_when_not_clean)
 	struct run *all[] = { &r0, &r1, &r2, &r3, &r4, &f3, &f4 };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		run_clear(all[i]);
-	gv->release(h);
-	agsbx_handle_free(h);
-	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
-	ck_assert_int_eq(daemon_container_procs(), 0);
-	agsbx_grant_destroy(g);
+	warm_close(h, g);
 }
 END_TEST
 

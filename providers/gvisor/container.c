@@ -34,9 +34,6 @@
 #define PROC_GRACE_MS 3000
 #define PROC_GRACE_SHORT_MS 500
 #define PROC_SETTLE_MS 1000
-/* Create, start, kill and remove go through dockerd, containerd, the shim
- * and runsc; under load that is slower than a query, but never unbounded. */
-#define LIFECYCLE_TIMEOUT_MS 30000L
 
 struct xfer {
 	CURL *e;
@@ -191,7 +188,7 @@ static int container_create(const struct gv_docker *d, const struct gv_run_spec 
 	long st;
 	_cleanup_json_ json_t *reply = NULL;
 	char err[384] = "";
-	int r = gv_docker_call(d, "POST", "/containers/create", body, LIFECYCLE_TIMEOUT_MS, &st, &reply, err,
+	int r = gv_docker_call(d, "POST", "/containers/create", body, GV_LIFECYCLE_TIMEOUT_MS, &st, &reply, err,
 			       sizeof err);
 	if (r < 0) {
 		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "%s", err);
@@ -215,7 +212,7 @@ static int container_post(const struct gv_docker *d, const char *id, const char 
 	_cleanup_free_ char *path = NULL;
 	if (asprintf(&path, "/containers/%s/%s", id, what) < 0)
 		return -ENOMEM;
-	return gv_docker_call(d, "POST", path, NULL, LIFECYCLE_TIMEOUT_MS, st, NULL, err, err_size);
+	return gv_docker_call(d, "POST", path, NULL, GV_LIFECYCLE_TIMEOUT_MS, st, NULL, err, err_size);
 }
 
 static void container_inspect(const struct gv_docker *d, struct gv_run_out *o)
@@ -283,7 +280,7 @@ static void container_remove(const struct gv_docker *d, struct gv_run_out *o)
 	long st = 0;
 	int r = 0;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		r = gv_docker_call(d, "DELETE", path, NULL, LIFECYCLE_TIMEOUT_MS, &st, NULL, err, sizeof err);
+		r = gv_docker_call(d, "DELETE", path, NULL, GV_LIFECYCLE_TIMEOUT_MS, &st, NULL, err, sizeof err);
 		if (r < 0)
 			break;
 		if (st == 204 || st == 404)
@@ -332,7 +329,7 @@ struct loop {
 	struct gv_demux demux;
 };
 
-static bool cancel_requested(int fd)
+bool gv_cancel_requested(int fd)
 {
 	/* An interrupted harness cancels every execution, ours included. */
 	if (agsbx_runner_aborted())
@@ -347,7 +344,7 @@ static bool cancel_requested(int fd)
  * checks their status. */
 static int loop_answered(struct loop *l, struct gv_run_out *o)
 {
-	uint64_t deadline = agsbx_now_us() + (uint64_t)LIFECYCLE_TIMEOUT_MS * 1000;
+	uint64_t deadline = agsbx_now_us() + (uint64_t)GV_LIFECYCLE_TIMEOUT_MS * 1000;
 	for (;;) {
 		multi_step(l->m);
 		if (l->att.headers_done && l->wt.headers_done && l->in.headers_done)
@@ -410,13 +407,6 @@ static void loop_close(struct loop *l)
 	gv_demux_clear(&l->demux);
 }
 
-static void kill_container(const struct gv_docker *d, struct gv_run_out *o)
-{
-	/* The whole sandbox goes with its init: detached descendants inside
-	 * gVisor cannot outlive the container. */
-	gv_container_kill(d, o->id);
-}
-
 /* Drives the transfers until the wait answers (and the stream drains),
  * the deadline passes or cancel_fd fires. */
 static void loop_run(struct loop *l, const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o,
@@ -434,12 +424,14 @@ static void loop_run(struct loop *l, const struct gv_docker *d, const struct gv_
 			grace = now + ATTACH_GRACE_MS * 1000ULL;
 		if (now >= grace || now >= give_up)
 			break;
-		if (!killed && (now >= deadline || cancel_requested(s->cancel_fd))) {
+		if (!killed && (now >= deadline || gv_cancel_requested(s->cancel_fd))) {
 			if (now >= deadline)
 				o->run.timed_out = true;
 			else
 				o->run.cancelled = true;
-			kill_container(d, o);
+			/* The whole sandbox goes with its init: detached
+			 * descendants inside gVisor cannot outlive it. */
+			gv_container_kill(d, o->id);
 			killed = true;
 			give_up = agsbx_now_us() + KILL_GRACE_MS * 1000ULL;
 			continue;

@@ -33,7 +33,6 @@
 #include "base/runner.h"
 #include "base/util.h"
 
-#define START_TIMEOUT_MS 30000
 /* How often a stream that stays open is checked against the exec's state. */
 #define INSPECT_EVERY_MS 250
 /* After the process exited, how long its output may still drain. */
@@ -42,7 +41,7 @@
  * can hold an exec's stream well after its container died (10 s seen
  * here), and the caller drops the container anyway, checking that nothing
  * of it is left. */
-#define KILL_GRACE_MS 1000
+#define EXEC_KILL_GRACE_MS 1000
 
 static int exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, char eid[65], struct gv_exec_out *o)
 {
@@ -58,7 +57,7 @@ static int exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, 
 	long st;
 	_cleanup_json_ json_t *reply = NULL;
 	char err[384] = "";
-	int r = gv_docker_call(d, "POST", path, body, START_TIMEOUT_MS, &st, &reply, err, sizeof err);
+	int r = gv_docker_call(d, "POST", path, body, GV_LIFECYCLE_TIMEOUT_MS, &st, &reply, err, sizeof err);
 	const char *id = json_string_value(json_object_get(reply, "Id"));
 	if (r < 0 || st != 201 || !id || strlen(id) != 64) {
 		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
@@ -75,7 +74,7 @@ static int read_headers(int fd, struct gv_demux *dm, long *status)
 {
 	char buf[8192];
 	size_t len = 0;
-	uint64_t until = agsbx_now_us() + (uint64_t)START_TIMEOUT_MS * 1000;
+	uint64_t until = agsbx_now_us() + (uint64_t)GV_LIFECYCLE_TIMEOUT_MS * 1000;
 	for (;;) {
 		char *end = memmem(buf, len, "\r\n\r\n", 4);
 		if (end) {
@@ -179,14 +178,6 @@ static int exec_exit_wait(const struct gv_docker *d, const char *eid, uint64_t d
 	}
 }
 
-static bool cancel_requested(int fd)
-{
-	if (agsbx_runner_aborted())
-		return true;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
-}
-
 struct drain {
 	int fd;
 	bool eof, exited, killed;
@@ -233,14 +224,14 @@ static void drain_run(struct drain *dr, const struct gv_docker *d, const struct 
 		now = agsbx_now_us();
 		if (now >= dr->give_up)
 			return;
-		if (!dr->killed && (now >= dr->deadline || cancel_requested(s->cancel_fd))) {
+		if (!dr->killed && (now >= dr->deadline || gv_cancel_requested(s->cancel_fd))) {
 			if (now >= dr->deadline)
 				o->run.timed_out = true;
 			else
 				o->run.cancelled = true;
 			gv_container_kill(d, s->container);
 			dr->killed = true;
-			dr->give_up = now + (uint64_t)KILL_GRACE_MS * 1000;
+			dr->give_up = now + (uint64_t)EXEC_KILL_GRACE_MS * 1000;
 		}
 		if (!dr->killed && !dr->exited && now >= dr->next_inspect) {
 			dr->next_inspect = now + (uint64_t)INSPECT_EVERY_MS * 1000;

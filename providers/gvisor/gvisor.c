@@ -692,14 +692,14 @@ static int step_args_get(struct agsbx_handle *h, const struct agsbx_step *step, 
 struct gv_where {
 	char container[13];
 	unsigned earlier;             /* executions the container ran before it */
-	bool shared;                  /* a warm container (see gv_warm) */
+	bool warm;                    /* a warm container (see gv_warm) */
 };
 
 static void where_json(const struct gv_where *w, json_t *meta)
 {
 	if (meta && w->container[0])
 		json_object_set_new(meta, "sandbox",
-				    json_pack("{s:s, s:b, s:i}", "container", w->container, "warm", w->shared,
+				    json_pack("{s:s, s:b, s:i}", "container", w->container, "warm", w->warm,
 					      "earlier_executions", (json_int_t)w->earlier));
 }
 
@@ -837,7 +837,7 @@ static int run_warm(struct agsbx_handle *h, struct gv_priv *p, const struct agsb
 	r = gv_exec_run(&p->env.d, &s, &o);
 	snprintf(where->container, sizeof where->container, "%.12s", w.id);
 	where->earlier = w.runs++;
-	where->shared = true;
+	where->warm = true;
 	out->run = o.run;
 	if (warm_put(h, p, a, &w, o.dirty || r < 0) < 0 && r == 0) {
 		r = -EIO;

@@ -94,6 +94,13 @@ struct gv_run_out {
  * reason/message otherwise. o->run must be freed by the caller. */
 int gv_container_run(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
 
+/* Create, start, exec, kill and remove go through dockerd, containerd, the
+ * shim and runsc; under load that is slower than a query, but never
+ * unbounded. */
+#define GV_LIFECYCLE_TIMEOUT_MS 30000L
+/* cancel_fd (-1: none) is readable, or the harness was interrupted (which
+ * cancels every execution). */
+bool gv_cancel_requested(int fd);
 /* A JSON array of the NULL-terminated strings (empty for NULL). */
 json_t *gv_strv_json(const char *const *v);
 

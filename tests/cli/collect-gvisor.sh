@@ -40,9 +40,18 @@ jq -e '.providers[0].confinement | .cap_eff == "0000000000000000" and .no_new_pr
   || fail "gvisor confinement $(jq -c .providers[0].confinement "$d/gv.json")"
 jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].claims.network == "isolated"' \
   "$d/gv.json" >/dev/null || fail "gvisor claims"
+# Where each execution ran (meta.sandbox): the lifecycle checks in a
+# container of their own, every other execution in a warm container, and
+# warm containers really reused.
+jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "sandbox" and .meta.sandbox)
+        | {c: $c, s: .meta.sandbox}] as $o
+       | ($o | map(select(.c | startswith("lifecycle.") and . != "lifecycle.consistent")) | length > 0 and all(.s.warm == false))
+         and ($o | map(select((.c | startswith("lifecycle.")) | not)) | length > 0 and all(.s.warm == true))
+         and ($o | map(select(.s.earlier_executions > 0)) | length > 0)' "$d/gv.json" >/dev/null \
+  || fail "gvisor meta.sandbox: $(jq -c '[.providers[0].checks[] | {id, s: [.observations[].meta.sandbox]}]' "$d/gv.json")"
 n=$(dockerd_api '/containers/json?all=1' | jq length)
 [[ $n == 0 ]] || fail "$n container(s) left on the daemon"
-pass "gvisor conformant through collect; no container left; host device nodes unchanged"
+pass "gvisor conformant through collect; lifecycle checks in containers of their own, the rest reused; no container left; host device nodes unchanged"
 dockerd_stop
 
 dockerd_start cgn no-runsc
