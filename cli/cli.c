@@ -131,6 +131,8 @@ int agsbx_cli_load_bundle(const char *file, json_t **bundle)
  * time). Bounded by the bundle (load.c caps its size). Only before any
  * jansson value exists: one malloc'd earlier would be leaked, never
  * handed to free() from here. */
+/* Not under ASan: it would see one arena chunk, not each value. */
+#ifndef __SANITIZE_ADDRESS__
 #define obstack_chunk_alloc malloc
 #define obstack_chunk_free free
 static struct obstack json_arena;
@@ -147,15 +149,15 @@ static void arena_free(void *p) { (void)p; }
 
 void agsbx_cli_json_arena(void)
 {
-	/* Not under ASan: it would see one arena chunk, not each value. */
-#ifndef __SANITIZE_ADDRESS__
 	obstack_alloc_failed_handler = arena_exhausted;
 	obstack_init(&json_arena);
 	/* Not 4 KiB chunks: a 1 MiB bundle would take a thousand of them. */
 	obstack_chunk_size(&json_arena) = 256 << 10;
 	json_set_alloc_funcs(arena_alloc, arena_free);
-#endif
 }
+#else
+void agsbx_cli_json_arena(void) {}
+#endif
 
 int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok)
 {
