@@ -1302,16 +1302,34 @@ END_TEST
 
 START_TEST(test_probe_timeout)
 {
-	/* bwrap needs milliseconds to set up; 1 ms is never enough. */
+	/* Negative control: a bwrap that stalls (first on PATH, this forked
+	 * test only). Not the real bwrap with a 1 ms deadline: on a loaded
+	 * host the runner may next look after bwrap has already finished,
+	 * and then it rightly reports an exit, not a timeout (CI saw it). */
+	char *dir = agsbx_path_join(t_scratch, "stalling-bwrap");
+	char *fake = agsbx_path_join(dir, "bwrap");
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	FILE *f = fopen(fake, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/bin/sh\nsleep 30\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(fake, 0755), 0);
+	char *path = NULL;
+	ck_assert_int_ge(asprintf(&path, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin"), 0);
+	ck_assert_int_eq(setenv("PATH", path, 1), 0);
 	struct agsbx_ctx c = user_ctx();
-	c.probe_timeout_ms = 1;
+	c.probe_timeout_ms = 300;
 	struct agsbx_probe p;
 	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
 	ck_assert(json_is_true(json_object_get(json_object_get(p.facts, "sandbox_probe"), "timed_out")));
+	ck_assert_str_eq(jstr(p.facts, "path"), fake);
 	agsbx_provider_probe_clear(&p);
 	ck_assert_int_eq(count_marker(t_scratch), 0);
+	free(path);
+	free(fake);
+	free(dir);
 }
 END_TEST
 
