@@ -45,7 +45,8 @@ if have firejail; then
   [[ $(p .verdict) == conformant ]] || fail "fj: verdict $(p .verdict), failing $(p '.failing_checks|join(",")')"
   [[ $(p '.declared.claims | length') == 0 && $(p .claims.process_contained) == false ]] || fail "fj: claims something"
   for a in process_contained privilege_escalation_blocked environment_scrubbed network; do
-    p ".underclaim | index(\"$a\")" | grep -qv null || fail "fj: $a not in the underclaim ($(p '.underclaim | join(",")'))"
+    p ".underclaim | index(\"$a\")" | grep -qv null ||
+      fail "fj: $a not in the underclaim ($(p '.underclaim | join(",")')); checks not observed: $(p '[.checks[] | select(.observed_pass != true) | "\(.id): \(.verdict): \(.reason)"] | join("; ")')"
   done
   # Not asserted either way (they depend on the kernel): firejail's default
   # seccomp list leaves io_uring_setup allowed, and without --private the
