@@ -816,6 +816,10 @@ int agsbx_cmd_collect(int argc, char **argv)
 	 * never reached the write): the signal decides the status. */
 	if (agsbx_interrupt_signal() && !bundle_written && rc != 128 + agsbx_interrupt_signal())
 		rc = interrupted(&o);
-	agsbx_interrupt_restore();
+	/* A written bundle is the outcome, whatever signal comes before the exit. */
+	if (bundle_written)
+		agsbx_interrupt_hold();
+	else
+		agsbx_interrupt_restore();
 	return rc;
 }

@@ -35,10 +35,13 @@ void agsbx_harness_clear(struct agsbx_harness *hs);
 /* Interrupt handling for long commands (interrupt.c): SIGINT, SIGTERM and
  * SIGHUP cancel every execution through the runner's abort fd instead of
  * killing the process. agsbx_interrupt_signal is the first signal caught
- * (0: none); restore puts the previous dispositions back. */
+ * (0: none); restore puts the previous dispositions back; hold does too
+ * but keeps SIGINT, SIGTERM and SIGHUP blocked until the process exits
+ * (the command's outcome is settled). */
 int agsbx_interrupt_install(void);
 int agsbx_interrupt_signal(void);
 void agsbx_interrupt_restore(void);
+void agsbx_interrupt_hold(void);
 
 /* Leftovers of harnesses that died (cmd-cleanup.c): in parent (NULL:
  * $TMPDIR or /tmp), agsbx-run-*, agsbx-tools-* and agsbx-landlock-* dirs whose owner

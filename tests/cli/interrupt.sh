@@ -87,6 +87,28 @@ interrupt_case INT 1.0 130
 interrupt_case HUP 1.5 129
 interrupt_case TERM 2.0 143
 
+# A signal once the bundle is there (the run is exiting: removing its work
+# dir, or the sanitizer's leak check) leaves the outcome alone: the run's
+# own status and its complete bundle, not a death by signal. CI caught a
+# SIGINT landing after the handlers were reset (exit 130 beside a bundle).
+late_signal_case() {
+  local sig=$1 t pid rc
+  t=$(new_tmp "late-$sig")
+  U "$t" collect --unsigned --provider trusted_local --output "$t/b.json" --work-dir "$t" >/dev/null 2>"$t/log" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null && [[ ! -e $t/b.json ]]; do sleep 0.002; done
+  kill -s "$sig" "$pid" 2>/dev/null || true
+  set +e; wait "$pid"; rc=$?; set -e
+  [[ -e $t/b.json ]] || { cat "$t/log" >&2; fail "late SIG$sig: no bundle (exit $rc)"; }
+  [[ $rc == 0 ]] || { cat "$t/log" >&2; fail "late SIG$sig: exit $rc beside a written bundle, want the run's own 0"; }
+  jq -e '.providers[0].verdict == "conformant"' "$t/b.json" >/dev/null || fail "late SIG$sig: the bundle is not complete"
+  settle "$t"
+  [[ -z $(procs_in "$t") && -z $(agsbx_dirs_in "$t") ]] || fail "late SIG$sig: something remains"
+  pass "SIG$sig as the bundle appeared: exit 0, the bundle complete, nothing left"
+}
+late_signal_case INT
+late_signal_case TERM
+
 # ---- SIGKILL: cleanup removes a dead run's leftovers ----------------------
 
 # Kills collect once a detached payload tree of a lifecycle check is alive,
