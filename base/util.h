@@ -20,6 +20,10 @@ int agsbx_write_all(int fd, const void *p, size_t n);
  * for a FIFO, socket or device (opened non-blocking, never read).
  * *data is NUL-terminated and malloc'd. */
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len);
+/* Maps the pages of a fresh n-byte buffer in one call (Linux's
+ * MADV_POPULATE_WRITE) instead of one page fault per 4 KiB as it is first
+ * written; a no-op where that is unsupported or n is small. */
+void agsbx_prefault(void *p, size_t n);
 /* 0 when path is a regular file (opened non-blocking, fstat), else as
  * agsbx_read_file: -EISDIR, -EINVAL (FIFO, socket, device), -errno. */
 int agsbx_check_regular(const char *path);

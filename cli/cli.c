@@ -133,7 +133,14 @@ int agsbx_cli_load_bundle(const char *file, json_t **bundle)
  * handed to free() from here. */
 /* Not under ASan: it would see one arena chunk, not each value. */
 #ifndef __SANITIZE_ADDRESS__
-#define obstack_chunk_alloc malloc
+static void *chunk_alloc(size_t n)
+{
+	void *p = malloc(n);
+	if (p)
+		agsbx_prefault(p, n);
+	return p;
+}
+#define obstack_chunk_alloc chunk_alloc
 #define obstack_chunk_free free
 static struct obstack json_arena;
 
@@ -147,16 +154,17 @@ static void *arena_alloc(size_t n) { return obstack_alloc(&json_arena, n); }
 
 static void arena_free(void *p) { (void)p; }
 
-void agsbx_cli_json_arena(void)
+bool agsbx_cli_json_arena(void)
 {
 	obstack_alloc_failed_handler = arena_exhausted;
 	obstack_init(&json_arena);
 	/* Not 4 KiB chunks: a 1 MiB bundle would take a thousand of them. */
 	obstack_chunk_size(&json_arena) = 256 << 10;
 	json_set_alloc_funcs(arena_alloc, arena_free);
+	return true;
 }
 #else
-void agsbx_cli_json_arena(void) {}
+bool agsbx_cli_json_arena(void) { return false; }
 #endif
 
 int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok)

@@ -91,7 +91,7 @@ int agsbx_cmd_verify(int argc, char **argv)
 	static const struct option lo[] = {
 		AGSBX_OPTIONS_TRUST, { "expect-challenge", required_argument, NULL, O_CHALLENGE }, AGSBX_OPTION_JSON, { 0 },
 	};
-	agsbx_cli_json_arena();
+	bool arena = agsbx_cli_json_arena();
 	struct agsbx_verify_opts o = { 0 };
 	bool json = false;
 	struct agsbx_args a = { .cmd = "verify", .argc = argc, .argv = argv };
@@ -117,6 +117,10 @@ int agsbx_cmd_verify(int argc, char **argv)
 	bool sha512_ok;
 	if ((rc = agsbx_cli_load_bundle_digest(file, &bundle, sha512, &sha512_ok)))
 		return rc;
+	/* From the arena the values are never freed: a reference that is
+	 * never dropped spares the exit a walk over the whole tree. */
+	if (arena)
+		json_incref(bundle);
 	o.canonical_sha512 = sha512_ok ? sha512 : NULL;
 	char err[512];
 	struct agsbx_verify_result res;

@@ -125,8 +125,9 @@ bool agsbx_trust_option(int key, const char *value, struct agsbx_verify_opts *o)
  * verify. */
 int agsbx_cli_load_bundle(const char *file, json_t **bundle);
 /* For a command that reads one bundle and exits: jansson allocates from
- * an arena that is never freed (see cli.c). Call before any JSON exists. */
-void agsbx_cli_json_arena(void);
+ * an arena that is never freed (see cli.c). Call before any JSON exists.
+ * Whether the arena is in use (not under ASan). */
+bool agsbx_cli_json_arena(void);
 int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok);
 /* A rendered output (report, diff, matrix): stdout for "-", else a temp
  * file beside path renamed over it at commit, so a failure leaves no

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <jansson.h>
 
 /* The largest magnitude jq 1.6 (which stores numbers as doubles) prints
@@ -28,10 +29,24 @@ struct sbuf {
 	void (*sink)(void *ud, const void *data, size_t n);
 	void *sink_ud;
 };
-#define SBUF_CHUNK (64u << 10)
+#define SBUF_CHUNK (32u << 10)
 
 void sbuf_flush_sink(struct sbuf *b);
 void sbuf_put(struct sbuf *b, const void *data, size_t n);
+/* sbuf_put's common case in line, for byte-at-a-time writers (the
+ * canonical form streamed by the parser): room in the buffer and below a
+ * sink's chunk; anything else takes the call. */
+static inline void sbuf_put_inline(struct sbuf *b, const void *data, size_t n)
+{
+	size_t need = b->len + n + 1;
+	if (need > b->cap || b->oom || (b->sink && need > SBUF_CHUNK)) {
+		sbuf_put(b, data, n);
+		return;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
 void sbuf_puts(struct sbuf *b, const char *s);
 void sbuf_putc(struct sbuf *b, char c);
 void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -52,7 +52,7 @@ struct parser {
 static void emit(struct parser *ps, const char *s, size_t n)
 {
 	if (ps->canon && !ps->mute)
-		sbuf_put(ps->canon->out, s, n);
+		sbuf_put_inline(ps->canon->out, s, n);
 }
 
 static void emit_c(struct parser *ps, char c) { emit(ps, &c, 1); }
@@ -446,10 +446,6 @@ static int parse_member(struct parser *ps, json_t *obj, struct members *m)
 		fail(ps, kpos, "out of memory");
 		return -1;
 	}
-	if (agsbx_json_getn(obj, key, klen)) {
-		fail_duplicate(ps, kpos, key, klen);
-		return -1;
-	}
 	skip_ws(ps);
 	if (ps->p >= ps->end || *ps->p != ':') {
 		fail(ps, ps->p, "':' expected");
@@ -462,9 +458,18 @@ static int parse_member(struct parser *ps, json_t *obj, struct members *m)
 		ps->mute--;
 	else
 		remember_key(m, key, klen, &owned);
-	if (!v || agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
+	if (!v)
+		return -1;
+	/* A duplicate is seen by the size not growing (setn replaces): one
+	 * hash lookup per member instead of a get before the set. */
+	size_t size = json_object_size(obj);
+	if (agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
 		/* EILSEQ: a NUL in a key, which jansson < 2.14 cannot hold */
-		fail(ps, kpos, v && errno == EILSEQ ? "object key contains NUL" : "out of memory");
+		fail(ps, kpos, errno == EILSEQ ? "object key contains NUL" : "out of memory");
+		return -1;
+	}
+	if (json_object_size(obj) == size) {
+		fail_duplicate(ps, kpos, key, klen);
 		return -1;
 	}
 	return 0;
