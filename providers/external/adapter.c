@@ -483,8 +483,11 @@ static bool wait_step(struct ext_adapter *a, struct waiting *w, const char *op)
 			      (long long)(c ? EXT_DEADLINE_MS : w->deadline_ms), (unsigned long long)((now - sent) / 1000));
 		return false;
 	}
-	struct pollfd pf[3] = { { .fd = w->p->efd, .events = POLLIN },
-				{ .fd = w->cp ? w->cp->efd : -1, .events = POLLIN },
+	/* An answered request's eventfd stays readable: left in the set it
+	 * would turn this wait into a spin until the deadline (an adapter that
+	 * answers the cancel but never the execute burnt a core for 30 s). */
+	struct pollfd pf[3] = { { .fd = done ? -1 : w->p->efd, .events = POLLIN },
+				{ .fd = w->cp && !cdone ? w->cp->efd : -1, .events = POLLIN },
 				{ .fd = w->cp ? -1 : w->cancel_fd, .events = POLLIN } };
 	int pr = poll(pf, 3, (int)((until - now) / 1000 + 1));
 	if (pr > 0 && pf[2].revents && !w->cp) {

@@ -17,6 +17,7 @@ stage=$(agently_stage)
 out=$(t_tmpdir out)
 # The acceptance command as given (every default provider plus the declared one).
 agently_collect "$stage" landlock "$out/ll.json"
+ag_waits_blocking landlock
 P=landlock
 [[ $AG_RC == 1 ]] || { tail -n 30 "$out/ll.json.log" >&2; fail "exit $AG_RC, want 1 (a provider defect)"; }
 [[ $(ag_jq "$out/ll.json" $P .kind) == external ]] || fail "kind"

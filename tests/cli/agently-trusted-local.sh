@@ -16,6 +16,7 @@ tools=$(as_user sh -c 'for t in python node go c++; do command -v $t; done' || t
 stage=$(agently_stage)
 out=$(t_tmpdir out)
 agently_collect "$stage" trusted_local "$out/tl.json" --provider agently-trusted_local
+ag_waits_blocking trusted_local
 P=trusted_local
 [[ $AG_RC == 1 ]] || { tail -n 30 "$out/tl.json.log" >&2; fail "exit $AG_RC, want 1"; }
 [[ $(ag_jq "$out/tl.json" $P .verdict) == defective ]] || fail "verdict"

@@ -35,7 +35,9 @@ agently_stage() {
 
 # agently_collect STAGE PROVIDER OUT [collect args...]: the acceptance
 # command, as the unprivileged user, from STAGE/src, the adapter declared as
-# "agently-PROVIDER"; the status goes to AG_RC, stderr to OUT.log.
+# "agently-PROVIDER"; the status goes to AG_RC, stderr to OUT.log, its wall
+# time to AG_WALL and the CPU (user + sys) of collect and everything it
+# waited for to AG_CPU, in seconds.
 agently_collect() {
   local stage=$1 p=$2 out=$3
   shift 3
@@ -43,11 +45,16 @@ agently_collect() {
   wd=$(t_tmpdir work)
   chown "$AGSBX_TEST_USER" "$wd" "$(dirname "$out")"
   set +e
+  local t0=$EPOCHREALTIME
   (cd "$stage/src" && as_user ./agsbx-evidence collect \
     --adapter "agently-$p=python3 providers/external/agently/agently-adapter.py --agently-src ../shared/thirdparty/agently --provider $p" \
-    --unsigned --work-dir "$wd" --output "$out" "$@") 2>"$out.log"
+    --unsigned --work-dir "$wd" --output "$out" "$@"
+   rc=$?; times >"$out.times"; exit $rc) 2>"$out.log"
   AG_RC=$?
   set -e
+  AG_WALL=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  # times: the subshell's own line, then its children's "XmY.YYYs XmY.YYYs"
+  AG_CPU=$(sed -n 2p "$out.times" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.1f", s }')
   [[ -f $out ]] || { tail -n 30 "$out.log" >&2; fail "$p: no bundle (exit $AG_RC)"; }
 }
 
@@ -64,6 +71,18 @@ ag_expect() {
   if [[ -n ${5:-} ]]; then
     [[ $reason =~ $5 ]] || fail "$2 $3 reason '$reason' does not match /$5/"
   fi
+}
+
+# ag_waits_blocking WHAT: the last agently_collect spent most of its wall
+# time waiting (Agently's cancelled call that never returns holds it up to
+# the execute deadline) and used at most half of it on the CPU. A wait that
+# polls a descriptor that stays readable spins at 100% of a core instead:
+# that is a defect of the harness, not a slow machine (measured here: 41 s
+# of CPU in 41 s of wall with the spin, a few seconds without).
+ag_waits_blocking() {
+  awk -v c="$AG_CPU" -v w="$AG_WALL" 'BEGIN { exit !(c <= w / 2) }' \
+    || fail "$1: collect used ${AG_CPU} s of CPU in ${AG_WALL} s of wall: a busy wait"
+  pass "$1: collect waited without spinning (${AG_CPU} s of CPU in ${AG_WALL} s)"
 }
 
 # No process of the test user from this test (everything of ours runs from
