@@ -25,10 +25,12 @@ for f in sys.argv[2:]:
 PY
 validate() { $PY "$T/validate.py" "$S" "$@"; }
 
-# the shipped fixtures are valid
-for f in full minimal signed minimal-signed; do
-  out=$(validate "$D/$f.json")
-  [[ $out == "OK $D/$f.json" ]] || fail "$out"
+# the shipped fixtures are valid (one python start for all: a line per file, in order)
+fixtures=("$D"/{full,minimal,signed,minimal-signed}.json)
+mapfile -t outs < <(validate "${fixtures[@]}")
+[[ ${#outs[@]} == "${#fixtures[@]}" ]] || fail "validate printed ${#outs[@]} lines for ${#fixtures[@]} fixtures"
+for ((k = 0; k < ${#fixtures[@]}; k++)); do
+  [[ ${outs[k]} == "OK ${fixtures[k]}" ]] || fail "${outs[k]}"
 done
 pass "fixtures valid"
 
@@ -38,12 +40,14 @@ pass "fixtures valid"
 # "ids unique within an array of objects")
 loader_only="duplicate-nested.json exponent.json negative-zero.json real-zero-fraction.json"
 loader_only+=" duplicate-provider-id.json duplicate-check-id.json"
-for f in "$D"/invalid/*.json; do
-  out=$(validate "$f")
+invalid=("$D"/invalid/*.json)
+mapfile -t outs < <(validate "${invalid[@]}")
+[[ ${#outs[@]} == "${#invalid[@]}" ]] || fail "validate printed ${#outs[@]} lines for ${#invalid[@]} invalid fixtures"
+for ((k = 0; k < ${#invalid[@]}; k++)); do
   case " $loader_only " in
-    *" $(basename "$f") "*) continue ;;
+    *" $(basename "${invalid[k]}") "*) continue ;;
   esac
-  [[ $out == OK* ]] && fail "schema accepted $(basename "$f")"
+  [[ ${outs[k]} == OK* ]] && fail "schema accepted $(basename "${invalid[k]}")"
   true
 done
 pass "invalid fixtures rejected"
