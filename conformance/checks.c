@@ -528,7 +528,7 @@ static bool wait_for_ready(const char *path, const struct cancel_arg *a, int ms)
 }
 
 /* How long a cancelled run's detached tree may take to come up. */
-#define CANCEL_READY_WAIT_MS 20000
+#define CANCEL_READY_WAIT_MS 10000
 
 /* One attempt; returns true when it was inconclusive: the timeout fired
  * before the payload had even started its detached tree (a loaded
@@ -599,12 +599,14 @@ static void lifecycle_timeout_cleanup(const struct check_env *env, struct check_
 
 /* The cancel goes out once the detached tree is up (at most
  * CANCEL_READY_WAIT_MS), so the run's own timeout only has to outlast that
- * wait with room for the cancel to act: 10 s more. It is also how long a
- * provider whose cancelled run never returns holds collect up (an adapter:
- * this plus its 5 s execute deadline), so it is no longer than that. */
+ * wait with room for the cancel to act: 5 s more (a gVisor container of
+ * its own, the slowest, is up and killed in 1-2 s on a loaded 2-core
+ * host). It is also how long a provider whose cancelled run never returns
+ * holds collect up (an adapter: this plus its 5 s execute deadline), so it
+ * is no longer than that. */
 static void lifecycle_cancel_cleanup(const struct check_env *env, struct check_out *out)
 {
-	lifecycle_cleanup(env, out, true, CANCEL_READY_WAIT_MS + 10000);
+	lifecycle_cleanup(env, out, true, CANCEL_READY_WAIT_MS + 5000);
 }
 
 /* ---- contract checks ---------------------------------------------------- */
