@@ -21,10 +21,20 @@ pass "start-up errors exit 2 naming the problem"
 agently_require_src
 stage=$(agently_stage)
 w=$(t_tmpdir drive); chown "$AGSBX_TEST_USER" "$w"
+# Both providers at once: each drive mostly waits (whole-second timeouts,
+# the detached tree's 8 s), and each has its own area and markers.
+declare -A drive=()
 for p in landlock trusted_local; do
   as_user python3 "$stage/src/tests/cli/lib-agently-drive.py" "$p" \
     "$stage/src/providers/external/agently/agently-adapter.py" "$stage/shared/thirdparty/agently" \
-    "$stage/agsbx-payload" "$w" || fail "$p: the adapter's mappings (see above)"
+    "$stage/agsbx-payload" "$w" >"$w/$p.out" 2>&1 &
+  drive[$p]=$!
+done
+t_on_exit wait
+for p in landlock trusted_local; do
+  rc=0; wait "${drive[$p]}" || rc=$?
+  cat "$w/$p.out"
+  [[ $rc == 0 ]] || fail "$p: the adapter's mappings (see above)"
 done
 # What upstream's health says after release is forwarded, not decided by
 # the adapter: landlock checks its closed flag, trusted_local does not.
