@@ -26,9 +26,9 @@ p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
 # one at a time, as their verdicts rest on the checks' own timing. The rest
 # mostly wait on a protocol deadline (a hung execute, a late answer, an
 # adapter that lingers after shutdown) or break the protocol early, so
-# they run in the background (at most BG_MAX at once: the deadline-bound
-# ones beside the heavy ones, the rest afterwards) and are judged one by
-# one. Each has a work dir of its own: a concurrent run's directory in
+# they run in the background (at most BG_MAX at once: the two that hang
+# on their first execute beside the heavy ones, the rest afterwards) and
+# are judged one by one. Each has a work dir of its own: a concurrent run's directory in
 # a shared one would be residue (fs.no_host_residue) in the others.
 #
 # start KEY ID TIMEOUT_MS ADAPTER_ARGS...: starts collect of the adapter
@@ -99,14 +99,12 @@ reason_is() {
   [[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == fail ]] || fail "$1: adapter.protocol check"
 }
 
-# The runs that only wait out a protocol deadline (a hung execute, a late
-# answer, an adapter that lingers after shutdown: 6-15 s of sleep, no
-# load) start first and run beside the heavy ones; judged further down.
-MARKS[v-linger]="agsbx-negadapter-v-linger-$$-$RANDOM"
+# The runs that only wait out a protocol deadline on their first execute
+# (a hung one, a late answer: 6 s of sleep, no load) start first and run
+# beside the heavy ones; judged further down.
 for n in hang slow; do
   start "$n" "$n" 1000 "$adapters/neg-$n.py" "${MARKS[$n]}"
 done
-start v-linger v 2000 "$adapters/neg-violations.py" linger "${MARKS[v-linger]}"
 
 # The liar: well-formed protocol, every axis claimed, nothing enforced.
 neg liar
@@ -174,8 +172,9 @@ else
   skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
 fi
 
-# The light runs, together: every other protocol violation
-# (neg-violations.py MODE); the deadline-bound ones started at the top.
+# The light runs, together: the lingering adapter (a whole matrix, then
+# 10 s of grace after shutdown) first, then every other protocol violation
+# (neg-violations.py MODE).
 declare -A want=(
   [dup-id]="duplicate id" [unknown-id]="unknown id" [not-object]="not a JSON object"
   [mistyped-ok]="ok missing or not a boolean" [bad-caps]="probe: network, mechanism or safety_class"
@@ -183,6 +182,8 @@ declare -A want=(
   [bad-reason]="reason 'made_up' is outside the declared set" [missing-field]="execute: meta or inferred missing"
   [bad-b64]="is not base64" [over-limit]="more output than max_output_bytes" [after-shutdown]="output after shutdown"
 )
+MARKS[v-linger]="agsbx-negadapter-v-linger-$$-$RANDOM"
+start v-linger v 2000 "$adapters/neg-violations.py" linger "${MARKS[v-linger]}"
 for m in "${!want[@]}"; do
   MARKS[v-$m]="agsbx-negadapter-v-$m-$$-$RANDOM"
   start "v-$m" v 2000 "$adapters/neg-violations.py" "$m" "${MARKS[v-$m]}"
@@ -232,6 +233,6 @@ N=v F="$w/v-linger.json" MARK=${MARKS[v-linger]}
 finished v-linger
 [[ $RC == 1 ]] || { cat "$w/v-linger.err" >&2; fail "linger: collect exited $RC"; }
 reason_is linger adapter_timeout
-p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message"
+p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message '$(p .declared.adapter.violation.message)'"
 [[ $(p '.declared.adapter.exit.killed') == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
 pass "linger: not exiting after shutdown is adapter_timeout; the adapter is killed"
