@@ -19,19 +19,22 @@ printf 'int f(void);\nint f(void) {\n#ifdef __linux__\nreturn 1;\n#endif\nreturn
 cc -E -D_GNU_SOURCE -include "$H" "$d/probe2.c" 2>/dev/null >"$d/probe2.i"
 grep -q 'return 1' "$d/probe2.i" && fail "posix.h leaves __linux__ defined"
 
-cmake -S "$S" -B "$d/b" -DAGSBX_PORTABLE=ON -DCMAKE_BUILD_TYPE=Debug \
+# Its own build directory in the build tree, kept between runs as the fuzz
+# build's is: a rerun rebuilds what changed (a fresh clone builds it all).
+b=$AGSBX_BUILD_DIR/portable-build
+cmake -S "$S" -B "$b" -DAGSBX_PORTABLE=ON -DCMAKE_BUILD_TYPE=Debug \
   "-DCMAKE_C_FLAGS=-include $H -Werror=implicit-function-declaration -Wno-error" >"$d/cfg.log" 2>&1 \
   || { tail "$d/cfg.log" >&2; fail "portable configure failed"; }
-cmake --build "$d/b" -j2 --target agsbx-evidence >"$d/build.log" 2>&1 \
+cmake --build "$b" -j2 --target agsbx-evidence >"$d/build.log" 2>&1 \
   || { grep -E 'error|poisoned' "$d/build.log" | head -20 >&2; fail "the portable subset does not build without Linux-only API"; }
-P=$d/b/agsbx-evidence
+P=$b/agsbx-evidence
 pass "portable subset builds with Linux-only API poisoned and __linux__ undefined"
 
 # The POSIX runner itself, linked from the portable build's base library.
 cc -std=gnu11 -D_GNU_SOURCE -I"$S" -o "$d/runner-check" "$S/tests/portability/runner-posix-check.c" \
-  "$d/b/libagsbx_base.a" $(pkg-config --libs jansson libsodium libcurl) -lpthread 2>"$d/cc.log" \
+  "$b/libagsbx_base.a" $(pkg-config --libs jansson libsodium libcurl) -lpthread 2>"$d/cc.log" \
   || { cat "$d/cc.log" >&2; fail "runner check does not build"; }
-nm "$d/b/libagsbx_base.a" >"$d/nm.txt"
+nm "$b/libagsbx_base.a" >"$d/nm.txt"
 grep -q '^runner-posix.c.o:' "$d/nm.txt" || fail "the portable build does not use runner-posix.c"
 grep -q '^runner.c.o:' "$d/nm.txt" && fail "the portable build links the Linux runner"
 "$d/runner-check" || fail "POSIX runner"
