@@ -26,10 +26,14 @@ wrap() {
     --provider "$n" "$@" 2>"$w/$n.err"
   local rc=$?
   set -e
-  [[ $rc == "$want" ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $rc, want $want"; }
+  [[ $rc == "$want" ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $rc, want $want$(why_failed)"; }
   [[ $(p .kind) == wrap ]] || fail "$n: kind $(p .kind)"
 }
 p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
+# The failing checks of the last run with their reasons, for a failure message.
+why_failed() {
+  [[ -s $F ]] && echo "; failing: $(p '[.checks[] | select(.verdict == "fail") | "\(.id): \(.reason)"] | join("; ")')"
+}
 full_bundle() {
   [[ $(p '.checks | length') -ge 19 ]] || fail "$N: only $(p '.checks|length') checks"
   [[ $(p '[.checks[] | select(.verdict == "blocked")] | length') == 0 ]] || fail "$N: checks blocked"
