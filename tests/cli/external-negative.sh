@@ -64,6 +64,7 @@ finished() {
 }
 
 declare -A MARKS=()
+SCHEMA_CHECK=()
 for n in liar hang slow garbage exit leak argv0 blocked; do
   MARKS[$n]="agsbx-negadapter-$n-$$-$RANDOM"
 done
@@ -82,10 +83,7 @@ neg() {
   [[ $(p .verdict) == defective ]] || fail "$n: verdict $(p .verdict)"
   [[ $(p .kind) == external ]] || fail "$n: kind $(p .kind)"
   [[ $(p '.declared.argv[0]') == python3 && $(p '.declared.argv[2]') == "$MARK" ]] || fail "$n: argv not recorded"
-  $PY - "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "$F" <<'EOF' || fail "$n: bundle not schema-valid"
-import json, sys, jsonschema
-jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
-EOF
+  SCHEMA_CHECK+=("$F") # validated together at the end (one python start)
   local left
   left=$(marker_processes "$MARK")
   [[ -z $left ]] || fail "$n: processes left running: $left"
@@ -236,3 +234,16 @@ reason_is linger adapter_timeout
 p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message '$(p .declared.adapter.violation.message)'"
 [[ $(p '.declared.adapter.exit.killed') == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
 pass "linger: not exiting after shutdown is adapter_timeout; the adapter is killed"
+
+# Every bundle neg judged is valid against the schema.
+$PY - "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "${SCHEMA_CHECK[@]}" <<'EOF' || fail "a bundle is not schema-valid (above)"
+import json, sys, jsonschema
+schema, bad = json.load(open(sys.argv[1])), 0
+for f in sys.argv[2:]:
+    try:
+        jsonschema.validate(json.load(open(f)), schema)
+    except jsonschema.ValidationError as e:
+        print(f"FAIL: {f}: {e.message[:200]}", file=sys.stderr); bad += 1
+sys.exit(1 if bad else 0)
+EOF
+pass "${#SCHEMA_CHECK[@]} bundles schema-valid"
