@@ -747,6 +747,65 @@ START_TEST(test_probe_ready_observed)
 }
 END_TEST
 
+/* meta.sandbox.ensure_observation of one execution of `true` on h. */
+static json_t *ensure_observation_of(struct agsbx_handle *h)
+{
+	const char *const args[] = { "true", NULL };
+	struct run r;
+	run_in(h, &r, args, 60000, 65536, -1);
+	ck_assert_msg(r.rc == 0, "execute: %s", r.fail.message);
+	json_t *ob = json_incref(json_object_get(json_object_get(r.res.meta, "sandbox"), "ensure_observation"));
+	ck_assert_ptr_nonnull(ob);
+	agsbx_exec_result_clear(&r.res);
+	json_decref(r.json);
+	return ob;
+}
+
+/* ensure reuses this process's observation for the same daemon, runtime,
+ * image, user and payload path, and says so in every execution's meta;
+ * a probe never does, and another payload path is observed anew. */
+START_TEST(test_ensure_reuses_observation)
+{
+	struct agsbx_probe p;
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+		ck_assert_msg(p.available, "%s: %s", p.reason, p.detail ? p.detail : "");
+		ck_assert_ptr_null(json_object_get(p.facts, "observation"));
+		ck_assert_ptr_nonnull(json_object_get(p.facts, "observed"));
+		agsbx_provider_probe_clear(&p);
+	}
+	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
+	struct agsbx_handle *h = NULL;
+	struct agsbx_error f = { 0 };
+	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	json_t *ob = ensure_observation_of(h);
+	ck_assert(json_is_true(json_object_get(ob, "reused")));
+	ck_assert(json_integer_value(json_object_get(ob, "age_ms")) >= 0);
+	json_decref(ob);
+	gv->release(h);
+	agsbx_handle_free(h);
+	/* The same payload at another path: its own observation. */
+	char *other = agsbx_path_join(tmp, "payload-copy");
+	char *cmd = NULL;
+	ck_assert_int_ge(asprintf(&cmd, "cp '%s' '%s'", payload_path, other), 0);
+	ck_assert_int_eq(system(cmd), 0);
+	struct agsbx_ctx c = g_ctx;
+	c.payload_path = other;
+	h = NULL;
+	ck_assert_msg(gv->ensure(&c, g, &h, &f) == 0, "%s", f.message);
+	ob = ensure_observation_of(h);
+	ck_assert(json_is_false(json_object_get(ob, "reused")));
+	ck_assert_ptr_null(json_object_get(ob, "age_ms"));
+	json_decref(ob);
+	gv->release(h);
+	agsbx_handle_free(h);
+	agsbx_grant_destroy(g);
+	free(cmd);
+	free(other);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_write_output_reaches_host)
 {
 	char nonce[33];
@@ -1334,6 +1393,7 @@ static Suite *ready_suite(void)
 	tcase_add_checked_fixture(p, scenario_setup, scenario_teardown);
 	tcase_set_timeout(p, 120);
 	tcase_add_test(p, test_probe_ready_observed);
+	tcase_add_test(p, test_ensure_reuses_observation);
 	tcase_add_test(p, test_simulation_blocks_live_daemon);
 	tcase_add_test(p, test_lifecycle_and_toctou);
 	tcase_add_test(p, test_run_as_user);

@@ -82,6 +82,7 @@ struct gv_priv {
 	 * neither list: no two executions ever share one at once). */
 	struct gv_warm *idle;
 	size_t nidle;
+	int64_t obs_age_ms;           /* of the observation ensure reused; -1: its own */
 };
 
 static int id_push(gv_id **v, size_t *n, const char *id)
@@ -464,9 +465,100 @@ static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e,
 	return reason;
 }
 
+/* ---- the observation, reused by ensure --------------------------------- */
+
+/* A collect probes, then ensures a handle (and lifecycle.consistent and
+ * bundle.integrity_enforced ensure two more): each verification would
+ * start its own observation container (0.35-0.5 s). ensure reuses the
+ * last successful observation of this process when everything it rests
+ * on is unchanged: the daemon (socket, ID, version), the chosen runtime's
+ * registry entry (name, path, runtimeArgs), the image, the user and the
+ * payload path, and it is under OBS_REUSE_MAX_MS old. The rest of the
+ * chain (daemon, registry, image) still runs every time, so a runtime
+ * re-registered or removed meanwhile fails closed as before. probe never
+ * reuses one: probe.truthful's second probe must be an observation of its
+ * own. What ensure reused is in its facts ("observation"). */
+#define OBS_REUSE_MAX_MS 120000
+
+struct obs_cache {
+	bool valid;
+	uint64_t at_us;
+	char *key;
+	struct agsbx_caps caps;
+};
+static struct obs_cache obs_cache;
+static pthread_mutex_t obs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *obs_key(const struct agsbx_ctx *ctx, const struct gv_env *e, const json_t *info)
+{
+	json_t *rt = json_object_get(json_object_get(info, "Runtimes"), e->runtime);
+	_cleanup_free_ char *rts = rt ? json_dumps(rt, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	_cleanup_free_ char *user = run_as_user(ctx);
+	char *key = NULL;
+	if (!rts || asprintf(&key, "%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s", e->d.socket,
+			     json_string_value(json_object_get(info, "ID")) ?: "", e->d.server_version, e->runtime,
+			     rts, e->img.name, user ? user : "", ctx->payload_path ? ctx->payload_path : "") < 0)
+		return NULL;
+	return key;
+}
+
+/* The age in ms of a reusable observation for key, or -1. */
+static int64_t obs_get(const char *key, struct agsbx_caps *caps)
+{
+	int64_t age = -1;
+	pthread_mutex_lock(&obs_lock);
+	uint64_t now = agsbx_now_us();
+	if (key && obs_cache.valid && strcmp(obs_cache.key, key) == 0 &&
+	    now - obs_cache.at_us <= (uint64_t)OBS_REUSE_MAX_MS * 1000) {
+		*caps = obs_cache.caps;
+		age = (int64_t)((now - obs_cache.at_us) / 1000);
+	}
+	pthread_mutex_unlock(&obs_lock);
+	return age;
+}
+
+static void obs_put(char *key, const struct agsbx_caps *caps)
+{
+	pthread_mutex_lock(&obs_lock);
+	free(obs_cache.key);
+	obs_cache = (struct obs_cache){ .valid = key != NULL, .at_us = agsbx_now_us(), .key = key, .caps = *caps };
+	pthread_mutex_unlock(&obs_lock);
+}
+
+static void obs_forget(void)
+{
+	pthread_mutex_lock(&obs_lock);
+	obs_cache.valid = false;
+	pthread_mutex_unlock(&obs_lock);
+}
+
+/* The observation step: reused (ensure only) or made now. */
+static const char *observe_step(const struct agsbx_ctx *ctx, struct gv_env *e, const json_t *info, bool reuse,
+				json_t *facts, struct verdict *v)
+{
+	char *key = obs_key(ctx, e, info);
+	int64_t age = reuse ? obs_get(key, &e->caps) : -1;
+	if (age >= 0) {
+		json_object_set_new(facts, "observation",
+				    json_pack("{s:s, s:I}", "reused", "this process's last observation", "age_ms",
+					      (json_int_t)age));
+		free(key);
+		return NULL;
+	}
+	const char *reason = observe_gvisor(ctx, e, facts, v);
+	if (reason) {
+		free(key);
+		obs_forget(); /* a failed observation ends reuse */
+	} else {
+		obs_put(key, &e->caps);
+	}
+	return reason;
+}
+
 /* ---- the chain -------------------------------------------------------- */
 
-static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
+static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reuse, json_t *facts,
+			 struct verdict *v)
 {
 	_cleanup_free_ char *sock = NULL;
 	if (endpoint_socket(ctx, facts, &sock, v) < 0)
@@ -499,14 +591,16 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *
 				e->d.api_version, "runtime", e->runtime, "runsc", rv ? rv : "unknown", "image",
 				e->img.name);
 	json_object_set_new(facts, "versions", json_incref(e->versions));
-	return observe_gvisor(ctx, e, facts, v);
+	return observe_step(ctx, e, info, reuse, facts, v);
 }
 
-static const char *verify(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
+/* reuse: ensure's verification may reuse this process's observation. */
+static const char *verify(const struct agsbx_ctx *ctx, struct gv_env *e, bool reuse, json_t *facts,
+			  struct verdict *v)
 {
 	memset(e, 0, sizeof *e);
 	memset(v, 0, sizeof *v);
-	const char *reason = chain(ctx, e, facts, v);
+	const char *reason = chain(ctx, e, reuse, facts, v);
 	if (!reason)
 		v->reason = reason = GV_R_READY;
 	bool ready = strcmp(reason, GV_R_READY) == 0;
@@ -532,7 +626,7 @@ static int gv_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 		return -ENOMEM;
 	struct gv_env e;
 	struct verdict v;
-	out->reason = verify(ctx, &e, out->facts, &v);
+	out->reason = verify(ctx, &e, false, out->facts, &v);
 	out->available = strcmp(out->reason, GV_R_READY) == 0;
 	out->caps = e.caps;
 	if (v.detail[0])
@@ -573,12 +667,14 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		return -ENOMEM;
 	}
 	struct verdict v;
-	if (strcmp(verify(ctx, &p->env, facts, &v), GV_R_READY) != 0) {
+	if (strcmp(verify(ctx, &p->env, true, facts, &v), GV_R_READY) != 0) {
 		agsbx_fail_hint(fail, v.reason, v.hint, "gvisor: %s", v.detail);
 		env_clear(&p->env);
 		free(p);
 		return -ENODEV;
 	}
+	json_t *age = json_object_get(json_object_get(facts, "observation"), "age_ms");
+	p->obs_age_ms = json_is_integer(age) ? (int64_t)json_integer_value(age) : -1;
 	struct agsbx_handle *h = agsbx_handle_new(&agsbx_provider_gvisor, ctx, g, &p->env.caps);
 	if (!h) {
 		env_clear(&p->env);
@@ -695,12 +791,18 @@ struct gv_where {
 	bool warm;                    /* a warm container (see gv_warm) */
 };
 
-static void where_json(const struct gv_where *w, json_t *meta)
+/* obs_age_ms: how old the observation ensure reused was, or -1 (ensure
+ * observed gVisor itself). */
+static void where_json(const struct gv_where *w, int64_t obs_age_ms, json_t *meta)
 {
+	json_t *ob = obs_age_ms < 0 ? json_pack("{s:b}", "reused", 0)
+				    : json_pack("{s:b, s:I}", "reused", 1, "age_ms", (json_int_t)obs_age_ms);
 	if (meta && w->container[0])
 		json_object_set_new(meta, "sandbox",
-				    json_pack("{s:s, s:b, s:i}", "container", w->container, "warm", w->warm,
-					      "earlier_executions", (json_int_t)w->earlier));
+				    json_pack("{s:s, s:b, s:i, s:o}", "container", w->container, "warm", w->warm,
+					      "earlier_executions", (json_int_t)w->earlier, "ensure_observation", ob));
+	else
+		json_decref(ob);
 }
 
 /* An execution in a container of its own: created, run, removed. */
@@ -869,7 +971,7 @@ static int run_with_meta(struct agsbx_handle *h, const struct agsbx_step *step, 
 	struct gv_where where = { 0 };
 	int r = run_step(h, h->priv, step, limits, out, &where, fail);
 	out->meta = agsbx_handle_meta(h);
-	where_json(&where, out->meta);
+	where_json(&where, ((struct gv_priv *)h->priv)->obs_age_ms, out->meta);
 	return r;
 }
 

@@ -42,12 +42,14 @@ jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].cl
   "$d/gv.json" >/dev/null || fail "gvisor claims"
 # Where each execution ran (meta.sandbox): the lifecycle checks in a
 # container of their own, every other execution in a warm container, and
-# warm containers really reused.
+# warm containers really reused; every handle took the observation its
+# collect's probe had just made (ensure_observation).
 jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "sandbox" and .meta.sandbox)
         | {c: $c, s: .meta.sandbox}] as $o
        | ($o | map(select(.c | startswith("lifecycle.") and . != "lifecycle.consistent")) | length > 0 and all(.s.warm == false))
          and ($o | map(select((.c | startswith("lifecycle.")) | not)) | length > 0 and all(.s.warm == true))
-         and ($o | map(select(.s.earlier_executions > 0)) | length > 0)' "$d/gv.json" >/dev/null \
+         and ($o | map(select(.s.earlier_executions > 0)) | length > 0)
+         and ($o | all(.s.ensure_observation.reused == true and .s.ensure_observation.age_ms >= 0))' "$d/gv.json" >/dev/null \
   || fail "gvisor meta.sandbox: $(jq -c '[.providers[0].checks[] | {id, s: [.observations[].meta.sandbox]}]' "$d/gv.json")"
 n=$(dockerd_api '/containers/json?all=1' | jq length)
 [[ $n == 0 ]] || fail "$n container(s) left on the daemon"
