@@ -19,8 +19,20 @@ install -m 0644 "$AGSBX_SOURCE_DIR"/tests/negative/adapters/*.py "$adapters/"
 w=$(t_tmpdir extneg)
 chown "$AGSBX_TEST_USER:" "$w"
 
-# p FILTER: of the provider of the last neg run.
-p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
+# pload [NAME FILTER]...: P[...] = what every run is judged on, and the
+# extra FILTERs, all from one jq start (jq_fields) over the provider of
+# the last run ($N in $F).
+declare -A P=()
+pload() {
+  local v='.declared.adapter.violation'
+  jq_fields P "$F" '.providers[] | select(.id == $n)' --arg n "$N" -- \
+    verdict .verdict kind .kind argv0 '.declared.argv[0]' argv2 '.declared.argv[2]' reason .reason \
+    vreason "$v.reason" vmessage "$v.message" voffending "$v.offending" voff_type "$v.offending | type" \
+    voff_len "$v.offending | length" killed .declared.adapter.exit.killed \
+    proto_failing '.failing_checks | index("adapter.protocol") != null' \
+    proto '.checks[] | select(.id=="adapter.protocol") | .verdict' \
+    proto_reason '.checks[] | select(.id=="adapter.protocol") | .reason' "$@"
+}
 
 # The adapters that run the whole matrix (liar, argv0, blocked, leak) run
 # one at a time, as their verdicts rest on the checks' own timing. The rest
@@ -69,8 +81,9 @@ for n in liar hang slow garbage exit leak argv0 blocked; do
   MARKS[$n]="agsbx-negadapter-$n-$$-$RANDOM"
 done
 
-# neg NAME: collects neg-NAME.py as the test user (or takes the run started
-# in the background batch); sets $F, $MARK.
+# neg NAME [NAME FILTER]...: collects neg-NAME.py as the test user (or
+# takes the run started in the background batch); sets $F, $MARK and P
+# (pload, with the extra reads).
 neg() {
   local n=$1
   N=$n
@@ -80,9 +93,10 @@ neg() {
   finished "$n"
   [[ $RC == 1 ]] || { cat "$w/$n.err" >&2; fail "$n: collect exited $RC, want 1 (defect)"; }
   [[ -s $F ]] || fail "$n: no bundle"
-  [[ $(p .verdict) == defective ]] || fail "$n: verdict $(p .verdict)"
-  [[ $(p .kind) == external ]] || fail "$n: kind $(p .kind)"
-  [[ $(p '.declared.argv[0]') == python3 && $(p '.declared.argv[2]') == "$MARK" ]] || fail "$n: argv not recorded"
+  pload "${@:2}"
+  [[ ${P[verdict]} == defective ]] || fail "$n: verdict ${P[verdict]}"
+  [[ ${P[kind]} == external ]] || fail "$n: kind ${P[kind]}"
+  [[ ${P[argv0]} == python3 && ${P[argv2]} == "$MARK" ]] || fail "$n: argv not recorded"
   SCHEMA_CHECK+=("$F") # validated together at the end (one python start)
   local left
   left=$(marker_processes "$MARK")
@@ -90,11 +104,12 @@ neg() {
 }
 
 # reason_is NAME REASON: the provider's reason and the failing adapter.protocol check.
+# (from P: pload first)
 reason_is() {
-  [[ $(p .reason) == "$2" ]] || fail "$1: reason $(p .reason), want $2"
-  [[ $(p '.declared.adapter.violation.reason') == "$2" ]] || fail "$1: violation $(p '.declared.adapter.violation.reason')"
-  p '.failing_checks | index("adapter.protocol")' | grep -qv null || fail "$1: adapter.protocol not failing"
-  [[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == fail ]] || fail "$1: adapter.protocol check"
+  [[ ${P[reason]} == "$2" ]] || fail "$1: reason ${P[reason]}, want $2"
+  [[ ${P[vreason]} == "$2" ]] || fail "$1: violation ${P[vreason]}"
+  [[ ${P[proto_failing]} == true ]] || fail "$1: adapter.protocol not failing"
+  [[ ${P[proto]} == fail ]] || fail "$1: adapter.protocol check"
 }
 
 # The runs that only wait out a protocol deadline on their first execute
@@ -105,23 +120,26 @@ for n in hang slow; do
 done
 
 # The liar: well-formed protocol, every axis claimed, nothing enforced.
-neg liar
-[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "liar: protocol should be clean: $(p '.checks[] | select(.id=="adapter.protocol") | .reason')"
-for c in capabilities.truthful fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied proc.contained \
-         net.namespace_distinct; do
-  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "liar: $c did not fail"
-done
-[[ $(p '.checks[] | select(.id=="fs.host_read_denied") | .facts.secret_in_output') == true ]] || fail "liar: leak not recorded"
+# The checks the lies must fail (missing ones count as not failing).
+must_fail='"capabilities.truthful", "fs.host_read_denied", "fs.host_write_denied", "fs.symlink_escape_denied",
+           "proc.contained", "net.namespace_distinct"'
+neg liar not_failed "[$must_fail] - [.checks[] | select(.verdict == \"fail\") | .id] | join(\" \")" \
+  leak '.checks[] | select(.id=="fs.host_read_denied") | .facts.secret_in_output' \
+  probe_labelled .probe.facts.adapter_supplied \
+  meta_labelled '[.checks[].observations[] | select(.meta) | .meta.adapter.supplied_by_adapter] | length > 5 and all' \
+  uid .probe.facts.uid cwd_entries .probe.facts.cwd_entries cwd .probe.facts.cwd env '.probe.facts.env | join(",")'
+[[ ${P[proto]} == pass ]] || fail "liar: protocol should be clean: ${P[proto_reason]}"
+[[ -z ${P[not_failed]} ]] || fail "liar: ${P[not_failed]} did not fail"
+[[ ${P[leak]} == true ]] || fail "liar: leak not recorded"
 # What the adapter said is labelled as the adapter's.
-[[ $(p '.probe.facts.adapter_supplied') == true ]] || fail "liar: probe facts not labelled"
-[[ $(p '[.checks[].observations[] | select(.meta) | .meta.adapter.supplied_by_adapter] | length > 5 and all') == true ]] \
-  || fail "liar: result meta not labelled"
+[[ ${P[probe_labelled]} == true ]] || fail "liar: probe facts not labelled"
+[[ ${P[meta_labelled]} == true ]] || fail "liar: result meta not labelled"
 # The transport: started as the test user, in a fresh empty dir, minimal env.
-[[ $(p .probe.facts.uid) == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "liar: adapter uid $(p .probe.facts.uid)"
-[[ $(p .probe.facts.cwd_entries) == 0 ]] || fail "liar: adapter dir not empty"
-[[ $(p '.probe.facts.cwd') == /tmp/agsbx-adapter-* ]] || fail "liar: adapter cwd $(p .probe.facts.cwd)"
-[[ $(p '.probe.facts.env | join(",")') == AGSBX_EXTERNAL_PROTOCOL,HOME,LANG,PATH ]] || fail "liar: env $(p '.probe.facts.env|join(",")')"
-[[ ! -e $(p .probe.facts.cwd) ]] || fail "liar: adapter dir not removed"
+[[ ${P[uid]} == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "liar: adapter uid ${P[uid]}"
+[[ ${P[cwd_entries]} == 0 ]] || fail "liar: adapter dir not empty"
+[[ ${P[cwd]} == /tmp/agsbx-adapter-* ]] || fail "liar: adapter cwd ${P[cwd]}"
+[[ ${P[env]} == AGSBX_EXTERNAL_PROTOCOL,HOME,LANG,PATH ]] || fail "liar: env ${P[env]}"
+[[ ! -e ${P[cwd]} ]] || fail "liar: adapter dir not removed"
 pass "liar: defective through the real checks (capabilities.truthful + attacks); transport as specified"
 
 # As root with --run-as: the adapter is started as the sandbox user, not root.
@@ -135,36 +153,43 @@ set -e
   || fail "run-as: adapter ran as uid $(jq -r '.providers[0].probe.facts.uid' "$w/runas.json")"
 pass "root --run-as: the adapter runs as $AGSBX_TEST_USER"
 
-neg leak
+neg leak counted .declared.adapter.killed_processes exit_status .declared.adapter.exit.exit_status
 reason_is leak adapter_leftover
-[[ $(p '.declared.adapter.killed_processes') -ge 1 ]] || fail "leak: nothing counted"
-[[ $(p '.declared.adapter.exit.exit_status') == 0 ]] || fail "leak: adapter did not exit cleanly"
+[[ ${P[counted]} -ge 1 ]] || fail "leak: nothing counted"
+[[ ${P[exit_status]} == 0 ]] || fail "leak: adapter did not exit cleanly"
 pass "leak: the detached process is a leftover, killed and counted"
 
 # Policy keyed on argv[0]: the payload is isolated, an interpreter is not.
 # The direct attacks pass; the /bin/sh and /usr/bin/env variants fail them.
-neg argv0
-for c in fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied; do
-  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == fail ]] || fail "argv0: $c did not fail"
-  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv_variants[0].outcome") == denied ]] || fail "argv0: $c direct not denied"
-  [[ $(p ".checks[] | select(.id==\"$c\") | [.facts.argv_variants[1:][].outcome] | join(\",\")") == ALLOWED,ALLOWED ]] \
-    || fail "argv0: $c variants not ALLOWED"
-  [[ $(p ".checks[] | select(.id==\"$c\") | .facts.argv0_tried[1:] | join(\",\")") == /bin/sh,/usr/bin/env ]] \
-    || fail "argv0: $c argv0_tried"
+fs_attacks=(fs.host_read_denied fs.host_write_denied fs.symlink_escape_denied)
+reads=()
+for c in "${fs_attacks[@]}"; do
+  k=".checks[] | select(.id==\"$c\")"
+  reads+=("$c:verdict" "$k | .verdict" "$c:direct" "$k | .facts.argv_variants[0].outcome"
+          "$c:variants" "$k | [.facts.argv_variants[1:][].outcome] | join(\",\")"
+          "$c:tried" "$k | .facts.argv0_tried[1:] | join(\",\")")
 done
-[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "argv0: protocol should be clean: $(p '.checks[] | select(.id=="adapter.protocol") | .reason')"
+neg argv0 "${reads[@]}"
+for c in "${fs_attacks[@]}"; do
+  [[ ${P[$c:verdict]} == fail ]] || fail "argv0: $c did not fail"
+  [[ ${P[$c:direct]} == denied ]] || fail "argv0: $c direct not denied"
+  [[ ${P[$c:variants]} == ALLOWED,ALLOWED ]] || fail "argv0: $c variants not ALLOWED"
+  [[ ${P[$c:tried]} == /bin/sh,/usr/bin/env ]] || fail "argv0: $c argv0_tried"
+done
+[[ ${P[proto]} == pass ]] || fail "argv0: protocol should be clean: ${P[proto_reason]}"
 pass "argv0: a policy that holds for the payload only fails every fs attack through /bin/sh and /usr/bin/env"
 
 # A blocked reason the host contradicts: "user namespaces are blocked" on a
 # host where the test user can create one (the harness's own probe, as that
 # user) fails probe.truthful, with both facts in the bundle.
 if as_user unshare --user --map-root-user --mount true 2>/dev/null; then
-  neg blocked
-  [[ $(p '.checks[] | select(.id=="probe.truthful") | .verdict') == fail ]] || fail "blocked: probe.truthful did not fail"
   hc='.checks[] | select(.id=="probe.truthful") | .facts.host_condition'
-  [[ $(p "$hc.condition") == userns_blocked && $(p "$hc.provider_says") == true && $(p "$hc.harness_observed") == false ]] \
-    || fail "blocked: host_condition facts $(p "$hc")"
-  [[ $(p "$hc.how.as_uid") == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "blocked: not decided as the test user"
+  neg blocked truthful '.checks[] | select(.id=="probe.truthful") | .verdict' hc "$hc" \
+    hc_holds "$hc | .condition == \"userns_blocked\" and .provider_says == true and .harness_observed == false" \
+    as_uid "$hc.how.as_uid"
+  [[ ${P[truthful]} == fail ]] || fail "blocked: probe.truthful did not fail"
+  [[ ${P[hc_holds]} == true ]] || fail "blocked: host_condition facts ${P[hc]}"
+  [[ ${P[as_uid]} == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "blocked: not decided as the test user"
   pass "blocked: a userns_blocked reason on a host that allows user namespaces fails probe.truthful"
 else
   skip "user namespaces" 1 "the test user cannot create a user namespace here, so the lie cannot be shown"
@@ -189,25 +214,24 @@ done
 
 neg hang
 reason_is hang adapter_timeout
-p '.declared.adapter.violation.message' | grep -q 'execute (id [0-9]*) not answered within 6000 ms' \
-  || fail "hang: message $(p .declared.adapter.violation.message)"
-[[ $(p '.declared.adapter.exit.killed') == true ]] || fail "hang: adapter not killed"
+grep -q 'execute (id [0-9]*) not answered within 6000 ms' <<<"${P[vmessage]}" || fail "hang: message ${P[vmessage]}"
+[[ ${P[killed]} == true ]] || fail "hang: adapter not killed"
 pass "hang: adapter_timeout at timeout_ms + 5 s, killed"
 
 neg slow
 reason_is slow adapter_timeout
 pass "slow: a late answer is adapter_timeout"
 
-neg garbage
+neg garbage available .probe.available
 reason_is garbage adapter_protocol_error
-[[ $(p '.declared.adapter.violation.offending') == *"not json"* ]] || fail "garbage: offending line not kept"
-[[ $(p .verdict) == defective && $(p .probe.available) == false ]] || fail "garbage: probe not failed"
+[[ ${P[voffending]} == *"not json"* ]] || fail "garbage: offending line not kept"
+[[ ${P[verdict]} == defective && ${P[available]} == false ]] || fail "garbage: probe not failed"
 pass "garbage: adapter_protocol_error with the offending line (escaped)"
 
-neg exit
+neg exit stderr_tail .declared.adapter.stderr_tail
 reason_is exit adapter_exited
-p '.declared.adapter.violation.message' | grep -q 'exited with status 3' || fail "exit: status not reported"
-p '.declared.adapter.stderr_tail' | grep -q 'dying mid-execute' || fail "exit: stderr tail not kept"
+grep -q 'exited with status 3' <<<"${P[vmessage]}" || fail "exit: status not reported"
+grep -q 'dying mid-execute' <<<"${P[stderr_tail]}" || fail "exit: stderr tail not kept"
 pass "exit: adapter_exited with its status and stderr tail"
 
 # Every other protocol violation (neg-violations.py MODE): adapter_protocol_error
@@ -217,11 +241,10 @@ for m in "${!want[@]}"; do
   N=v F="$w/v-$m.json"
   finished "v-$m"
   [[ $RC == 1 ]] || { cat "$w/v-$m.err" >&2; fail "violation $m: collect exited $RC"; }
+  pload
   reason_is "$m" adapter_protocol_error
-  p '.declared.adapter.violation.message' | grep -qF -- "${want[$m]}" \
-    || fail "violation $m: message '$(p .declared.adapter.violation.message)', want '${want[$m]}'"
-  [[ $(p '.declared.adapter.violation.offending | type') == string && \
-     $(p '.declared.adapter.violation.offending | length') -le 512 ]] || fail "violation $m: offending not a bounded string"
+  grep -qF -- "${want[$m]}" <<<"${P[vmessage]}" || fail "violation $m: message '${P[vmessage]}', want '${want[$m]}'"
+  [[ ${P[voff_type]} == string && ${P[voff_len]} -le 512 ]] || fail "violation $m: offending not a bounded string"
   [[ -z $(marker_processes "$MARK") ]] || fail "violation $m: processes left"
 done
 pass "protocol violations (${!want[*]}): adapter_protocol_error with their own messages"
@@ -230,9 +253,10 @@ pass "protocol violations (${!want[*]}): adapter_protocol_error with their own m
 N=v F="$w/v-linger.json" MARK=${MARKS[v-linger]}
 finished v-linger
 [[ $RC == 1 ]] || { cat "$w/v-linger.err" >&2; fail "linger: collect exited $RC"; }
+pload
 reason_is linger adapter_timeout
-p '.declared.adapter.violation.message' | grep -q 'did not exit within 10000 ms of shutdown' || fail "linger: message '$(p .declared.adapter.violation.message)'"
-[[ $(p '.declared.adapter.exit.killed') == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
+grep -q 'did not exit within 10000 ms of shutdown' <<<"${P[vmessage]}" || fail "linger: message '${P[vmessage]}'"
+[[ ${P[killed]} == true && -z $(marker_processes "$MARK") ]] || fail "linger: not killed"
 pass "linger: not exiting after shutdown is adapter_timeout; the adapter is killed"
 
 # Every bundle neg judged is valid against the schema.

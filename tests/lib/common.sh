@@ -64,6 +64,32 @@ expect_rc() {
   [[ $got == "$want" ]] || fail "expected exit $want, got $got: $*"
 }
 
+# jq_fields ARRAY FILE BASE [--arg K V]... -- NAME FILTER [NAME FILTER]...
+# One jq start for many reads (jq 1.6 spends ~25 ms of CPU starting): each
+# FILTER runs on FILE's BASE and ARRAY[NAME] gets what `jq -r` would print
+# (strings raw, other values as compact JSON, several results one per
+# line, nothing for none). A FILTER that errors gives "jq error: MESSAGE",
+# which no expectation matches; a FILE that is not JSON fails the test.
+jq_fields() {
+  local -n _jf=$1
+  local file=$2 base=$3 prog="" n
+  shift 3
+  local args=() names=()
+  while [[ $1 != -- ]]; do args+=("$1"); shift; done
+  shift
+  while (($#)); do
+    names+=("$1")
+    prog+="${prog:+, }(try ([$2] | map(if type == \"string\" then . else tojson end) | join(\"\\n\")) catch \"jq error: \\(.)\")"
+    shift 2
+  done
+  local vals=()
+  mapfile -t -d '' vals < <(jq -j "${args[@]}" "$base | [$prog] | map(. + \"\\u0000\") | add // \"\"" "$file") ||
+    fail "jq_fields: cannot read $file"
+  ((${#vals[@]} == ${#names[@]})) || fail "jq_fields: $file: ${#vals[@]} values for ${#names[@]} names (no single BASE '$base'?)"
+  _jf=()
+  for n in "${!names[@]}"; do _jf[${names[n]}]=${vals[n]}; done
+}
+
 have_test_user() { [[ $(id -u) == 0 ]] && id -u "$AGSBX_TEST_USER" >/dev/null 2>&1; }
 
 # The helper programs, one name a line: CMake's one list (agsbx_add_helper),
