@@ -42,6 +42,7 @@ agently_collect() {
   local stage=$1 p=$2 out=$3
   shift 3
   local wd
+  AG_READ="" # ag_expect reads the new bundle afresh
   wd=$(t_tmpdir work)
   chown "$AGSBX_TEST_USER" "$wd" "$(dirname "$out")"
   set +e
@@ -62,11 +63,24 @@ agently_collect() {
 ag_jq() { jq -r --arg p "agently-$2" ".providers[] | select(.id==\$p) | $3" "$1"; }
 
 # ag_expect OUT PROVIDER CHECK VERDICT [REASON-ERE]: the check has VERDICT
-# and, when given, a reason matching REASON-ERE.
+# and, when given, a reason matching REASON-ERE. Every check's verdict and
+# reason are read once per bundle and provider (one jq start, not two per
+# expectation); agently_collect forgets them.
+declare -A AG_VERDICT=() AG_REASON=()
+AG_READ=""
 ag_expect() {
-  local got reason
-  got=$(ag_jq "$1" "$2" ".checks[] | select(.id==\"$3\") | .verdict")
-  reason=$(ag_jq "$1" "$2" ".checks[] | select(.id==\"$3\") | .reason")
+  if [[ $AG_READ != "$1|$2" ]]; then
+    local vals=() i
+    mapfile -t -d '' vals < <(jq -j --arg p "agently-$2" \
+      '.providers[] | select(.id==$p) | .checks[] | .id, .verdict, (.reason // "") | . + "\u0000"' "$1")
+    ((${#vals[@]})) || fail "no checks of $2 in $1"
+    AG_VERDICT=() AG_REASON=()
+    for ((i = 0; i + 2 < ${#vals[@]}; i += 3)); do
+      AG_VERDICT[${vals[i]}]=${vals[i + 1]} AG_REASON[${vals[i]}]=${vals[i + 2]}
+    done
+    AG_READ="$1|$2"
+  fi
+  local got=${AG_VERDICT[$3]:-} reason=${AG_REASON[$3]:-}
   [[ $got == "$4" ]] || fail "$2 $3 is '$got', want $4 ($reason)"
   if [[ -n ${5:-} ]]; then
     [[ $reason =~ $5 ]] || fail "$2 $3 reason '$reason' does not match /$5/"
