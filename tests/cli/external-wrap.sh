@@ -31,8 +31,15 @@ wrap() {
 }
 p() { jq -r --arg n "$N" ".providers[] | select(.id == \$n) | $1" "$F"; }
 # The failing checks of the last run with their reasons, for a failure message.
+# With the sandboxed runs those checks could not confirm (no result from
+# the payload): what the wrapper printed on stderr says why (firejail
+# exited 1 for one "exit 1" step once under ctest -j6: its own error?).
 why_failed() {
-  [[ -s $F ]] && echo "; failing: $(p '[.checks[] | select(.verdict == "fail") | "\(.id): \(.reason)"] | join("; ")')"
+  [[ -s $F ]] || return 0
+  echo "; failing: $(p '[.checks[] | select(.verdict == "fail") | "\(.id): \(.reason)"] | join("; ")')"
+  echo "; their sandboxed runs without a payload result: $(p '[.checks[] | select(.verdict == "fail") | .id as $c
+    | .observations[] | select(.role == "sandbox" and (.result.ok != true))
+    | "\($c): \(.argv[1:] | join(" ")): exit \(.exit_status), stderr \(.stderr // "" | .[0:300] | @json)"] | join("; ")')"
 }
 full_bundle() {
   [[ $(p '.checks | length') -ge 19 ]] || fail "$N: only $(p '.checks|length') checks"
