@@ -89,7 +89,18 @@ kill_mid_run() {
     # timeout's kill of the process group does
     kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
     set +e; wait "$pid"; set -e
-    left=$(dockerd_api '/containers/json?all=1' | jq '[.[] | select(.Labels["agsbx-evidence.owner"])] | length')
+    # Only containers that stay: once under ctest -j6 a container counted
+    # right after the kill was gone before cleanup looked (a removal the
+    # killed run had asked for, which the daemon completes by itself).
+    # Not "removing", and counted once the set is still.
+    local prev=-1
+    for i in $(seq 20); do
+      left=$(dockerd_api '/containers/json?all=1' |
+        jq '[.[] | select(.Labels["agsbx-evidence.owner"] and .State != "removing")] | length')
+      [[ $left == "$prev" ]] && break
+      prev=$left
+      sleep 0.3
+    done
     [[ $left -gt 0 ]] && return 0
   done
 }
