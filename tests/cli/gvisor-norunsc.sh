@@ -2,7 +2,8 @@
 # gvisor provider against a self-contained dockerd without runsc: probe and ensure refuse with
 # runsc_runtime_unregistered; naming runc in config is runsc_runtime_registry_invalid; nothing is
 # created; collect says blocked (fail.closed passes), exit 0. Then the same daemon with a fake
-# runsc (a runsc-named runc): runsc_not_observed. One daemon for both: a start costs ~3 s of CPU.
+# runsc (a runsc-named runc): runsc_not_observed. One daemon for both: one start and stop fewer
+# in the chain of dockerd tests that run one at a time (tests/CMakeLists.txt).
 # The assertions live in tests/test-gvisor.c (scenarios norunsc, notobserved); this script
 # owns the daemon and the after-suite checks.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
