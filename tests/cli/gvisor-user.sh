@@ -120,13 +120,15 @@ gv_no_shims 30
 [[ -z $(find "$w" -maxdepth 1 -name 'agsbx-*') ]] || fail "SIGKILL: dirs left after cleanup"
 pass "SIGKILL during a gvisor run: cleanup removed $left labelled container(s) and the dirs"
 
-# The next collect removes a SIGKILLed run's leftovers too (before its own
-# run), and its own containers at its end: nothing stays.
+# The next collect removes a SIGKILLed run's leftovers too, before its own
+# run, whichever providers it runs: its sweep asks every provider (here
+# trusted_local alone, so the containers it removes can only be the dead
+# run's; gvisor's own end-of-run removal is the first part above).
 kill_mid_run
 [[ $left -gt 0 ]] || fail "SIGKILL (second run) never caught a container alive in 5 attempts"
-Uf collect --provider gvisor --unsigned -q --work-dir "$w" --output "$w/n.json" 2>"$w/n.log" \
+Uf collect --provider trusted_local --unsigned -q --work-dir "$w" --output "$w/n.json" 2>"$w/n.log" \
   || fail "the next collect exited $?: $(tail -n 5 "$w/n.log") $(jq -c '[.providers[] | {verdict, reason,
        failed: [.checks[] | select(.verdict == "fail") | {id, reason}]}]' "$w/n.json" 2>/dev/null)"
 gv_no_containers
 gv_no_shims 30
-pass "the next collect removed a SIGKILLed run's $left labelled container(s) and left no shim"
+pass "the next collect (trusted_local) removed a SIGKILLed gvisor run's $left labelled container(s) and left no shim"
