@@ -12,10 +12,10 @@ CTEST_ARGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Tests at once: three per core. Most of the suite waits on real deadlines
 # (timeouts, cancels, a subject that never returns), not on the CPU: on 2
-# cores, with the suite using 165-198 s of CPU (the whole machine's, the
-# daemons' included), ctest -j4 took 121-129 s, -j6 95-103 s (six runs, all
-# green once the lingering-adapter run was back among the light ones), -j8
-# 94 s. The CPU is the floor now, so more jobs buy little.
+# cores ctest -j4 took 121-129 s and -j6 95-103 s when the suite used
+# 165-198 s of CPU (the whole machine's, the daemons' included); with
+# 163-168 s, -j6 takes 82.7-85.6 s. The CPU is the floor, so more jobs buy
+# little.
 TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
 OUTPUT ?=
 PREFIX ?= /usr/local
