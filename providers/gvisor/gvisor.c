@@ -477,7 +477,8 @@ static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e,
  * chain (daemon, registry, image) still runs every time, so a runtime
  * re-registered or removed meanwhile fails closed as before. probe never
  * reuses one: probe.truthful's second probe must be an observation of its
- * own. What ensure reused is in its facts ("observation"). */
+ * own. Every execution of the handle says what ensure reused
+ * (meta.sandbox.ensure_observation). */
 #define OBS_REUSE_MAX_MS 120000
 
 struct obs_cache {
@@ -540,8 +541,7 @@ static const char *observe_step(const struct agsbx_ctx *ctx, struct gv_env *e, c
 	int64_t age = reuse ? obs_get(key, &e->caps) : -1;
 	if (age >= 0) {
 		json_object_set_new(facts, "observation",
-				    json_pack("{s:s, s:I}", "reused", "this process's last observation", "age_ms",
-					      (json_int_t)age));
+				    json_pack("{s:b, s:I}", "reused", 1, "age_ms", (json_int_t)age));
 		free(key);
 		return NULL;
 	}
