@@ -37,17 +37,13 @@ collect_ok() {
 }
 
 check_bundle() {
-  local f=$1 who=$2 c v id verdict reason
+  local f=$1 who=$2 c v
   [[ $(jq -r '.providers[] | select(.id=="landlock") | .verdict' "$f") == conformant ]] \
     || { jq '.providers[] | select(.id=="landlock") | .checks[] | select(.verdict=="fail") | {id,reason}' "$f" >&2; fail "$who: landlock not conformant"; }
-  # Every landlock check's verdict and whether it has a reason, in one jq
-  # start (one per check cost 25 ms of CPU each).
-  local -A verdict_of=() has_reason=()
-  while IFS=$'\t' read -r id verdict reason; do
-    verdict_of[$id]=$verdict
-    has_reason[$id]=$reason
-  done < <(jq -r '.providers[] | select(.id=="landlock") | .checks[] |
-                  [.id, .verdict, ((.reason // "") != "" | tostring)] | @tsv' "$f")
+  # Every landlock check's verdict and reason, in one jq start (one per
+  # check cost 25 ms of CPU each).
+  local -A verdict_of=() reason_of=()
+  jq_checks verdict_of reason_of "$f" '.providers[] | select(.id=="landlock")'
   for c in "${want_pass[@]}"; do
     v=${verdict_of[$c]:-}
     # As root without --run-as the sandbox keeps every capability:
@@ -68,7 +64,7 @@ check_bundle() {
   [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .checks[] | select(.id=="fs.grant_write") | .verdict' "$f") == pass ]] \
     || fail "$who: trusted_local fs.grant_write"
   for c in "${v2[@]}"; do
-    [[ ${has_reason[$c]:-} == true ]] || fail "$who: landlock $c missing or without reason"
+    [[ -n ${reason_of[$c]:-} ]] || fail "$who: landlock $c missing or without reason"
   done
   # The truth about what Landlock does not cover, recorded, not claimed:
   # UDP (no network namespace) and, below ABI 9, pathname unix sockets.

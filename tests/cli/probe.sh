@@ -14,23 +14,7 @@ SCHEMA=$AGSBX_SOURCE_DIR/schemas/host-probe.schema.json
 FAKE=$AGSBX_SOURCE_DIR/tests/cli/lib-probe-fake-http.py
 T=$(t_tmpdir probe)
 
-# schema_results FILE...: "valid" or "invalid" for each FILE against the
-# schema, one line each, from one python start (importing jsonschema costs
-# ~0.2 s of CPU); every error on stderr.
-schema_results() {
-  $PY - "$SCHEMA" "$@" <<'PY'
-import json, sys
-from jsonschema import Draft202012Validator
-schema = json.load(open(sys.argv[1]))
-Draft202012Validator.check_schema(schema)
-for f in sys.argv[2:]:
-    errors = list(Draft202012Validator(schema).iter_errors(json.load(open(f))))
-    for e in errors:
-        print("schema: %s: %s: %s" % (f, "/".join(map(str, e.path)), e.message[:300]), file=sys.stderr)
-    print("invalid" if errors else "valid")
-PY
-}
-validate() { [[ $(schema_results "$1") == valid ]]; } # validate FILE
+validate() { [[ $(schema_results "$SCHEMA" "$1") == valid ]]; } # validate FILE
 # validate_later FILE WHAT: validated with the others at the end.
 LATER=() LATER_WHAT=()
 validate_later() { LATER+=("$1"); LATER_WHAT+=("$2"); }
@@ -64,8 +48,8 @@ jq 'del(.kernel.release.source)' "$J" >"$T/bad1.json"
 jq '.userns.max_user_namespaces.value = 1.5' "$J" >"$T/bad2.json"
 jq '.extra = {}' "$J" >"$T/bad3.json"
 jq '.docker.reachable = {"value": false, "source": "x"}' "$J" >"$T/bad4.json"
-[[ $(schema_results "$T"/bad{1,2,3,4}.json 2>/dev/null | tr '\n' ' ') == "invalid invalid invalid invalid " ]] ||
-  fail "schema accepted a broken copy (bad1-4: $(schema_results "$T"/bad{1,2,3,4}.json 2>/dev/null | tr '\n' ' '))"
+[[ $(schema_results "$SCHEMA" "$T"/bad{1,2,3,4}.json 2>/dev/null | tr '\n' ' ') == "invalid invalid invalid invalid " ]] ||
+  fail "schema accepted a broken copy (bad1-4: $(schema_results "$SCHEMA" "$T"/bad{1,2,3,4}.json 2>/dev/null | tr '\n' ' '))"
 # No floating point anywhere.
 [[ ${H[floats]} == 0 ]] || fail "non-integer number in probe output"
 pass "probe --json validates; the schema rejects broken copies"
@@ -227,7 +211,7 @@ else
 fi
 
 # Everything queued by validate_later, in one python start.
-mapfile -t got < <(schema_results "${LATER[@]}")
+mapfile -t got < <(schema_results "$SCHEMA" "${LATER[@]}")
 for i in "${!LATER[@]}"; do
   [[ ${got[i]:-} == valid ]] || fail "schema (${LATER_WHAT[i]}): ${LATER[i]} is ${got[i]:-not checked}"
 done

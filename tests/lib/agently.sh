@@ -70,14 +70,7 @@ declare -A AG_VERDICT=() AG_REASON=()
 AG_READ=""
 ag_expect() {
   if [[ $AG_READ != "$1|$2" ]]; then
-    local vals=() i
-    mapfile -t -d '' vals < <(jq -j --arg p "agently-$2" \
-      '.providers[] | select(.id==$p) | .checks[] | .id, .verdict, (.reason // "") | . + "\u0000"' "$1")
-    ((${#vals[@]})) || fail "no checks of $2 in $1"
-    AG_VERDICT=() AG_REASON=()
-    for ((i = 0; i + 2 < ${#vals[@]}; i += 3)); do
-      AG_VERDICT[${vals[i]}]=${vals[i + 1]} AG_REASON[${vals[i]}]=${vals[i + 2]}
-    done
+    jq_checks AG_VERDICT AG_REASON "$1" '.providers[] | select(.id==$p)' --arg p "agently-$2"
     AG_READ="$1|$2"
   fi
   local got=${AG_VERDICT[$3]:-} reason=${AG_REASON[$3]:-}

@@ -90,6 +90,41 @@ jq_fields() {
   for n in "${!names[@]}"; do _jf[${names[n]}]=${vals[n]}; done
 }
 
+# jq_checks VERDICTS REASONS FILE BASE [--arg K V]...: every check of the
+# provider at BASE in FILE, from one jq start: VERDICTS[id] its verdict,
+# REASONS[id] its reason ("" when none). Fails when BASE has no checks.
+jq_checks() {
+  local -n _jv=$1 _jr=$2
+  local file=$3 base=$4 vals=() i
+  shift 4
+  mapfile -t -d '' vals < <(jq -j "$@" "$base | .checks[] | .id, .verdict, (.reason // \"\") | . + \"\\u0000\"" "$file")
+  ((${#vals[@]})) || fail "jq_checks: no checks at $base in $file"
+  _jv=() _jr=()
+  for ((i = 0; i + 2 < ${#vals[@]}; i += 3)); do
+    _jv[${vals[i]}]=${vals[i + 1]} _jr[${vals[i]}]=${vals[i + 2]}
+  done
+}
+
+# schema_results SCHEMA FILE...: "valid" or "invalid" for each FILE against
+# SCHEMA (its own draft), one line each, from one python start with the
+# validator built once (importing jsonschema costs ~0.2 s of CPU, and
+# jsonschema.validate() re-checks the schema on every call); each error on
+# stderr, naming its file.
+schema_results() {
+  "$PY" - "$@" <<'PY'
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+V = jsonschema.validators.validator_for(schema)
+V.check_schema(schema)
+v = V(schema)
+for f in sys.argv[2:]:
+    errors = list(v.iter_errors(json.load(open(f))))
+    for e in errors:
+        print("schema: %s: %s: %s" % (f, "/".join(map(str, e.path)), e.message[:300]), file=sys.stderr)
+    print("invalid" if errors else "valid")
+PY
+}
+
 have_test_user() { [[ $(id -u) == 0 ]] && id -u "$AGSBX_TEST_USER" >/dev/null 2>&1; }
 
 # The helper programs, one name a line: CMake's one list (agsbx_add_helper),
