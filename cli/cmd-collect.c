@@ -37,7 +37,8 @@ const char agsbx_help_collect[] =
 	"  --wrap ID=TEMPLATE     declare a command-prefix sandbox; claims from --config ID.claims=AXIS,...\n"
 	"  -o, --output FILE      bundle path, '-' for stdout (default: agsbx-evidence-<host>-<UTC time>.json)\n"
 	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
-	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
+	"  --sign-key FILE        sign with an OpenSSH key: Ed25519, RSA or ECDSA (SSHSIG, namespace\n"
+	"                         agsbx-evidence); checked before any provider runs\n"
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
 	"  --timeout-ms N         per-execution timeout (default 20000)\n"
 	"  --max-output-bytes N   per-stream capture limit (default 20000)\n"
@@ -720,6 +721,17 @@ static int interrupted(const struct collect_opts *o)
 	return 128 + sig;
 }
 
+/* A key that cannot sign is bad input found before the matrix runs, not
+ * after it (the run would be lost). */
+static int check_sign_key(const char *key)
+{
+	char err[512] = "";
+	if (agsbx_bundle_sign_check(key, err, sizeof err) == 0)
+		return 0;
+	agsbx_error("--sign-key: %s", err);
+	return AGSBX_EXIT_USAGE;
+}
+
 /* The bundle is complete once its providers ran: summary, signature,
  * the file, then what the user sees. Returns the exit status. */
 static int finish_and_write(const struct collect_opts *o, const char *output, json_t *bundle, bool *written)
@@ -796,6 +808,8 @@ int agsbx_cmd_collect(int argc, char **argv)
 		return rc;
 	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
+	if (o.sign_key && (rc = check_sign_key(o.sign_key)))
+		return rc;
 	struct agsbx_harness hs;
 	if ((rc = start_harness(&o, &hs)))
 		return rc;

@@ -20,9 +20,10 @@ if(AGSBX_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.81)")
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libc6, libjansson4 (>= 2.13), libcurl4 (>= 7.81), libsodium23 (>= 1.0.18)")
+      "libc6, libjansson4 (>= 2.13), libcurl4 (>= 7.81), libsodium23 (>= 1.0.18), libssl3 (>= 3.0)")
 endif()
-# git: --subject-repo; openssh-client: signing with agent or encrypted keys.
+# git: --subject-repo; openssh-client: signing with RSA, ECDSA, agent or
+# encrypted keys.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bubblewrap, git, openssh-client")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io, runsc")
 include(CPack)

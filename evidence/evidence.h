@@ -38,8 +38,12 @@ char *agsbx_bundle_canonical(const json_t *bundle, size_t *len);
 
 /* Signs in place: sets "signature" {format, namespace, hash, armored,
  * public_key, fingerprint}. Built-in for unencrypted OpenSSH Ed25519 keys,
- * `ssh-keygen -Y sign` for encrypted keys / agent keys. */
+ * `ssh-keygen -Y sign` for RSA/ECDSA keys, encrypted keys and agent keys. */
 int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t err_size);
+/* The key is one agsbx_bundle_sign can use: loaded, of a supported type,
+ * and (unless encrypted) a trial signature made and verified. Run before
+ * the matrix so that a bad key costs no run. */
+int agsbx_bundle_sign_check(const char *key_path, char *err, size_t err_size);
 
 /* Writes the bundle (indented, sorted keys) atomically: temp name + rename;
  * no partial file on failure. */
@@ -77,9 +81,11 @@ char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len);
 int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size);
 
 /* Writes a new Ed25519 key pair: path (mode 0600, unencrypted
- * openssh-key-v1, readable by ssh-keygen) and path.pub. Refuses to replace
- * either file (-EEXIST). Both files appear complete or not at all. */
-int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_size);
+ * openssh-key-v1, readable by ssh-keygen) and path.pub, commented with
+ * comment (NULL: none), its "SHA256:..." fingerprint into fingerprint.
+ * Refuses to replace either file (-EEXIST). Both files appear complete or
+ * not at all. */
+int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], char *err, size_t err_size);
 
 /* Trust anchors for verification; at most one of key_path, allowed_signers
  * and keys_url. */

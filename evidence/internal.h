@@ -109,6 +109,9 @@ void sshkey_ed25519_blob(struct sbuf *b, const uint8_t pk[ED25519_PK]);
 int sshkey_ed25519_raw(const uint8_t *blob, size_t n, const uint8_t **pk);
 /* "SHA256:<base64 without padding>" of the blob (out >= 64 bytes). */
 void sshkey_fingerprint(const uint8_t *blob, size_t n, char out[64]);
+/* The key type a blob starts with into out ("?" when it has none or it is
+ * not printable); returns out. */
+const char *sshkey_blob_type(const uint8_t *blob, size_t n, char out[64]);
 /* "TYPE BASE64[ COMMENT]" malloc'd. */
 char *sshkey_format(const char *type, const uint8_t *blob, size_t n, const char *comment);
 
@@ -116,13 +119,14 @@ struct ed25519_private {
 	uint8_t pk[ED25519_PK];
 	uint8_t sk[ED25519_SK];
 	char *comment;
+	char type[64];            /* the file's public key type, every kind */
 };
 void ed25519_private_clear(struct ed25519_private *k);
 
 enum private_key_kind {
 	PRIVKEY_ED25519,          /* parsed: k is filled */
 	PRIVKEY_ENCRYPTED,        /* bcrypt kdf / a cipher: needs ssh-keygen */
-	PRIVKEY_OTHER_TYPE,       /* unencrypted but not Ed25519 */
+	PRIVKEY_OTHER_TYPE,       /* unencrypted but not Ed25519 (k->type says which) */
 };
 /* Parses an openssh-key-v1 PEM text. -EINVAL when it is not one. */
 int openssh_private_parse(const char *text, size_t len, enum private_key_kind *kind,
@@ -153,7 +157,15 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 /* Armored SSHSIG over msg with an Ed25519 key (malloc'd). */
 char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace, const void *msg,
 			  size_t len);
-/* 0 when the signature is a good Ed25519 signature over msg for namespace;
+/* The public-key step: 0 when sig (of algorithm sigtype) is good over data
+ * for the key blob (Ed25519, RSA rsa-sha2-256/512, ECDSA P-256/384/521, as
+ * OpenSSH 9.2 accepts them); -EBADMSG bad signature, -EINVAL unsupported
+ * or malformed key or signature. */
+int sshsig_verify_key(const uint8_t *blob, size_t blob_n, const char *sigtype, const uint8_t *sig,
+		      size_t sig_n, const uint8_t *data, size_t data_n);
+/* Whether sshsig_verify_key knows keys of this type. */
+bool sshkey_type_supported(const char *type);
+/* 0 when the signature is a good signature over msg for namespace;
  * -EBADMSG bad signature, -EINVAL unsupported/malformed (err set). */
 int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg, size_t len,
 		  char *err, size_t err_size);

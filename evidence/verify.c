@@ -277,6 +277,12 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 		ev_set_err(err, err_size, "%s: binary file (NUL byte)", path);
 		return -EINVAL;
 	}
+	/* the commonest slip: the private half where the public one goes */
+	if (!signers && strstr(text, "PRIVATE KEY-----")) {
+		ev_set_err(err, err_size, "%s is a private key; --key takes the public key (%s.pub, or ssh-keygen -y -f %s)",
+			   path, path, path);
+		return -EINVAL;
+	}
 	a->source = path;
 	return parse_anchors(a, text, signers, err, err_size);
 }

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 build_pkgs=(cmake make gcc libc6-dev pkg-config check libjansson-dev libcurl4-openssl-dev
-            libsodium-dev gcovr git)
+            libsodium-dev libssl-dev gcovr git)
 test_pkgs=(bubblewrap runsc docker.io jq openssh-client python3 python3-jsonschema util-linux
            curl hyperfine clang libclang-rt-14-dev procps strace iproute2
            libxml2-utils python3-yaml file tar valgrind dpkg-dev firejail python3-typing-extensions)

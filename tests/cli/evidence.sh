@@ -18,7 +18,11 @@ run_rc() {
 # ---- keygen ----------------------------------------------------------------
 run_rc 0 "$T/o" "$T/e" "$B" keygen -f "$T/key"
 [[ $(stat -c %a "$T/key") == 600 ]] || fail "private key mode $(stat -c %a "$T/key")"
-grep -q '^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/=]* agsbx-evidence$' "$T/key.pub" || fail "bad .pub: $(cat "$T/key.pub")"
+# commented USER@HOST as ssh-keygen does; stdout's third line is the
+# fingerprint and comment as ssh-keygen -l prints them
+grep -q "^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/=]* $(id -un)@$(hostname)\$" "$T/key.pub" || fail "bad .pub: $(cat "$T/key.pub")"
+[[ $(sed -n 3p "$T/o") == "$(ssh-keygen -l -E sha256 -f "$T/key.pub" | cut -d' ' -f2,3)" ]] ||
+  fail "keygen's fingerprint line: $(sed -n 3p "$T/o") vs $(ssh-keygen -l -E sha256 -f "$T/key.pub")"
 [[ $(ssh-keygen -y -f "$T/key" | cut -d' ' -f2) == $(cut -d' ' -f2 "$T/key.pub") ]] || fail "ssh-keygen -y disagrees"
 before=$(sha256sum "$T/key")
 run_rc 2 "$T/o" "$T/e" "$B" keygen -f "$T/key"
