@@ -12,6 +12,7 @@
 #include "base/cleanup.h"
 #include "base/escape.h"
 #include "base/log.h"
+#include "evidence/evidence.h"
 #include "probes/probes.h"
 
 const char agsbx_help_probe[] =
@@ -47,38 +48,6 @@ static char *printable(char *s)
 	return e;
 }
 
-/* An advisory list in one cell: the findings worth a look by id or knob
- * ("CVE-2024-21626 in_range, kptr_restrict exposed"), or how many were
- * looked at when none is; `probe --json` has every field. malloc'd. */
-static char *findings_text(const json_t *list)
-{
-	char *s = strdup("");
-	size_t i;
-	const json_t *f;
-	json_array_foreach(list, i, f) {
-		const char *st = json_string_value(json_object_get(f, "status"));
-		const char *id = json_string_value(json_object_get(f, json_object_get(f, "id") ? "id" : "fact"));
-		if (!s || !st || !id || (strcmp(st, "in_range") != 0 && strcmp(st, "exposed") != 0))
-			continue;
-		char *n = NULL;
-		if (asprintf(&n, "%s%s%s %s", s, *s ? ", " : "", id, st) < 0)
-			n = NULL;
-		free(s);
-		s = n;
-	}
-	if (s && !*s) {
-		free(s);
-		if (asprintf(&s, "none of %zu flagged", json_array_size(list)) < 0)
-			s = NULL;
-	}
-	return s;
-}
-
-static bool is_findings(const json_t *v)
-{
-	return json_is_array(v) && json_array_size(v) && json_object_get(json_array_get(v, 0), "status");
-}
-
 /* One table cell for a fact's value: strings as-is, advisory lists as
  * their flagged findings, everything else as compact JSON, absent as
  * "absent (reason)". malloc'd. */
@@ -93,7 +62,7 @@ static char *value_text(const json_t *fact)
 		const json_t *v = json_object_get(fact, "value");
 		const char *reason = json_string_value(json_object_get(fact, "reason"));
 		_cleanup_free_ char *js = json_is_string(v) ? strdup(json_string_value(v))
-					  : is_findings(v)   ? findings_text(v)
+					  : agsbx_is_findings(v) ? agsbx_findings_text(v)
 							     : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
 		if (!js)
 			return NULL;
