@@ -111,6 +111,14 @@ static json_t *change(const char *k1, const char *v1, const char *k2, const char
 	return e;
 }
 
+static json_t *findings_line(const json_t *v)
+{
+	if (!agsbx_is_findings(v))
+		return NULL;
+	_cleanup_free_ char *s = agsbx_findings_text(v);
+	return s ? json_string(s) : NULL;
+}
+
 static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 {
 	_cleanup_json_ json_t *families = union_keys(oh, nh);
@@ -129,8 +137,10 @@ static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 		json_object_foreach(facts, name, unused) {
 			const json_t *ov = fact_value(json_object_get(of, name));
 			const json_t *nv = fact_value(json_object_get(nf, name));
-			if (!same(ov, nv))
-				json_array_append_new(out, change("family", fam, "fact", name, ov, nv));
+			/* an advisory list compares and reads as its flagged findings */
+			_cleanup_json_ json_t *os = findings_line(ov), *ns = findings_line(nv);
+			if (!same(os ? os : ov, ns ? ns : nv))
+				json_array_append_new(out, change("family", fam, "fact", name, os ? os : ov, ns ? ns : nv));
 		}
 	}
 }

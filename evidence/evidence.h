@@ -137,6 +137,12 @@ const char *agsbx_verify_status_name(enum agsbx_verify_status s);
  * characters (0: no limit) then "...". NULL s gives "?". malloc'd; NULL
  * on ENOMEM. */
 char *agsbx_text_oneline(const char *s, size_t max_chars);
+/* Whether v is an advisory list (an array of objects with "status"), and
+ * that list in one line: the findings worth a look by id or knob
+ * ("CVE-2024-21626 in_range, kptr_restrict exposed"), or "none of N
+ * flagged" (malloc'd; NULL when out of memory). */
+bool agsbx_is_findings(const json_t *v);
+char *agsbx_findings_text(const json_t *list);
 
 /* Differences OLD -> NEW as a JSON object (new reference):
  * {"host": [{family, fact, old, new}], "providers": [{id, old, new, regression,

@@ -264,6 +264,36 @@ void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* An advisory list (probes' advisories family) in one line. */
+char *agsbx_findings_text(const json_t *list)
+{
+	char *s = strdup("");
+	size_t i;
+	const json_t *f;
+	json_array_foreach(list, i, f) {
+		const char *st = json_string_value(json_object_get(f, "status"));
+		const char *id = json_string_value(json_object_get(f, json_object_get(f, "id") ? "id" : "fact"));
+		if (!s || !st || !id || (strcmp(st, "in_range") != 0 && strcmp(st, "exposed") != 0))
+			continue;
+		char *n = NULL;
+		if (asprintf(&n, "%s%s%s %s", s, *s ? ", " : "", id, st) < 0)
+			n = NULL;
+		free(s);
+		s = n;
+	}
+	if (s && !*s) {
+		free(s);
+		if (asprintf(&s, "none of %zu flagged", json_array_size(list)) < 0)
+			s = NULL;
+	}
+	return s;
+}
+
+bool agsbx_is_findings(const json_t *v)
+{
+	return json_is_array(v) && json_array_size(v) && json_object_get(json_array_get(v, 0), "status");
+}
+
 char *agsbx_text_oneline(const char *s, size_t max_chars)
 {
 	return agsbx_term_escape(s, max_chars);

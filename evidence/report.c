@@ -194,6 +194,45 @@ static void put_attachments(struct sbuf *b, const json_t *bundle, bool md)
 	}
 }
 
+/* The host's advisories worth a look (a version inside an upstream range,
+ * an exposed hardening knob), never counted as verdicts; nothing for a
+ * bundle from before advisories were recorded. */
+static size_t count_flagged(const json_t *list, const char *status)
+{
+	size_t i, n = 0;
+	const json_t *f;
+	json_array_foreach(list, i, f) n += ev_jstr(f, "status") && strcmp(ev_jstr(f, "status"), status) == 0;
+	return n;
+}
+
+static void put_advisories(struct sbuf *b, const json_t *bundle, bool md)
+{
+	const json_t *adv = json_object_get(json_object_get(bundle, "host"), "advisories");
+	const json_t *ranges = json_object_get(json_object_get(adv, "upstream_ranges"), "value");
+	const json_t *knobs = json_object_get(json_object_get(adv, "hardening"), "value");
+	if (!count_flagged(ranges, "in_range") && !count_flagged(knobs, "exposed"))
+		return;
+	sbuf_puts(b, md ? "\n#### Advisories (not verdicts; distributions backport fixes)\n\n"
+			: "\nadvisories (not verdicts; distributions backport fixes):\n");
+	size_t i;
+	const json_t *f;
+	json_array_foreach(ranges, i, f) {
+		if (strcmp(ev_jstr(f, "status") ? ev_jstr(f, "status") : "", "in_range") != 0)
+			continue;
+		ev_putf(b, md ? ESC_MD : ESC_TEXT, md ? "- %.32s (%.80s): %.32s %.64s is inside the upstream range\n"
+						   : "  %.32s (%.80s): %.32s %.64s is inside the upstream range\n",
+			ev_jstr(f, "id"), ev_jstr(f, "name"), ev_jstr(f, "component"), ev_jstr(f, "observed"));
+	}
+	json_array_foreach(knobs, i, f) {
+		if (strcmp(ev_jstr(f, "status") ? ev_jstr(f, "status") : "", "exposed") != 0)
+			continue;
+		/* ev_putf escapes strings only: the value goes in through sbuf */
+		ev_putf(b, md ? ESC_MD : ESC_TEXT, md ? "- %.40s" : "  %.40s", ev_jstr(f, "fact"));
+		sbuf_printf(b, " = %lld: ", (long long)json_integer_value(json_object_get(f, "value")));
+		ev_putf(b, md ? ESC_MD : ESC_TEXT, "%.160s\n", ev_jstr(f, "why"));
+	}
+}
+
 /* ---- text ------------------------------------------------------------- */
 
 static void put_subject(struct sbuf *b, const json_t *subject)
@@ -241,6 +280,7 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 	put_failing(b, providers, false);
 	put_blocked(b, providers, false);
 	put_attachments(b, bundle, false);
+	put_advisories(b, bundle, false);
 }
 
 /* ---- markdown ----------------------------------------------------------- */
@@ -279,6 +319,7 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 	put_failing(b, providers, true);
 	put_blocked(b, providers, true);
 	put_attachments(b, bundle, true);
+	put_advisories(b, bundle, true);
 }
 
 /* ---- JUnit XML ------------------------------------------------------------ */
