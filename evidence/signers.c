@@ -73,9 +73,8 @@ static const struct ktype *ktype_of_line(const char *s, size_t n)
 }
 
 /* sshkey.c:sshkey_type_from_name(): the blob's type, by name or by the
- * shortname of a plain key (case-insensitive); the blob's name is read by
- * sshbuf_get_cstring(), which refuses a NUL inside but drops one that
- * ends the string. */
+ * shortname of a plain key (case-insensitive); the name is a C string
+ * (sshbuf_get_cstring() refuses a NUL inside it). */
 static const struct ktype *ktype_of_blob(const uint8_t *s, size_t n)
 {
 	char name[64];
@@ -105,7 +104,7 @@ static int key_from_blob(const struct ktype *t, const uint8_t *blob, size_t n, s
 	size_t nl, pkl;
 	if (sshrd_str(&rd, &name, &nl) < 0)
 		return -EINVAL;
-	if (nl > 0 && name[nl - 1] == '\0')
+	if (nl > 0 && name[nl - 1] == '\0') /* sshbuf_get_cstring() drops one at the end */
 		nl--;
 	const struct ktype *in = ktype_of_blob(name, nl);
 	if (!in || in->family != t->family)

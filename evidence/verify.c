@@ -8,7 +8,6 @@
 #include "base/http.h"
 #include "base/util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <sodium.h>
 #include <stdlib.h>
