@@ -253,8 +253,25 @@ int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_c
 void ev_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Borrowed string member or NULL. */
 const char *ev_jstr(const json_t *obj, const char *key);
-/* OpenSSH-style pattern lists: "a*,b?,!c". Negation wins. */
+/* OpenSSH-style pattern lists: "a*,b?,!c", as match.c:match_pattern_list:
+ * 1 a positive match, -1 a negated one (it wins), 0 neither, and 0 too
+ * when a subpattern of 1023 bytes or more is reached. */
 bool ev_match_pattern(const char *s, const char *pattern);
-bool ev_match_pattern_list(const char *s, const char *list);
+int ev_match_pattern_list(const char *s, const char *list);
+
+/* ---- allowed_signers (signers.c) ------------------------------------ */
+
+struct ev_signer {
+	struct sshkey key;        /* blob: canonical, for comparing keys */
+	char *principals;         /* pattern list, quotes removed as OpenSSH does */
+	char *namespaces;         /* namespaces="..." or NULL */
+	uint64_t valid_after, valid_before; /* 0: no such option */
+	bool cert_authority;
+};
+void ev_signer_clear(struct ev_signer *s);
+/* One line as getline() gives it (its '\n' kept) read as OpenSSH 9.2p1's
+ * sshsig.c reads it: 1 a signer, 0 a blank or comment line, -EINVAL with
+ * OpenSSH's reason in why, -ENOMEM; s is to be cleared in every case. */
+int ev_signer_parse(const char *line, struct ev_signer *s, char *why, size_t why_size);
 
 #endif

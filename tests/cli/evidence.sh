@@ -75,7 +75,7 @@ run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --key "$T/missing.pub"
 [[ ! -s "$T/o" ]] || fail "stdout for a bad trust file"
 printf 'x@y bogus="1" %s\n' "$(cat "$D/keys/fixture_ed25519.pub")" >"$T/bad_signers"
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --allowed-signers "$T/bad_signers"
-grep -q 'line 1: unsupported option' "$T/e" || fail "allowed_signers error: $(cat "$T/e")"
+grep -q 'line 1: bad options: unknown key option' "$T/e" || fail "allowed_signers error: $(cat "$T/e")"
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --key "$D/keys/fixture_ed25519.pub" --allowed-signers "$D/keys/allowed_signers"
 run_rc 2 "$T/o" "$T/e" "$B" verify
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --bogus
