@@ -60,13 +60,3 @@ json_t *agsbx_probe_host(const struct agsbx_probe_opts *opts)
 	}
 	return host;
 }
-
-const json_t *agsbx_probe_value(const json_t *host, const char *family, const char *name)
-{
-	if (!host || !family || !name)
-		return NULL;
-	const json_t *fact = json_object_get(json_object_get(host, family), name);
-	if (!json_is_object(fact) || json_is_true(json_object_get(fact, "absent")))
-		return NULL;
-	return json_object_get(fact, "value");
-}
