@@ -71,20 +71,6 @@ static void put_signature(struct sbuf *b, const json_t *bundle, enum esc_mode mo
 			    mode == ESC_MD ? "\xE2\x9C\x85 " : "", md, res.fingerprint, md, res.key_type);
 }
 
-static const char *provider_icon(enum agsbx_provider_verdict v)
-{
-	switch (v) {
-	case AGSBX_PROVIDER_CONFORMANT:
-		return "\xE2\x9C\x85 ";
-	case AGSBX_PROVIDER_DEFECTIVE:
-		return "\xE2\x9D\x8C ";
-	case AGSBX_PROVIDER_BLOCKED:
-		return "\xE2\x9B\x94 ";
-	default:
-		return "\xE2\x9E\x96 ";
-	}
-}
-
 static void put_argv(struct sbuf *b, const json_t *argv, enum esc_mode mode)
 {
 	for (size_t i = 0; i < json_array_size(argv); i++) {
@@ -272,7 +258,7 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
 		ev_putf(b, ESC_MDCODE, "| `%.64s` | ", ev_jstr(p, "id"));
-		sbuf_puts(b, provider_icon(agsbx_provider_verdict_of(p)));
+		sbuf_puts(b, ev_provider_icon(agsbx_provider_verdict_of(p)));
 		ev_putf(b, ESC_MD, "%.32s | %.120s", verdict_of(p), ev_jstr(p, "reason"));
 		sbuf_printf(b, " | %zu / %zu / %zu |\n", c.pass, c.fail, c.skip);
 	}
