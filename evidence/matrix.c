@@ -80,13 +80,14 @@ json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *name
 /* GitHub's comment column is about 760 px: the table holds what a
  * maintainer compares (host, then one verdict per provider, failing check
  * ids inline); what only qualifies a row (file, created, tool, signature,
- * representative, challenge, subject) is a numbered list under the table.
- * Row flags that change how a row reads stay in the row. */
+ * representative, challenge, subject, blocked reasons) is a numbered list
+ * under the table. Row flags that change how a row reads stay in the row.
+ * tests/tools/render-views.sh renders it at that width. */
+
 /* s escaped for a table cell, with a <wbr> (a line-break opportunity
  * GitHub keeps) after each '_', '.' and '/': unbroken, an identifier like
- * bwrap_unsafe_as_root or fs.symlink_escape_denied sets its column's
- * minimum width, and a few of them push the table past the comment
- * column. The escaping itself is ev_put_esc's: nothing from the bundle
+ * fs.symlink_escape_denied sets its column's minimum width, and a few of
+ * them push the table past the comment column. The escaping itself is ev_put_esc's: nothing from the bundle
  * becomes markup. */
 static void put_breakable(struct sbuf *b, const char *s, size_t max_chars)
 {
@@ -95,7 +96,7 @@ static void put_breakable(struct sbuf *b, const char *s, size_t max_chars)
 	b->oom |= t.oom;
 	for (size_t i = 0; i < t.len; i++) {
 		sbuf_putc(b, t.p[i]);
-		if (strchr("_./", t.p[i]) && i + 1 < t.len)
+		if (t.p[i] && strchr("_./", t.p[i]) && i + 1 < t.len)
 			sbuf_puts(b, "<wbr>");
 	}
 	sbuf_clear(&t);
@@ -114,11 +115,6 @@ static void put_cell(struct sbuf *b, const json_t *cell)
 	}
 	sbuf_puts(b, ev_provider_icon(v));
 	ev_put_esc(b, ev_jstr(cell, "verdict"), ESC_MD, 32);
-	if (v == AGSBX_PROVIDER_BLOCKED) {
-		sbuf_puts(b, " (");
-		put_breakable(b, ev_jstr(cell, "reason"), 64);
-		sbuf_putc(b, ')');
-	}
 	/* <code>, not a code span: a span would show the <wbr> as text */
 	const json_t *failing = json_object_get(cell, "failing_checks");
 	for (size_t i = 0; i < json_array_size(failing); i++) {
@@ -172,6 +168,25 @@ static void put_row(struct sbuf *b, size_t r, const json_t *row, const json_t *i
 	sbuf_putc(b, '\n');
 }
 
+/* A member the bundle lacks (agsbx_matrix_build's "?"), in words. */
+static const char *recorded(const char *s)
+{
+	return !s || strcmp(s, "?") == 0 ? "not recorded" : s;
+}
+
+/* Why each blocked cell of the row is blocked: "; gvisor blocked:
+ * docker_unreachable". Under the table, not in the cell: a reason such as
+ * bwrap_user_namespace_blocked is the widest word a column would hold. */
+static void put_blocked_reasons(struct sbuf *b, const json_t *cells)
+{
+	const char *id;
+	json_t *cell;
+	json_object_foreach((json_t *)cells, id, cell) {
+		if (agsbx_provider_verdict_of(cell) == AGSBX_PROVIDER_BLOCKED)
+			ev_putf(b, ESC_MD, "; %.64s blocked: %.64s", id, ev_jstr(cell, "reason"));
+	}
+}
+
 /* The footnotes of the rows: file, created, tool, then the provenance. */
 static void put_provenance_list(struct sbuf *b, const json_t *rows)
 {
@@ -180,11 +195,13 @@ static void put_provenance_list(struct sbuf *b, const json_t *rows)
 	for (size_t r = 0; r < json_array_size(rows); r++) {
 		const json_t *row = json_array_get(rows, r), *p = json_object_get(row, "provenance");
 		sbuf_printf(b, "%zu. ", r + 1);
-		ev_putf(b, ESC_MD, "%.200s \xC2\xB7 created %.32s \xC2\xB7 ", ev_jstr(row, "file"), ev_jstr(row, "created_at"));
+		ev_putf(b, ESC_MD, "%.200s \xC2\xB7 created %.32s \xC2\xB7 ", ev_jstr(row, "file"),
+			recorded(ev_jstr(row, "created_at")));
 		if (p)
 			ev_provenance_put(b, p, ESC_MD, "; ");
 		else
-			ev_putf(b, ESC_MD, "tool %.32s", ev_jstr(row, "tool_version"));
+			ev_putf(b, ESC_MD, "tool %.32s", recorded(ev_jstr(row, "tool_version")));
+		put_blocked_reasons(b, json_object_get(row, "providers"));
 		sbuf_putc(b, '\n');
 	}
 	sbuf_puts(b, "\n</details>\n");
