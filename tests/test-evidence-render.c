@@ -696,13 +696,14 @@ START_TEST(test_matrix_fits_comment_width)
 	int r;
 	_cleanup_free_ char *md = render(agsbx_matrix_render, mx, "markdown", &r);
 	ck_assert_int_eq(r, 0);
-	const char *table = strstr(md, "\n| Host |");
+	const char *table = strncmp(md, "| Host |", 8) == 0 ? md : strstr(md, "\n| Host |");
 	ck_assert_ptr_nonnull(table);
+	table += *table == '\n';
 	size_t cols;
-	size_t px = table_min_px(table + 1, &cols);
+	size_t px = table_min_px(table, &cols);
+	fprintf(stderr, "matrix: %zu columns, %zu px estimated\n", cols, px);
 	ck_assert_uint_eq(cols, 1 + json_array_size(json_object_get(mx, "providers")));
 	ck_assert_msg(px <= 760, "the matrix needs at least %zu px:\n%s", px, md);
-	fprintf(stderr, "matrix: %zu px estimated\n", px);
 	/* provenance (fingerprints, paths) is under the table, not in it */
 	ck_assert_ptr_null(strstr(table, "| Provenance"));
 	ck_assert_ptr_nonnull(strstr(strstr(md, "</summary>"), "SHA256:"));
