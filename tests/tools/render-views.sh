@@ -79,7 +79,9 @@ chrome=(chromium --headless --no-sandbox --disable-gpu --disable-background-netw
         --disable-component-update --disable-sync)
 rc=0
 for v in matrix diff diff-fixture; do
-  body=$(cmark-gfm --unsafe -e table -e strikethrough -e autolink -e tagfilter "$out/$v.md")
+  # <details> opened, so the screenshot shows the provenance list too
+  body=$(cmark-gfm --unsafe -e table -e strikethrough -e autolink -e tagfilter "$out/$v.md" \
+         | sed 's/<details>/<details open>/')
   printf '<!doctype html><meta charset="utf-8"><style>%s</style><div class="markdown-body">%s</div>%s\n' \
     "$css" "$body" "$measure" >"$out/$v.html"
   profile=$(mktemp -d)
