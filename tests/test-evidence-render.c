@@ -155,6 +155,8 @@ START_TEST(test_hostile_text_all_targets)
 			ck_assert_ptr_null(strstr(out, "https://"));
 		}
 	}
+	/* a blocked provider's reason: in the matrix's list under the table */
+	json_object_set_new(json_array_get(json_object_get(b, "providers"), 2), "reason", json_string(HOSTILE));
 	const json_t *bundles[] = { b };
 	const char *names[] = { "@octocat-https://evil.example-\xe2\x80\xae.json" };
 	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 1);
@@ -164,6 +166,8 @@ START_TEST(test_hostile_text_all_targets)
 	ck_assert_msg(!raw_hostile(mm, false), "matrix: %s", raw_hostile(mm, false));
 	ck_assert_ptr_null(strstr(mm, "@octocat"));
 	ck_assert_ptr_null(strstr(mm, "https://"));
+	ck_assert_ptr_null(strstr(mm, "<done>"));
+	ck_assert_ptr_nonnull(strstr(mm, "gvisor blocked: @\xE2\x80\x8Boctocat"));
 }
 END_TEST
 
