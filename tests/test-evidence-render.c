@@ -820,6 +820,57 @@ START_TEST(test_diff_host_changes_grouped)
 }
 END_TEST
 
+/* ---- goldens ------------------------------------------------------------------ */
+
+/* The renders a maintainer sees, byte for byte against reviewed copies in
+ * tests/data/views: a renderer change shows up as a diff of these files.
+ * AGSBX_UPDATE_GOLDENS=1 rewrites them (then review git diff). */
+static void golden(const char *name, const char *got)
+{
+	_cleanup_free_ char *rel = NULL;
+	ck_assert_int_ge(asprintf(&rel, "tests/data/views/%s", name), 0);
+	_cleanup_free_ char *path = agsbx_test_source_path(rel);
+	if (getenv("AGSBX_UPDATE_GOLDENS")) {
+		ck_assert_int_eq(agsbx_write_file_atomic(path, got, strlen(got), 0644), 0);
+		return;
+	}
+	char *want = NULL;
+	size_t len;
+	ck_assert_msg(agsbx_read_file(path, 1 << 20, &want, &len) == 0, "%s missing (AGSBX_UPDATE_GOLDENS=1)", rel);
+	ck_assert_msg(len == strlen(got) && memcmp(want, got, len) == 0,
+		      "%s differs (review, then AGSBX_UPDATE_GOLDENS=1 to rewrite it); got:\n%s", rel, got);
+	free(want);
+}
+
+START_TEST(test_golden_views)
+{
+	_cleanup_json_ json_t *full = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *sig = load_src("tests/data/bundles/signed.json");
+	_cleanup_json_ json_t *min = load_src("tests/data/bundles/minimal.json");
+	_cleanup_json_ json_t *chg = load_src("tests/data/views/changed.json");
+	_cleanup_json_ json_t *forged = json_deep_copy(sig);
+	json_object_set_new(json_array_get(json_object_get(forged, "providers"), 1), "verdict", json_string("conformant"));
+	const json_t *bundles[] = { full, sig, forged, min, chg };
+	const char *names[] = { "full.json", "signed.json", "forged.json", "minimal.json", "changed.json" };
+	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
+	struct agsbx_verify_opts trust = { .key_path = pub, .now = 1795000000 };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 5);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(mx, bundles, 5, &trust), 0);
+	int r;
+	_cleanup_free_ char *mmd = render(agsbx_matrix_render, mx, "markdown", &r);
+	golden("matrix.md", mmd);
+	_cleanup_free_ char *badge = render(agsbx_matrix_render, mx, "badge", &r);
+	golden("badge.json", badge);
+	_cleanup_json_ json_t *d = diff(full, chg);
+	_cleanup_free_ char *dmd = render(agsbx_diff_render, d, "markdown", &r);
+	golden("diff.md", dmd);
+	_cleanup_free_ char *dtxt = render(agsbx_diff_render, d, "text", &r);
+	golden("diff.txt", dtxt);
+	_cleanup_free_ char *junit = report(sig, "junit");
+	golden("report-junit.xml", junit);
+}
+END_TEST
+
 /* ---- schemas ------------------------------------------------------------------- */
 
 START_TEST(test_embedded_schema)
@@ -1125,6 +1176,7 @@ int main(void)
 	tcase_add_test(t, test_matrix_fits_comment_width);
 	tcase_add_test(t, test_matrix_badge_trust);
 	tcase_add_test(t, test_diff_host_changes_grouped);
+	tcase_add_test(t, test_golden_views);
 	tcase_add_test(t, test_embedded_schema);
 	suite_add_tcase(s, t);
 

@@ -18,6 +18,11 @@
 # user — the user-versus-root diff of issue 25 (one provider blocked for
 # root, its 31 checks and claims with it).
 #
+# The reviewed byte-for-byte renders of the fixtures are tests/data/views/
+# (test-evidence-render compares them; AGSBX_UPDATE_GOLDENS=1 rewrites
+# them after a deliberate change: review their git diff, and look at this
+# script's screenshots).
+#
 # Needs: cmark-gfm and chromium (Debian packages; neither is needed by the
 # test suite, which asserts the layout structurally in
 # tests/test-evidence-render.c). Exit status: 0 every table fits, 1 one
