@@ -150,7 +150,7 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
 json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n);
 /* format "markdown" | "json" | "badge" (a shields.io endpoint JSON);
  * -EINVAL for another. Rows may carry "provenance" (agsbx_bundle_provenance),
- * shown as a column. */
+ * listed under the markdown table. */
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
 /* Adds each row's "provenance" (agsbx_bundle_provenance of bundles[i]);
  * with trust anchors also "trusted_only": true, and the badge then counts

@@ -181,10 +181,10 @@ void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...) __attribu
 void ev_put_code(struct sbuf *b, const char *s, size_t max_chars);
 /* A JSON value compactly, then escaped (for diff output). */
 void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars);
-/* host.<family>.<fact>.value, borrowed or NULL. */
 /* The icon report and matrix put before a provider verdict in markdown
  * (with its trailing space): conformant, defective, blocked, else. */
 const char *ev_provider_icon(enum agsbx_provider_verdict v);
+/* host.<family>.<fact>.value, borrowed or NULL. */
 const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact);
 /* "Linux 6.18.0 x86_64, Debian GNU/Linux 12" or "?" pieces. */
 void ev_put_host_line(struct sbuf *b, const json_t *bundle, enum esc_mode mode);

@@ -87,8 +87,8 @@ json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *name
 /* s escaped for a table cell, with a <wbr> (a line-break opportunity
  * GitHub keeps) after each '_', '.' and '/': unbroken, an identifier like
  * fs.symlink_escape_denied sets its column's minimum width, and a few of
- * them push the table past the comment column. The escaping itself is ev_put_esc's: nothing from the bundle
- * becomes markup. */
+ * them push the table past the comment column. The escaping itself is
+ * ev_put_esc's: nothing from the bundle becomes markup. */
 static void put_breakable(struct sbuf *b, const char *s, size_t max_chars)
 {
 	struct sbuf t = { 0 };
@@ -132,6 +132,8 @@ static void put_row_flags(struct sbuf *b, const json_t *p)
 		sbuf_puts(b, " \xC2\xB7 \xE2\x9D\x8C signature INVALID");
 	if (json_is_false(json_object_get(p, "trusted")))
 		sbuf_puts(b, " \xC2\xB7 \xE2\x9A\xA0\xEF\xB8\x8F signer NOT trusted");
+	if (json_object_get(p, "trust_error")) /* the trust anchor failed (keys URL down) */
+		sbuf_puts(b, " \xC2\xB7 \xE2\x9A\xA0\xEF\xB8\x8F signer not checked");
 	if (json_array_size(json_object_get(p, "simulations")))
 		sbuf_puts(b, " \xC2\xB7 \xE2\x9A\xA0\xEF\xB8\x8F SIMULATED");
 }

@@ -302,10 +302,6 @@ static void junit_case(struct sbuf *b, const json_t *p, const json_t *ch)
 	sbuf_puts(b, "    </testcase>\n");
 }
 
-/* hostname and timestamp tell apart the suites of one provider merged from
- * several bundles. The bundle records no network host name, so hostname
- * is the host as it does record it (kernel, machine, OS); timestamp is
- * created_at in the Ant form (UTC, no zone suffix). */
 /* "YYYY-MM-DDTHH:MM:SSZ", every other character a digit. */
 static bool is_utc_seconds(const char *ts)
 {
@@ -318,6 +314,10 @@ static bool is_utc_seconds(const char *ts)
 	return true;
 }
 
+/* hostname and timestamp tell apart the suites of one provider merged from
+ * several bundles. The bundle records no network host name, so hostname
+ * is the host as it does record it (kernel, machine, OS); timestamp is
+ * created_at in the Ant form (UTC, no zone suffix). */
 static void junit_host(struct sbuf *b, const json_t *bundle)
 {
 	sbuf_puts(b, "\" hostname=\"");

@@ -766,6 +766,16 @@ START_TEST(test_matrix_badge_trust)
 	ck_assert_int_eq(agsbx_matrix_add_provenance(u, bundles, 1, &untrusted), 0);
 	_cleanup_free_ char *ub = render(agsbx_matrix_render, u, "badge", &r);
 	ck_assert_ptr_nonnull(strstr(ub, "no trusted bundle; 1 bundle excluded"));
+	/* a trust anchor that fails (a keys URL down, a key file gone): nothing
+	 * is trusted, and the row says its signer was not checked */
+	_cleanup_free_ char *gone = agsbx_path_join(tmp, "gone.pub");
+	struct agsbx_verify_opts failing = { .key_path = gone };
+	_cleanup_json_ json_t *f = agsbx_matrix_build(bundles, names, 1);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(f, bundles, 1, &failing), 0);
+	_cleanup_free_ char *fb = render(agsbx_matrix_render, f, "badge", &r);
+	ck_assert_ptr_nonnull(strstr(fb, "no trusted bundle; 1 bundle excluded"));
+	_cleanup_free_ char *fm = render(agsbx_matrix_render, f, "markdown", &r);
+	ck_assert_ptr_nonnull(strstr(fm, " \xC2\xB7 \xE2\x9A\xA0\xEF\xB8\x8F signer not checked |"));
 	/* without trust anchors every bundle counts, as before */
 	_cleanup_json_ json_t *all = agsbx_matrix_build(bundles, names, 2);
 	ck_assert_int_eq(agsbx_matrix_add_provenance(all, bundles, 2, NULL), 0);
