@@ -128,6 +128,8 @@ head -4 "$T/o" | grep -q 'REGRESSION landlock/fs.host_read_denied: pass -> fail'
 grep -q '^  kernel: release 6.18.0-ci -> 6.19$' "$T/o" || fail "host fact change"
 run_rc 0 "$T/o" "$T/e" "$B" diff "$T/new.json" "$D/full.json" --format markdown
 grep -qF '| `landlock/fs.host_read_denied` | fail | pass |' "$T/o" || fail "markdown diff: $(cat "$T/o")"
+# provenance: a list (a table cell cannot wrap a fingerprint or a CI path)
+grep -q '^- \*\*old .*new\.json\*\*: signature none; representative' "$T/o" || fail "markdown diff provenance: $(cat "$T/o")"
 run_rc 2 "$T/o" "$T/e" "$B" diff "$D/full.json"
 run_rc 2 "$T/o" "$T/e" "$B" diff "$D/full.json" "$D/full.json" --format xml
 pass "diff"
