@@ -175,7 +175,7 @@ int agsbx_provenance_render(const json_t *const *provs, const char *const *label
 	sbuf_puts(&b, md ? "#### Provenance\n\n" : "provenance:\n");
 	for (size_t i = 0; i < n; i++) {
 		sbuf_puts(&b, md ? "- **" : "  ");
-		ev_put_esc(&b, labels[i], m, 80);
+		ev_put_esc(&b, labels[i], m, 240); /* whole: a path differs at its end */
 		sbuf_puts(&b, md ? "**: " : ": ");
 		ev_provenance_put(&b, provs[i], m, md ? "; " : "\n      ");
 		if (md) {
@@ -205,7 +205,7 @@ int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels
 		if (!json_array_size(sims))
 			continue;
 		sbuf_puts(&b, md ? "> **Note:** " : "note: ");
-		ev_put_esc(&b, labels[i], m, 80);
+		ev_put_esc(&b, labels[i], m, 240); /* whole: a path differs at its end */
 		sbuf_puts(&b, " is a labelled simulation (");
 		put_list(&b, sims, m, "");
 		sbuf_puts(&b, "): what it shows blocked is simulated, not this host's policy\n");

@@ -59,6 +59,13 @@ jq '.providers[0].checks[0].verdict = "fail" | .providers[0].checks[1].verdict =
     | .host.docker.reachable.value = true | .host.docker.version = {value: "24.0.7", source: "GET /version"}' \
   "$D/full.json" >"$out/changed.json"
 "$B" diff "$D/full.json" "$out/changed.json" --format markdown >"$out/diff-fixture.md" || true
+# Signed, under the long paths a CI artifact download gives them.
+ci=$out/bundles/agsbx-evidence-ubuntu-24.04-root
+mkdir -p "$ci"
+cp "$D/full.json" "$ci/agsbx-evidence-runner-20261129T024000Z.json"
+cp "$D/signed.json" "$ci/agsbx-evidence-runner-20261130T024000Z.json"
+"$B" diff "$ci/agsbx-evidence-runner-20261129T024000Z.json" "$ci/agsbx-evidence-runner-20261130T024000Z.json" \
+  --format markdown --key "$D/keys/fixture_ed25519.pub" >"$out/diff-signed.md" || true
 
 # ---- render --------------------------------------------------------------------
 # The layout rules of GitHub's markdown stylesheet that decide widths
@@ -79,11 +86,12 @@ css='body{margin:0;background:#fff}
 # Chromium reports each table's widths into the DOM it dumps.
 measure='<script>addEventListener("load",()=>{let r=[];document.querySelectorAll("table").forEach((t,i)=>{
 r.push("table "+(i+1)+": "+t.scrollWidth+" of "+t.clientWidth+" px"+(t.scrollWidth>t.clientWidth?" SCROLLS":" fits"))});
+const m=document.querySelector(".markdown-body");r.push("page: "+m.scrollWidth+" of "+m.clientWidth+" px"+(m.scrollWidth>m.clientWidth?" SCROLLS":" fits"));
 const p=document.createElement("pre");p.id="measure";p.textContent=r.join("\n");document.body.append(p)})</script>'
 chrome=(chromium --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run
         --disable-component-update --disable-sync)
 rc=0
-for v in matrix diff diff-fixture; do
+for v in matrix diff diff-fixture diff-signed; do
   # <details> opened, so the screenshot shows the provenance list too
   body=$(cmark-gfm --unsafe -e table -e strikethrough -e autolink -e tagfilter "$out/$v.md" \
          | sed 's/<details>/<details open>/')
@@ -97,5 +105,5 @@ for v in matrix diff diff-fixture; do
   rm -rf "$profile"
   ! grep -q SCROLLS "$out/$v.measure" || rc=1
 done
-echo "render-views: $out/{matrix,diff,diff-fixture}.{md,html,png}" >&2
+echo "render-views: $out/{matrix,diff,diff-fixture,diff-signed}.{md,html,png}" >&2
 exit $rc
