@@ -459,10 +459,12 @@ static void group_add(json_t *groups, enum section s, const json_t *e)
 	const json_t *o = json_object_get(e, "old"), *n = json_object_get(e, "new");
 	char *os = json_dumps(o ? o : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
 	char *ns = json_dumps(n ? n : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
-	char key[512];
-	snprintf(key, sizeof key, "%d %s %s", (int)s, os ? os : "?", ns ? ns : "?");
+	_cleanup_free_ char *key = NULL;
+	int r = asprintf(&key, "%d %s %s", (int)s, os ? os : "?", ns ? ns : "?");
 	free(os);
 	free(ns);
+	if (r < 0)
+		return;
 	json_t *g = json_object_get(groups, key);
 	if (!g) {
 		g = json_pack("{s:i, s:O?, s:O?, s:[]}", "section", (json_int_t)s, "old", o, "new", n, "ids");
