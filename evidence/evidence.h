@@ -162,8 +162,14 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
 json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n);
 /* format "markdown" | "json" | "badge" (a shields.io endpoint JSON);
  * -EINVAL for another. Rows may carry "provenance" (agsbx_bundle_provenance),
- * shown as a column. */
+ * listed under the markdown table. */
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
+/* Adds each row's "provenance" (agsbx_bundle_provenance of bundles[i]);
+ * with trust anchors also "trusted_only": true, and the badge then counts
+ * only bundles whose signature verifies and whose signer is trusted,
+ * naming how many it left out. 0 or -ENOMEM. */
+int agsbx_matrix_add_provenance(json_t *matrix, const json_t *const *bundles, size_t n,
+				const struct agsbx_verify_opts *trust);
 
 /* Shipped JSON Schemas, embedded at build time: the text of schema name
  * ("evidence-bundle", "host-probe", ...) or NULL. */

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "evidence/bundle.h"
+
 /* The largest magnitude jq 1.6 (which stores numbers as doubles) prints
  * exactly; the canonical form refuses anything beyond it. */
 #define AGSBX_JSON_INT_MAX 9007199254740992LL
@@ -191,6 +193,9 @@ void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...) __attribu
 void ev_put_code(struct sbuf *b, const char *s, size_t max_chars);
 /* A JSON value compactly, then escaped (for diff output). */
 void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars);
+/* The icon report and matrix put before a provider verdict in markdown
+ * (with its trailing space): conformant, defective, blocked, else. */
+const char *ev_provider_icon(enum agsbx_provider_verdict v);
 /* host.<family>.<fact>.value, borrowed or NULL. */
 const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact);
 /* "Linux 6.18.0 x86_64, Debian GNU/Linux 12" or "?" pieces. */

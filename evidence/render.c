@@ -310,6 +310,20 @@ void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t
 	free(s);
 }
 
+const char *ev_provider_icon(enum agsbx_provider_verdict v)
+{
+	switch (v) {
+	case AGSBX_PROVIDER_CONFORMANT:
+		return "\xE2\x9C\x85 ";
+	case AGSBX_PROVIDER_DEFECTIVE:
+		return "\xE2\x9D\x8C ";
+	case AGSBX_PROVIDER_BLOCKED:
+		return "\xE2\x9B\x94 ";
+	default:
+		return "\xE2\x9E\x96 ";
+	}
+}
+
 const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact)
 {
 	const json_t *f = json_object_get(json_object_get(json_object_get(bundle, "host"), family), fact);

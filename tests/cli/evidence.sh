@@ -129,9 +129,11 @@ run_rc 0 "$T/o" "$T/e" "$B" diff "$D/full.json" "$D/signed.json" --format json
 jq '.providers[0].checks[0].verdict = "fail" | .host.kernel.release.value = "6.19"' "$D/full.json" >"$T/new.json"
 run_rc 1 "$T/o" "$T/e" "$B" diff "$D/full.json" "$T/new.json"
 head -4 "$T/o" | grep -q 'REGRESSION landlock/fs.host_read_denied: pass -> fail' || fail "regression not first: $(cat "$T/o")"
-grep -q 'kernel.release: 6.18.0-ci -> 6.19' "$T/o" || fail "host fact change"
+grep -q '^  kernel: release 6.18.0-ci -> 6.19$' "$T/o" || fail "host fact change"
 run_rc 0 "$T/o" "$T/e" "$B" diff "$T/new.json" "$D/full.json" --format markdown
-grep -qF '| | `landlock/fs.host_read_denied` | fail | pass |' "$T/o" || fail "markdown diff: $(cat "$T/o")"
+grep -qF '| `landlock/fs.host_read_denied` | fail | pass |' "$T/o" || fail "markdown diff: $(cat "$T/o")"
+# provenance: a list (a table cell cannot wrap a fingerprint or a CI path)
+grep -q '^- \*\*old .*new\.json\*\*: signature none; representative' "$T/o" || fail "markdown diff provenance: $(cat "$T/o")"
 run_rc 2 "$T/o" "$T/e" "$B" diff "$D/full.json"
 run_rc 2 "$T/o" "$T/e" "$B" diff "$D/full.json" "$D/full.json" --format xml
 pass "diff"
@@ -144,6 +146,15 @@ run_rc 0 "$T/o" "$T/e" "$B" matrix "$D/full.json" "$T/missing.json" "$D/invalid/
 [[ $(grep -c 'skipping' "$T/e") == 2 ]] || fail "unreadable files not reported: $(cat "$T/e")"
 run_rc 2 "$T/o" "$T/e" "$B" matrix "$T/missing.json" "$D/invalid/empty.json"
 [[ ! -s "$T/o" ]] || fail "matrix wrote stdout without any bundle"
+# With a trust option the badge counts only bundles that verify and whose
+# signer is trusted: a verdict edited after signing changes nothing.
+jq '.providers[1].verdict = "conformant" | .providers[2].verdict = "conformant"' "$D/signed.json" >"$T/forged.json"
+run_rc 0 "$T/o" "$T/e" "$B" matrix "$T/forged.json" --format badge --key "$D/keys/fixture_ed25519.pub"
+jq -e '.color == "lightgrey" and (.message | startswith("no trusted bundle; 1 bundle excluded"))' "$T/o" >/dev/null \
+  || fail "badge counted a forged bundle: $(cat "$T/o")"
+run_rc 0 "$T/o" "$T/e" "$B" matrix "$D/signed.json" "$T/forged.json" --format badge --key "$D/keys/fixture_ed25519.pub"
+jq -e '.color == "red" and .message == "1 conformant, 1 defective, 1 blocked, 1 skipped; 1 bundle excluded (signature not verified or signer not trusted)"' \
+  "$T/o" >/dev/null || fail "badge with one trusted, one forged: $(cat "$T/o")"
 pass "matrix"
 
 # ---- schema ------------------------------------------------------------------
