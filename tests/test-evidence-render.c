@@ -758,8 +758,8 @@ START_TEST(test_matrix_badge_trust)
 	ck_assert_ptr_nonnull(strstr(grey, "no trusted bundle; 1 bundle excluded"));
 	/* a good signature by a key the anchors do not hold: excluded too */
 	_cleanup_free_ char *other = agsbx_path_join(tmp, "other");
-	char err[256];
-	ck_assert_int_eq(agsbx_keygen(other, "other", err, sizeof err), 0);
+	char err[256], fp[64];
+	ck_assert_int_eq(agsbx_keygen(other, "other", fp, err, sizeof err), 0);
 	_cleanup_free_ char *other_pub = agsbx_path_join(tmp, "other.pub");
 	struct agsbx_verify_opts untrusted = { .key_path = other_pub };
 	_cleanup_json_ json_t *u = agsbx_matrix_build(bundles, names, 1);

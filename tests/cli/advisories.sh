@@ -48,8 +48,8 @@ grep -q 'CVE-2024-21626' "$T/r2" && fail "a fixed version is reported as an advi
 pass "report shows versions inside upstream ranges and never counts them as verdicts"
 
 "$B" diff "$T/old.json" "$T/new.json" >"$T/d" 2>/dev/null || true
-grep -q 'advisories.upstream_ranges: CVE-2024-21626 in_range, CVE-2026-41579 in_range -> CVE-2026-41579 in_range' "$T/d" ||
+grep -q 'advisories: upstream_ranges CVE-2024-21626 in_range, CVE-2026-41579 in_range -> CVE-2026-41579 in_range' "$T/d" ||
   fail "diff does not show the advisory change as one line: $(grep advisories "$T/d")"
-grep -q 'runtimes.runc_version: 1.1.5 -> 1.4.0' "$T/d" || fail "diff: no runc version change"
+grep -q 'runtimes: runc_version 1.1.5 -> 1.4.0' "$T/d" || fail "diff: no runc version change: $(cat "$T/d")"
 grep -q ', 0 regressions' "$T/d" || fail "an advisory change counted as a regression: $(head -1 "$T/d")"
 pass "diff shows an advisory change as its flagged findings, not as a regression"
