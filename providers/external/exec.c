@@ -153,10 +153,18 @@ static void fill_status(struct agsbx_run_result *run, const json_t *res)
 static json_t *meta_json(struct agsbx_handle *h, const json_t *res, struct ext_instance *in)
 {
 	json_t *m = agsbx_handle_meta(h);
-	const json_t *am = json_object_get(res, "meta");
+	/* Capped and charged to the bundle's budget (confine.c); past either
+	 * the adapter's word is a truncation marker and claims nothing. */
+	bool truncated;
+	_cleanup_json_ json_t *said = json_pack("{s:O, s:O}", "meta", json_object_get(res, "meta"), "inferred",
+						json_object_get(res, "inferred"));
+	_cleanup_json_ json_t *kept = ext_supplied(in, said, EXT_META_DEPTH, EXT_PIECE_MAX, &truncated);
+	const json_t *am = truncated ? NULL : json_object_get(kept, "meta");
+	json_t *inferred = truncated ? json_array() : json_incref(json_object_get(kept, "inferred"));
 	json_object_set_new(m, "adapter",
-			    json_pack("{s:O, s:O, s:O, s:b}", "meta", am, "inferred", json_object_get(res, "inferred"),
-				      "duration_us", json_object_get(res, "duration_us"), "supplied_by_adapter", 1));
+			    json_pack("{s:O, s:o, s:O, s:b, s:b}", "meta", am ? am : kept, "inferred", inferred,
+				      "duration_us", json_object_get(res, "duration_us"), "supplied_by_adapter", 1,
+				      "truncated", truncated));
 	/* Another check thread's probe may replace last_probe meanwhile: take
 	 * a reference under the lock (CI caught the use-after-free). */
 	pthread_mutex_lock(&in->lock);

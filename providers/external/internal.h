@@ -19,8 +19,13 @@
 #define EXT_MAX_DEPTH_STR "32"
 #define EXT_PIECE_MAX (64u << 10)         /* one execute's meta + inferred, one probe's facts, hello */
 #define EXT_NAME_MAX 128                  /* provider name/version, mechanism, safety_class, handle */
+#define EXT_NAME_MAX_STR "128"
 #define EXT_TEXT_MAX 4096                 /* probe detail and hint */
 #define EXT_SUPPLIED_MAX (16u << 20)      /* all adapters' JSON in one bundle, split among the declared */
+/* Where it sits in the bundle: providers[].checks[].observations[].meta.adapter.{meta,inferred} */
+#define EXT_META_DEPTH 9
+#define EXT_FACTS_DEPTH 5                 /* providers[].probe.facts (and a check's facts) */
+#define EXT_HELLO_DEPTH 4                 /* providers[].declared.hello */
 
 /* Violation reasons (the provider becomes defective). */
 #define EXT_R_PROTOCOL "adapter_protocol_error"

@@ -4,7 +4,10 @@ hostile in the one way named by argv[1], WHERE:WHAT, otherwise like the other
 negative adapters (steps run directly on the host, no isolation).
 WHERE: hello | facts | meta (every execute's result meta).
 WHAT:  real (1.5) | bigint (2^53+1) | deep (300 levels of arrays) |
-       bigmeta:BYTES (a string of BYTES bytes, in meta only)."""
+       bigmeta:BYTES (a string of BYTES bytes, in meta only).
+With bigmeta the steps are not even run (every execute answers exit 0, no
+output): the run's memory is then the harness's, not this script's buffering
+of a payload's output."""
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import negbase
@@ -52,8 +55,14 @@ def probe(q):
     return answer(q, r, ["facts", "x_hostile"]) if WHERE == "facts" else r
 
 
+def fake_result():
+    return {"exit_code": 0, "signal": None, "timed_out": False, "cancelled": False,
+            "stdout_b64": "", "stderr_b64": "", "stdout_truncated": False, "stderr_truncated": False,
+            "stdout_total": 0, "stderr_total": 0, "duration_us": 1, "meta": {}, "inferred": []}
+
+
 def execute(q):
-    r = negbase.run(q)
+    r = fake_result() if WHAT.startswith("bigmeta:") else negbase.run(q)
     if WHERE != "meta":
         return negbase.send({"id": q["id"], "ok": True, "result": r})
     answer(q, {"result": r}, ["result", "meta", "x_hostile"])
