@@ -50,6 +50,50 @@ START_TEST(test_shape)
 }
 END_TEST
 
+START_TEST(test_line_prescan)
+{
+	char line[4096];
+	/* Brackets, separators and escaped quotes inside strings do not count. */
+	const char *quoted = "{\"a\":\"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[,,,:\\\\\",\"b\":1}";
+	ck_assert_ptr_null(ext_line_unconfined(quoted, strlen(quoted)));
+	json_t *parsed = json_loads(quoted, 0, NULL); /* and it is the JSON meant */
+	ck_assert_int_eq(json_integer_value(json_object_get(parsed, "b")), 1);
+	json_decref(parsed);
+	for (int d = EXT_MAX_DEPTH; d <= EXT_MAX_DEPTH + 1; d++) {
+		size_t n = 0;
+		n += (size_t)snprintf(line + n, sizeof line - n, "{\"id\":1,\"a\":");
+		for (int i = 1; i < d; i++)
+			line[n++] = '[';
+		for (int i = 1; i < d; i++)
+			line[n++] = ']';
+		line[n++] = '}';
+		const char *why = ext_line_unconfined(line, n);
+		if (d == EXT_MAX_DEPTH)
+			ck_assert_ptr_null(why);
+		else
+			ck_assert_ptr_nonnull(strstr(why, "nested deeper"));
+	}
+	/* {"a":[0,0,...]}: the object, its key, the array, then one per comma. */
+	for (size_t zeros = EXT_MAX_VALUES - 2; zeros <= EXT_MAX_VALUES - 1; zeros++) {
+		size_t n = 0, cap = zeros * 2 + 16;
+		char *big = malloc(cap);
+		n += (size_t)snprintf(big, cap, "{\"a\":[0");
+		for (size_t i = 1; i < zeros; i++) {
+			big[n++] = ',';
+			big[n++] = '0';
+		}
+		big[n++] = ']';
+		big[n++] = '}';
+		const char *why = ext_line_unconfined(big, n);
+		if (zeros == EXT_MAX_VALUES - 2)
+			ck_assert_ptr_null(why);
+		else
+			ck_assert_ptr_nonnull(strstr(why, "values in one line"));
+		free(big);
+	}
+}
+END_TEST
+
 /* ---- the size bound, on random values ---- */
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -173,6 +217,7 @@ int main(void)
 	TCase *tc = tcase_create("confine");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_shape);
+	tcase_add_test(tc, test_line_prescan);
 	tcase_add_test(tc, test_size_bound);
 	tcase_add_test(tc, test_size_stops);
 	tcase_add_test(tc, test_bundle_write_cap);

@@ -45,6 +45,41 @@ const char *ext_json_unconfined(const json_t *j, int depth)
 	}
 }
 
+/* Before the line is parsed: jansson would build a tree of every value
+ * (some 60 bytes each: a 16 MiB line of "0," took 430 MB), so the count
+ * and the depth are enforced on the raw bytes, outside strings. Values
+ * are counted by their separators and openers (an upper bound of one per
+ * value). The grammar is jansson's to judge afterwards. */
+const char *ext_line_unconfined(const char *line, size_t len)
+{
+	size_t values = 0;
+	int depth = 0;
+	bool in_string = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = line[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"')
+			in_string = true;
+		else if (c == '[' || c == '{') {
+			if (++depth > EXT_MAX_DEPTH)
+				return "nested deeper than " EXT_MAX_DEPTH_STR " levels of arrays and objects";
+			values++;
+		} else if (c == ']' || c == '}')
+			depth--;
+		else if (c == ',' || c == ':')
+			values++;
+		if (values > EXT_MAX_VALUES)
+			return "more than " EXT_MAX_VALUES_STR " values in one line";
+	}
+	return NULL;
+}
+
 /* ---- size ---- */
 
 /* A string as the writers print it: escapes, and non-ASCII at its worst

@@ -17,6 +17,8 @@
 #define EXT_INT_MAX (1LL << 53)           /* the bundle's integers: canonical.c */
 #define EXT_MAX_DEPTH 32                  /* arrays/objects in one line, its own object included */
 #define EXT_MAX_DEPTH_STR "32"
+#define EXT_MAX_VALUES 262144            /* values in one line (before it is parsed) */
+#define EXT_MAX_VALUES_STR "262144"
 #define EXT_PIECE_MAX (64u << 10)         /* one execute's meta + inferred, one probe's facts, hello */
 #define EXT_NAME_MAX 128                  /* provider name/version, mechanism, safety_class, handle */
 #define EXT_NAME_MAX_STR "128"
@@ -74,6 +76,9 @@ const char *ext_intern(struct ext_instance *in, const char *s);
  * counting j if it is one) fits the bundle: integers within +-2^53, no
  * reals, at most EXT_MAX_DEPTH levels; else what is wrong. */
 const char *ext_json_unconfined(const json_t *j, int depth);
+/* The same depth limit, and at most EXT_MAX_VALUES values, on a raw line
+ * before it is parsed (NULL: fine, or not JSON at all). */
+const char *ext_line_unconfined(const char *line, size_t len);
 /* An upper bound of the bytes j takes in the bundle as written at depth
  * (indented) or in the worker report (ASCII-escaped); counting stops
  * soon after stop. */

@@ -4,8 +4,9 @@ hostile in the one way named by argv[1], WHERE:WHAT, otherwise like the other
 negative adapters (steps run directly on the host, no isolation).
 WHERE: hello | facts | meta (every execute's result meta).
 WHAT:  real (1.5) | bigint (2^53+1) | deep (300 levels of arrays) |
-       bigmeta:BYTES (a string of BYTES bytes, in meta only).
-With bigmeta the steps are not even run (every execute answers exit 0, no
+       bigmeta:BYTES (a string of BYTES bytes, in meta only) |
+       manymeta:N (an array of N zeros, in meta only).
+With bigmeta and manymeta the steps are not even run (every execute answers exit 0, no
 output): the run's memory is then the harness's, not this script's buffering
 of a payload's output."""
 import json, os, sys
@@ -31,6 +32,8 @@ def hostile():
         return "[" * 300 + "]" * 300
     if WHAT.startswith("bigmeta:"):
         return json.dumps("m" * int(WHAT.split(":")[1]))
+    if WHAT.startswith("manymeta:"):
+        return "[" + ",".join(["0"] * int(WHAT.split(":")[1])) + "]"
     raise SystemExit("unknown mode " + WHAT)
 
 
@@ -62,7 +65,7 @@ def fake_result():
 
 
 def execute(q):
-    r = fake_result() if WHAT.startswith("bigmeta:") else negbase.run(q)
+    r = fake_result() if WHAT.startswith(("bigmeta:", "manymeta:")) else negbase.run(q)
     if WHERE != "meta":
         return negbase.send({"id": q["id"], "ok": True, "result": r})
     answer(q, {"result": r}, ["result", "meta", "x_hostile"])
