@@ -16,6 +16,7 @@ command -v ssh-keygen >/dev/null || skip ssh-keygen 1 "openssh-client is not ins
 [[ -x /usr/bin/time ]] || skip "GNU time" 1 "/usr/bin/time is not installed (package time)"
 have_test_user || skip "test user" 1 "needs root and the user $AGSBX_TEST_USER"
 [[ -x $AGSBX_BIN ]] || fail "$AGSBX_BIN not built"
+$PY -c 'import jsonschema' 2>/dev/null || skip jsonschema 1 "python3-jsonschema is not installed"
 
 stage=$(t_stage_for_user)
 adapters=$(t_tmpdir adapters)
@@ -26,6 +27,7 @@ chown "$AGSBX_TEST_USER:" "$w"
 ssh-keygen -q -t ed25519 -N '' -C hostile-json@example.invalid -f "$w/key"
 chown "$AGSBX_TEST_USER:" "$w/key"
 
+BUNDLES=()
 # collect KEY ARGS...: trusted_local plus ARGS' providers, signed, as the test
 # user, under GNU time; $F the bundle, $RC collect's status, $RSS its peak in
 # KiB (the largest of collect and its workers; the adapters in the big-meta
@@ -47,6 +49,7 @@ collect() {
   RSS=$(tail -n 1 "$w/$key.rss")
   [[ $RC == 1 ]] || { cat "$w/$key.err" >&2; fail "$key: collect exited $RC, want 1 (a defective provider)"; }
   [[ -s $F ]] || fail "$key: no bundle"
+  BUNDLES+=("$F") # schema-validated together at the end (one python start)
 }
 
 # intact KEY: the bundle verifies (our verify, signature and trust), jq reads
@@ -126,3 +129,9 @@ jq_fields P "$F" '[.providers[] | select(.id == "h") | .checks[].observations[]?
 [[ ${P[spent]} == 1048576 ]] || fail "budget: no truncation at a 1 MiB share (${P[spent]})"
 ((P[kept_bytes] <= 1048576)) || fail "budget: ${P[kept_bytes]} bytes kept, over the share"
 pass "budget: ${P[kept]} metas (${P[kept_bytes]} bytes) kept, the rest truncated once the 1 MiB share was spent"
+
+mapfile -t got < <(schema_results "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "${BUNDLES[@]}")
+for i in "${!BUNDLES[@]}"; do
+  [[ ${got[i]:-} == valid ]] || fail "${BUNDLES[i]} is ${got[i]:-not checked} against the schema (above)"
+done
+pass "${#BUNDLES[@]} bundles schema-valid"
