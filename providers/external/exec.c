@@ -252,7 +252,16 @@ static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_er
 	}
 	in->nhandles = 0;
 	pthread_mutex_unlock(&in->lock);
-	json_object_set_new(d, "adapter", a ? ext_adapter_finish(a, defect) : json_null());
+	json_t *rec = a ? ext_adapter_finish(a, defect) : json_null();
+	/* How much of what it said the bundle kept (confine.c). */
+	pthread_mutex_lock(&in->lock);
+	if (a)
+		json_object_set_new(rec, "supplied_json",
+				    json_pack("{s:I, s:I, s:I}", "kept_bytes", (json_int_t)in->supplied, "share_bytes",
+					      (json_int_t)ext_supplied_share(), "truncated_pieces",
+					      (json_int_t)in->supplied_truncated));
+	pthread_mutex_unlock(&in->lock);
+	json_object_set_new(d, "adapter", rec);
 	/* hello is the adapter's word, labelled as such. */
 	json_object_set(d, "hello", in->hello ? in->hello : json_null());
 	json_object_set_new(d, "adapter_supplied",

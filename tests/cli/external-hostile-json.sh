@@ -124,10 +124,18 @@ collect budget --provider h --adapter "h=$A meta:bigmeta:60000" "${decl[@]}"
 intact budget
 jq_fields P "$F" '[.providers[] | select(.id == "h") | .checks[].observations[]? | .meta.adapter | select(.)]' -- \
   kept '[.[] | select(.truncated | not)] | length' kept_bytes '[.[] | select(.truncated | not) | .meta.x_hostile | length] | add // 0' \
-  spent '[.[] | select(.truncated and (.meta.why | test("share"))) | .meta.limit_bytes] | unique | join(",")'
+  spent '[.[] | select(.truncated and (.meta.why | test("share"))) | .meta.limit_bytes] | unique | join(",")' \
+  n_trunc '[.[] | select(.truncated)] | length'
+declare -A Q=()
+jq_fields Q "$F" '.providers[] | select(.id == "h") | .declared.adapter.supplied_json' -- \
+  rec_kept .kept_bytes rec_share .share_bytes rec_trunc .truncated_pieces
 ((P[kept] > 0)) || fail "budget: nothing kept"
 [[ ${P[spent]} == 1048576 ]] || fail "budget: no truncation at a 1 MiB share (${P[spent]})"
 ((P[kept_bytes] <= 1048576)) || fail "budget: ${P[kept_bytes]} bytes kept, over the share"
+# The adapter's record says the same (it counts every piece read, some not quoted in a check).
+[[ ${Q[rec_share]} == 1048576 ]] || fail "budget: recorded share ${Q[rec_share]}"
+((Q[rec_kept] >= P[kept_bytes] && Q[rec_kept] <= 1048576)) || fail "budget: recorded ${Q[rec_kept]} bytes kept"
+((Q[rec_trunc] >= P[n_trunc])) || fail "budget: recorded ${Q[rec_trunc]} pieces truncated, ${P[n_trunc]} in the bundle"
 pass "budget: ${P[kept]} metas (${P[kept_bytes]} bytes) kept, the rest truncated once the 1 MiB share was spent"
 
 mapfile -t got < <(schema_results "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "${BUNDLES[@]}")
