@@ -119,7 +119,7 @@ cat >"$T/hold-canary.sh" <<EOF
 #!/bin/bash
 for a in "\$@"; do
   if [[ \$a == */.agsbx-canary-*/id_key ]]; then
-    : >"$flagdir/canary-seen"
+    printf '%s\n' "\${a%/id_key}" >"$flagdir/seen.tmp" && mv "$flagdir/seen.tmp" "$flagdir/canary-seen"
     read -r -t 60 <>"$T/never" || true
   fi
 done
@@ -128,8 +128,6 @@ EOF
 chmod 0755 "$T/hold-canary.sh"
 home=$(getent passwd "$AGSBX_TEST_USER" | cut -d: -f6)
 [[ -d $home ]] || skip "cleanup-foreign" 1 "$AGSBX_TEST_USER has no home directory $home"
-canaries() { find "$home" -mindepth 1 -maxdepth 1 -name '.agsbx-canary-*' | sort; }
-before=$(canaries)
 
 # kill_at_canary TMP: a collect as the test user, SIGKILLed (its whole
 # process group, workers included) while its home canary exists.
@@ -146,12 +144,13 @@ kill_at_canary() {
   kill -KILL -- "-$pid"
   wait "$pid" 2>/dev/null || true
 }
-new_canary() { comm -13 <(echo "$before") <(canaries); }
+# the canary the held run was given (other tests' runs may have their own)
+held_canary() { cat "$flagdir/canary-seen"; }
 
 w=$(t_tmpdir canary); chown "$AGSBX_TEST_USER" "$w"
 kill_at_canary "$w"
-c=$(new_canary)
-[[ -n $c && -f $c/id_key ]] || fail "the SIGKILLed collect left no canary (nothing to test): $(canaries)"
+c=$(held_canary)
+[[ $c == "$home"/.agsbx-canary-* && -f $c/id_key ]] || fail "the SIGKILLed collect left no canary (nothing to test): $c"
 t_on_exit "rm -rf '$c'"
 as_user env TMPDIR="$w" "$stage/agsbx-evidence" cleanup --dry-run --work-dir "$w" >"$T/canary-dry.txt"
 grep -qxF "would remove canary $c" "$T/canary-dry.txt" || fail "cleanup --dry-run does not list the canary: $(cat "$T/canary-dry.txt")"
@@ -163,11 +162,10 @@ pass "a collect SIGKILLed during secrets.home_denied: cleanup removed its home c
 
 w=$(t_tmpdir canary2); chown "$AGSBX_TEST_USER" "$w"
 kill_at_canary "$w"
-c=$(new_canary)
-[[ -n $c && -f $c/id_key ]] || fail "the second SIGKILLed collect left no canary"
+c=$(held_canary)
+[[ $c == "$home"/.agsbx-canary-* && -f $c/id_key ]] || fail "the second SIGKILLed collect left no canary: $c"
 t_on_exit "rm -rf '$c'"
 as_user env TMPDIR="$w" "$stage/agsbx-evidence" collect -q --unsigned --provider trusted_local \
   --output "$w/next.json" --work-dir "$w" 2>"$w/next.log" || { cat "$w/next.log" >&2; fail "the next collect failed"; }
 [[ ! -e $c ]] || fail "the next collect left the killed run's canary $c"
-[[ -z $(new_canary) ]] || fail "canaries remain: $(new_canary)"
 pass "the next collect removed a killed run's home canary"
