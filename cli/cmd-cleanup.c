@@ -1,8 +1,9 @@
 /* cleanup: removes what harnesses that died (SIGKILL, a CI timeout) left:
  * their work dirs and staged helpers, processes still running from those,
- * cgroup leaves, and provider resources such as labelled containers. Only
- * resources whose owning process is gone (base/rundir.h); never a live
- * run's. collect runs the same sweep before it starts. */
+ * the home canary a run killed mid-check left, cgroup leaves, and provider
+ * resources such as labelled containers. Only resources whose owning
+ * process is gone (base/rundir.h), as far as its owner record confines
+ * them; never a live run's. collect runs the same sweep before it starts. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -25,8 +26,9 @@ const char agsbx_help_cleanup[] =
 	"\n"
 	"Removes the leftovers of agsbx-evidence runs whose process is gone (killed with SIGKILL, a CI\n"
 	"timeout): agsbx-run-* work dirs, agsbx-tools-* helper copies and agsbx-landlock-* policy dirs in DIR, processes still running\n"
-	"from them, stale cgroup leaves, and gVisor containers labelled with a dead run. Resources of a\n"
-	"run that is still alive are never touched.\n"
+	"from them, the home canary of a run killed mid-check, stale cgroup leaves, and gVisor containers\n"
+	"labelled with a dead run. Resources of a run that is still alive are never touched, nor a process\n"
+	"the dead run's owner record does not confine (another user's, or one outside the run).\n"
 	"\n"
 	"  --dry-run        list what would be removed; remove nothing\n"
 	"  --work-dir DIR   also where collect created its work dirs (always: $TMPDIR or /tmp)\n"
