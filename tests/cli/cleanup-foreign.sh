@@ -21,18 +21,25 @@ pidns=$(stat -L -c %i /proc/self/ns/pid)
 start=$(sed 's/.*) //' "/proc/$$/stat" | awk '{print $20}')
 dead="$$ $((start + 1)) $pidns"    # our pid with another start time: a dead owner
 
-# bg_named NAME USER|root: a sleeping process whose argv[0] is NAME; its pid.
+# bg_named VAR NAME user|root: starts a sleeping process whose argv[0] is
+# NAME and sets VAR to its pid (it writes its own: as_user is a function).
+pids=$T/pids
+mkdir "$pids"; chown "$AGSBX_TEST_USER" "$pids"
 bg_named() {
-  local name=$1 who=$2 pid
+  local var=$1 name=$2 who=$3 pidf pid
+  pidf=$(mktemp -u "$pids/p-XXXXXX")
+  local body='echo $$ >"$1.tmp" && mv "$1.tmp" "$1"; exec -a "$0" sleep 120'
   if [[ $who == root ]]; then
-    bash -c 'exec -a "$0" sleep 120' "$name" >/dev/null 2>&1 &
+    bash -c "$body" "$name" "$pidf" </dev/null >/dev/null 2>&1 &
   else
-    as_user bash -c 'exec -a "$0" sleep 120' "$name" >/dev/null 2>&1 &
+    as_user bash -c "$body" "$name" "$pidf" </dev/null >/dev/null 2>&1 &
   fi
-  pid=$!
+  disown
+  for _ in $(seq 250); do [[ -s $pidf ]] && break; sleep 0.02; done
+  pid=$(cat "$pidf") || fail "$name did not start"
   t_on_exit "kill -KILL $pid 2>/dev/null"
   for _ in $(seq 100); do [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == "$name "* ]] && break; sleep 0.02; done
-  echo "$pid"
+  printf -v "$var" %s "$pid"
 }
 alive() { kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat") != Z ]]; }
 root_cleanup() { TMPDIR=$1 "$AGSBX_BIN" cleanup --json "${@:2}"; }
@@ -43,12 +50,12 @@ mkdir "$tmp"; chmod 1777 "$tmp"
 fake=$tmp/agsbx-run-lookalike
 as_user mkdir "$fake"
 as_user sh -c "umask 022; echo '$dead' >'$fake/.agsbx-owner'"
-v_user=$(bg_named "$fake/area/agsbx-payload" user)
-v_root=$(bg_named "$fake/area/agsbx-payload" root)
+bg_named v_user "$fake/area/agsbx-payload" user
+bg_named v_root "$fake/area/agsbx-payload" root
 # the same, in a directory anyone can write (its record cannot say whose it is)
 open=$tmp/agsbx-run-open
 mkdir "$open"; echo "$dead" >"$open/.agsbx-owner"; chmod 0777 "$open"
-v_open=$(bg_named "$open/x" root)
+bg_named v_open "$open/x" root
 # a record owned by another user than its directory
 mixed=$tmp/agsbx-run-mixed
 as_user mkdir "$mixed"; echo "$dead" >"$mixed/.agsbx-owner"
@@ -69,7 +76,7 @@ B=$T/user$A
 mkdir -p "$A" "$B"; chown "$AGSBX_TEST_USER" "$B"
 live=$B/agsbx-run-same
 as_user mkdir "$live"
-stand_in=$(bg_named "$live/area/agsbx-payload" user)
+bg_named stand_in "$live/area/agsbx-payload" user
 s_start=$(sed 's/.*) //' "/proc/$stand_in/stat" | awk '{print $20}')
 as_user sh -c "umask 022; echo '$stand_in $s_start $pidns' >'$live/.agsbx-owner'"
 mkdir "$A/agsbx-run-same"; echo "$dead" >"$A/agsbx-run-same/.agsbx-owner"   # root's own dead run
