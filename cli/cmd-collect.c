@@ -367,6 +367,7 @@ static int make_work_dir(const char *parent, char **out)
 		agsbx_error_errno(r, "cannot record the owner of the work dir");
 		return AGSBX_EXIT_INTERNAL;
 	}
+	agsbx_rundir_set_primary(d);   /* home canaries are noted there */
 	*out = d;
 	return 0;
 }
@@ -823,6 +824,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	}
 	bool bundle_written = false;
 	rc = collect_bundle(&hs, &o, sel, n, configs, work, output, &bundle_written);
+	agsbx_rundir_set_primary(NULL);
 	if (work)
 		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
 	agsbx_harness_clear(&hs);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -100,6 +101,10 @@ static int home_canary_create(const struct check_env *env, const char *home, con
 	if (snprintf(home_canary.dir, sizeof home_canary.dir, "%s/.agsbx-canary-%s", home, n) >= (int)sizeof home_canary.dir ||
 	    snprintf(home_canary.file, sizeof home_canary.file, "%s/id_key", home_canary.dir) >= (int)sizeof home_canary.file)
 		return -ENAMETOOLONG;
+	/* Listed before it exists: `cleanup` removes a killed run's. */
+	int nr = agsbx_rundir_note_canary(home_canary.dir);
+	if (nr < 0)
+		return nr;
 	if (mkdir(home_canary.dir, 0700) < 0)
 		return -errno;
 	home_canary.armed = 1;

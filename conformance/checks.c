@@ -20,6 +20,7 @@
 
 #include "base/cleanup.h"
 #include "base/proc.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -460,14 +461,16 @@ static void output_bounded(const struct check_env *env, struct check_out *out)
 	agsbx_exec_result_clear(&xr);
 }
 
-/* After a run ends, no process carrying the marker may remain; a dying
- * process can linger a few ms, so poll briefly before judging. */
+/* After a run ends, no process of ours carrying the marker may remain
+ * (base/runner.h: anybody can copy a marker they see in ps into a process
+ * of their own; only our tree's, and root's, count); a dying process can
+ * linger a few ms, so poll briefly before judging. */
 static int survivors(const char *marker, json_t *facts)
 {
 	int n = 0;
 	for (int i = 0; i < 20; i++) {
 		_cleanup_free_ pid_t *pids = NULL;
-		n = agsbx_find_processes_with_marker(marker, &pids);
+		n = agsbx_find_tree_processes_with_marker(marker, &pids);
 		if (n <= 0)
 			break;
 		usleep(50 * 1000);
@@ -488,9 +491,10 @@ static int provider_leftovers(const struct check_env *env, const char *marker, j
 
 static void kill_marker(const char *marker)
 {
-	/* Never leave an escapee behind for the next check or the host. */
+	/* Never leave an escapee behind for the next check or the host; and
+	 * never hit another user's copy of the marker. */
 	_cleanup_free_ pid_t *pids = NULL;
-	int n = agsbx_find_processes_with_marker(marker, &pids);
+	int n = agsbx_find_tree_processes_with_marker(marker, &pids);
 	for (int i = 0; i < n; i++)
 		kill(pids[i], SIGKILL);
 }
@@ -536,7 +540,10 @@ static bool wait_for_ready(const char *path, const struct cancel_arg *a, int ms)
 static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out, bool cancel, int64_t timeout_ms)
 {
 	_cleanup_free_ char *n = nonce(), *marker = NULL, *ready = NULL;
-	if (!n || asprintf(&marker, "agsbx-marker-%s", n) < 0 || asprintf(&ready, "ready-%s", n) < 0)
+	/* The run's nonce (its work dir's record holds it) and the check's: a
+	 * killed run's detached tree is known to `cleanup` by it. */
+	if (!n || asprintf(&marker, "agsbx-marker-%s-%s", agsbx_run_nonce(), n) < 0 ||
+	    asprintf(&ready, "ready-%s", n) < 0)
 		return false;
 	_cleanup_free_ char *in_ready = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, ready);
 	_cleanup_free_ char *host_ready = host_path(env, AGSBX_ROOT_OUTPUT, ready);
