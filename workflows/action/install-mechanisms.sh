@@ -24,11 +24,12 @@ as_root() {
 apt_install() {
   local cand
   command -v apt-get >/dev/null 2>&1 || { echo "no apt-get on this runner"; return 1; }
-  cand=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-  if [[ -z $cand || $cand == "(none)" ]]; then
+  # a runner image's package lists are older than its mirror: refresh first
+  if [[ -z ${apt_updated:-} ]]; then
     as_root apt-get update -q >/dev/null 2>&1 || true
-    cand=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+    apt_updated=1
   fi
+  cand=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p')
   [[ -n $cand && $cand != "(none)" ]] || { echo "the distribution has no $1 package"; return 1; }
   local log; log=$(mktemp)
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$1" >"$log" 2>&1 \
