@@ -299,7 +299,9 @@ static int dispatch(int argc, char **argv)
 		return agsbx_usage_error(NULL, "no command given");
 	const char *cmd = argv[1];
 	const struct agsbx_command *c;
-	if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
+	/* help --help, help -h and help help are help itself: the usage */
+	if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0
+	    && strcmp(argv[2], "help") != 0) {
 		if (!(c = find_command(argv[2])))
 			return unknown_command("help: unknown command", argv[2]);
 		fputs(c->help, stdout);

@@ -21,8 +21,10 @@ for c in "${cmds[@]}"; do
 done
 expect_rc 2 "$B" no-such-command 2>/dev/null
 expect_rc 2 "$B" help no-such-command 2>/dev/null
-"$B" help --help >"$d/hh" || fail "help --help exited non-zero"
-grep -q '^usage: agsbx-evidence ' "$d/hh" || fail "help --help: no usage"
+for h in --help -h help; do
+  "$B" help $h >"$d/hh" || fail "help $h exited non-zero"
+  grep -q '^usage: agsbx-evidence ' "$d/hh" || fail "help $h: no usage"
+done
 # did you mean: a close command or long option is named, a far one is not
 expect_rc 2 "$B" colect 2>"$d/dym"
 grep -qx "agsbx-evidence: error: unknown command 'colect' (did you mean 'collect'?)" "$d/dym" || fail "colect: $(head -1 "$d/dym")"
