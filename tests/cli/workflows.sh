@@ -301,6 +301,11 @@ grep -q '^updated comment 101 on #7' "$d/pc.out" || fail "pr-comment: second run
 jq -e 'length == 2 and .[0].body == "<!-- agsbx-evidence-comment -->\nfake"' "$d/gh.json" >/dev/null \
   || fail "pr-comment: a new comment, or mallory's edited: $(cat "$d/gh.json")"
 [[ $(jq -r '.[1].body' "$d/gh.json" | grep -c '<details>') == 1 ]] || fail "pr-comment: comment 101 not replaced by run 2's"
+# a run that uploaded nothing (only macOS legs): said so, in the same comment
+rm -rf "$d/bundles"
+comment
+jq -r '.[1].body' "$d/gh.json" | grep -q '^No bundle was uploaded by this run.$' || fail "pr-comment: no-bundle run: $(jq -r '.[1].body' "$d/gh.json")"
+jq -e 'length == 2' "$d/gh.json" >/dev/null || fail "pr-comment: the no-bundle run added a comment"
 pass "pr-comment: artifacts agsbx-evidence-*, one comment by marker created then updated, others' untouched"
 
 # ---- the mechanism installer -------------------------------------------------
