@@ -43,7 +43,9 @@ root="$d/dest$prefix"
 helpers=$(t_helpers)
 for f in bin/agsbx-evidence $(sed 's|^|libexec/agsbx-evidence/|' <<<"$helpers") share/man/man1/agsbx-evidence.1.gz \
          share/bash-completion/completions/agsbx-evidence share/doc/agsbx-evidence/LICENSE \
-         share/agsbx-evidence/schemas/evidence-bundle.schema.json; do
+         share/agsbx-evidence/schemas/evidence-bundle.schema.json \
+         share/agsbx-evidence/workflows/agsbx-evidence-reusable.yml share/agsbx-evidence/workflows/agsbx-evidence.yml \
+         share/agsbx-evidence/action/install-mechanisms.sh share/agsbx-evidence/action/pr-comment.sh; do
   [[ -e "$root/$f" ]] || fail "install: $f missing"
 done
 for f in agsbx-payload agsbx-landlock-exec agsbx-simulate; do   # the list itself is not empty or stale
