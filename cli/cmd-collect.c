@@ -513,21 +513,25 @@ static int add_context_members(json_t *bundle, const struct collect_opts *o)
 }
 
 /* What a contributor does with the bundle: sign it (unsigned ones fail
- * verify), check it as a maintainer would, attach it to the pull request. */
+ * verify, so no verify step until then), check it as a maintainer would,
+ * attach it to the pull request. Commands name the binary as it was
+ * invoked (./build/agsbx-evidence), so they can be pasted as they are. */
 static void print_next_steps(const json_t *bundle, const char *file)
 {
 	const json_t *sig = json_object_get(bundle, "signature");
+	const char *me = agsbx_cli_argv0();
 	fprintf(stderr, "\nnext steps:\n");
-	if (json_is_object(sig))
+	if (json_is_object(sig)) {
 		fprintf(stderr, "  signed:  by %s\n", json_string_value(json_object_get(sig, "fingerprint")));
-	else
-		fprintf(stderr, "  sign:    agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
+		fprintf(stderr, "  verify:  %s verify %s --keys-url https://github.com/USER.keys\n", me, file);
+	} else {
+		fprintf(stderr, "  sign:    %s collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
 				"SIGN_KEY=~/.ssh/id_ed25519);\n"
-				"           maintainers' verify rejects unsigned bundles\n");
-	fprintf(stderr, "  verify:  agsbx-evidence verify %s --keys-url https://github.com/USER.keys\n", file);
+				"           maintainers' verify rejects unsigned bundles\n", me);
+	}
 	fprintf(stderr, "  attach:  upload %s to the pull request and post its report:\n"
-			"           agsbx-evidence report %s --format markdown > report.md && "
-			"gh pr comment --body-file report.md\n", file, file);
+			"           %s report %s --format markdown > report.md && "
+			"gh pr comment --body-file report.md\n", file, me, file);
 }
 
 static void append_step_summary(const json_t *bundle)

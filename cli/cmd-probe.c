@@ -162,8 +162,8 @@ int agsbx_cmd_probe(int argc, char **argv)
 		agsbx_error_errno(r, "probe: cannot format the result");
 		return AGSBX_EXIT_INTERNAL;
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		agsbx_error("probe: cannot write the result to stdout");
+	if ((r = agsbx_flush_errno(stdout)) < 0) {
+		agsbx_error_errno(r, "probe: cannot write the result to stdout");
 		return AGSBX_EXIT_INTERNAL;
 	}
 	return AGSBX_EXIT_OK;

@@ -372,10 +372,11 @@ int sbuf_flush(struct sbuf *b, int r, FILE *out)
 {
 	if (r == 0 && b->oom)
 		r = -ENOMEM;
+	errno = 0; /* a failed write's own errno (ENOSPC), EIO when none */
 	if (r == 0 && b->len > 0 && fwrite(b->p, 1, b->len, out) != b->len)
-		r = -EIO;
+		r = errno ? -errno : -EIO;
 	if (r == 0 && fflush(out) != 0)
-		r = -EIO;
+		r = errno ? -errno : -EIO;
 	sbuf_clear(b);
 	return r;
 }

@@ -255,8 +255,10 @@ static int unlock_entry(const char *path, const struct stat *st, int flag, struc
 	(void)ftw;
 	/* NOFOLLOW: an entry swapped for a symlink since nftw's lstat (by a
 	 * process still writing in a root) must not chmod the link's target. */
-	if ((flag == FTW_D || flag == FTW_DP || flag == FTW_DNR) && !S_ISLNK(st->st_mode))
-		fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW);
+	if ((flag == FTW_D || flag == FTW_DP || flag == FTW_DNR) && !S_ISLNK(st->st_mode)
+	    && fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* best effort: the removal that follows reports what stays */
+	}
 	/* A directory made unreadable (mode 0) is reported, not entered: it
 	 * is readable now, and the next pass sees what it holds. */
 	if (flag == FTW_DNR)
