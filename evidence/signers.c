@@ -7,7 +7,7 @@
  * keeps OpenSSH's quirks on purpose: a quote mid-token in the principals,
  * an escaped quote, an empty option between commas are what ssh-keygen
  * makes of them, because `verify` must never trust a line ssh-keygen
- * refuses (issue 26; tests/cli/signers-diff.sh compares the two). */
+ * refuses (tests/cli/signers-diff.sh compares the two). */
 #include "evidence/internal.h"
 
 #include "base/cleanup.h"

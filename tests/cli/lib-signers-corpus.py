@@ -66,7 +66,7 @@ def blob_variants(b64):
 def named_cases(K, O):
     """Hand-written cases: (name, identity, text, want)."""
     c = [
-        # the six reproducers of issue 26, item 2: verify said "valid and
+        # the six reproducers of the hardening review: verify said "valid and
         # trusted" (exit 0) where ssh-keygen exits 255
         ("issue26-repeated-namespaces", P, f'{P} namespaces="git",namespaces="agsbx-evidence" {K}', "reject"),
         ("issue26-negated-512", P, f'{P},!{"*" * 600} {K}', "reject"),

@@ -1,4 +1,4 @@
-# allowed_signers read as OpenSSH reads it (issue 26, item 2): a corpus of
+# allowed_signers read as OpenSSH reads it: a corpus of
 # generated lines (tests/cli/lib-signers-corpus.py: options, quoting,
 # patterns, negations, long subpatterns, trailing commas, repeated options,
 # valid-after/before, cert-authority, bad keys; the issue's six

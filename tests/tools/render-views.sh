@@ -15,7 +15,7 @@
 # The bundles: the fixtures in tests/data/bundles, and two real runs of
 # this host's default providers (collect, < 2 s each): as the calling user
 # and, when run as root with the test user present, with --run-as that
-# user — the user-versus-root diff of issue 25 (one provider blocked for
+# user — the user-versus-root diff a maintainer reads (one provider blocked for
 # root, its 31 checks and claims with it).
 #
 # The reviewed byte-for-byte renders of the fixtures are tests/data/views/
