@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/util.h"
 
 static const char *const role_names[AGSBX_ROOT_COUNT] = { "source", "build", "output", "logs" };
@@ -235,51 +235,14 @@ int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)ftw;
-	(void)st;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0; /* best effort: keep removing the rest */
-}
-
-/* Directories nftw could not read in the current unlock pass (thread-local:
- * nftw callbacks take no user data). */
-static __thread unsigned unreadable_dirs;
-
-static int unlock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)ftw;
-	/* NOFOLLOW: an entry swapped for a symlink since nftw's lstat (by a
-	 * process still writing in a root) must not chmod the link's target. */
-	if ((flag == FTW_D || flag == FTW_DP || flag == FTW_DNR) && !S_ISLNK(st->st_mode))
-		fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW);
-	/* A directory made unreadable (mode 0) is reported, not entered: it
-	 * is readable now, and the next pass sees what it holds. */
-	if (flag == FTW_DNR)
-		unreadable_dirs++;
-	return 0;
-}
-
 void agsbx_grant_destroy(struct agsbx_grant *g)
 {
 	if (!g)
 		return;
-	if (g->area) {
-		/* FTW_PHYS: never follow a symlink a sandbox left behind. */
-		/* One pass per level of nested unreadable directories (bounded:
-		 * a pass that finds none ends it). */
-		for (int pass = 0; pass < 64; pass++) {
-			unreadable_dirs = 0;
-			nftw(g->area, unlock_entry, 32, FTW_PHYS);
-			if (!unreadable_dirs)
-				break;
-		}
-		nftw(g->area, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-	}
+	/* The roots belong to the sandbox user, who may still be swapping
+	 * directories for links: an fd walk that never follows one. */
+	if (g->area)
+		agsbx_remove_tree(g->area, NULL);
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
 		free(g->roots[i].path);
 	for (size_t i = 0; i < g->nfiles; i++) {

@@ -1,0 +1,165 @@
+#include "base/fsat.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/util.h"
+
+/* Deeper than this a tree is refused rather than walked (one fd a level). */
+#define RM_MAX_DEPTH 256
+
+int agsbx_dir_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int agsbx_dir_open_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int agsbx_open_file_at(int dfd, const char *name, int flags, uid_t owner, struct stat *st)
+{
+	if (flags & (O_CREAT | O_TRUNC))
+		return -EINVAL;
+	struct stat sb;
+	st = st ? st : &sb;
+	_cleanup_close_ int fd = openat(dfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without reader, a socket */
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st->st_mode))
+		return -EINVAL;
+	if (st->st_nlink != 1)
+		return -EMLINK;
+	if (owner != AGSBX_ANY_OWNER && st->st_uid != owner)
+		return -EPERM;
+	return TAKE_FD(fd);
+}
+
+int agsbx_read_line_at(int dfd, const char *name, uid_t owner, size_t max, char **line)
+{
+	struct stat st;
+	_cleanup_close_ int fd = agsbx_open_file_at(dfd, name, O_RDONLY, owner, &st);
+	if (fd < 0)
+		return fd;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	_cleanup_free_ char *buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			return -EFBIG; /* grew since fstat */
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	*line = TAKE_PTR(buf);
+	return 0;
+}
+
+int agsbx_create_file_at(int dfd, const char *name, const void *data, size_t len, unsigned mode, uid_t uid,
+			 gid_t gid)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = agsbx_write_all(fd, data, len);
+	/* Owner and mode through the fd: the entry may already be another
+	 * file by now (the directory is not ours alone). */
+	if (r == 0 && uid != (uid_t)-1 && fchown(fd, uid, gid) < 0)
+		r = -errno;
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dfd, name, 0); /* unlink never follows: at worst it removes what replaced ours */
+	return r;
+}
+
+/* A subdirectory of dfd opened for removal: opened up first when its mode
+ * shuts its owner out (fchmodat with AT_SYMLINK_NOFOLLOW leaves a link alone). */
+static int open_subdir(int dfd, const char *name)
+{
+	int sub = agsbx_dir_open_at(dfd, name);
+	if (sub == -EACCES && fchmodat(dfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		sub = agsbx_dir_open_at(dfd, name);
+	if (sub >= 0)
+		fchmod(sub, 0700); /* a read-only directory a sandbox left behind is still ours */
+	return sub;
+}
+
+/* Empties the directory dfd (consumed), skipping keep. */
+static int rm_at(int dfd, int depth, const char *keep)
+{
+	if (depth > RM_MAX_DEPTH) {
+		close(dfd);
+		return -ELOOP;
+	}
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	int first = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || (keep && strcmp(e->d_name, keep) == 0))
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM) {
+			first = first ? first : -errno;
+			continue;
+		}
+		/* A directory when unlink refused it; a link by now is not entered. */
+		int sub = open_subdir(dirfd(d), e->d_name);
+		if (sub < 0) {
+			first = first ? first : sub;
+			continue;
+		}
+		int r = rm_at(sub, depth + 1, NULL);
+		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0 && !first)
+			first = r ? r : -errno;
+	}
+	return first;
+}
+
+int agsbx_remove_tree(const char *dir, const char *last)
+{
+	int fd = agsbx_dir_open(dir);
+	if (fd == -EACCES && fchmodat(AT_FDCWD, dir, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = agsbx_dir_open(dir);
+	if (fd == -ENOTDIR || fd == -ELOOP)
+		return unlink(dir) < 0 ? -errno : 0;
+	if (fd < 0)
+		return fd;
+	fchmod(fd, 0700);
+	_cleanup_close_ int keep = last ? dup(fd) : -1;
+	int r = rm_at(fd, 0, last);
+	if (keep >= 0 && unlinkat(keep, last, 0) < 0 && errno != ENOENT && !r)
+		r = -errno;
+	if (rmdir(dir) < 0 && !r)
+		r = -errno;
+	return r;
+}
