@@ -1,8 +1,10 @@
 #include "base/fsat.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -161,5 +163,38 @@ int agsbx_remove_tree(const char *dir, const char *last)
 		r = -errno;
 	if (rmdir(dir) < 0 && !r)
 		r = -errno;
+	return r;
+}
+
+/* 0 when prefix is a directory only root or this user can change. */
+static int check_component(const char *prefix, char *bad, size_t bad_size)
+{
+	struct stat st;
+	if (lstat(prefix, &st) < 0)
+		return -errno;
+	bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid();
+	bool shared = (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
+	if (S_ISDIR(st.st_mode) && owner_ok && !shared)
+		return 0;
+	snprintf(bad, bad_size, "%s", prefix);
+	return -EPERM;
+}
+
+int agsbx_path_check_private(const char *path, char *bad, size_t bad_size)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	int r = check_component("/", bad, bad_size);
+	for (char *s = p + 1; r == 0 && *(s - 1); s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		r = check_component(p, bad, bad_size);
+		*s = c;
+	}
 	return r;
 }

@@ -49,4 +49,11 @@ int agsbx_create_file_at(int dfd, const char *name, const void *data, size_t len
  * 0 or the first -errno (-ELOOP beyond 256 levels). */
 int agsbx_remove_tree(const char *dir, const char *last);
 
+/* 0 when no user but root and the caller can rename or replace anything
+ * on the way to the directory path (absolute, no symlinks: a realpath):
+ * every component owned by root or the caller, and writable by group or
+ * others only with the sticky bit (as /tmp). -EPERM otherwise, the first
+ * such component in bad; -errno when one cannot be examined. */
+int agsbx_path_check_private(const char *path, char *bad, size_t bad_size);
+
 #endif

@@ -238,6 +238,33 @@ START_TEST(test_remove_tree_modes_and_last)
 }
 END_TEST
 
+/* A directory path is private when only root (or the caller) can change
+ * any directory on the way: /tmp's sticky bit is enough, a directory of
+ * another owner or a group/world-writable one without it is not. */
+START_TEST(test_path_check_private)
+{
+	char bad[4096] = "";
+	ck_assert_int_eq(agsbx_path_check_private("/", bad, sizeof bad), 0);
+	ck_assert_int_eq(agsbx_path_check_private(dir, bad, sizeof bad), 0);
+	_cleanup_free_ char *open_dir = at("open"), *below = at("open/below");
+	ck_assert_int_eq(mkdir(open_dir, 0755), 0);
+	ck_assert_int_eq(mkdir(below, 0755), 0);
+	ck_assert_int_eq(chmod(open_dir, 0777), 0);
+	ck_assert_int_eq(agsbx_path_check_private(below, bad, sizeof bad), -EPERM);
+	ck_assert_str_eq(bad, open_dir);
+	ck_assert_int_eq(chmod(open_dir, 01777), 0);
+	ck_assert_int_eq(agsbx_path_check_private(below, bad, sizeof bad), 0);
+	ck_assert_int_eq(chmod(open_dir, 0755), 0);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(below, 1, 1), 0);
+		ck_assert_int_eq(agsbx_path_check_private(below, bad, sizeof bad), -EPERM);
+		ck_assert_str_eq(bad, below);
+	}
+	ck_assert_int_eq(agsbx_path_check_private("relative", bad, sizeof bad), -EINVAL);
+	ck_assert_int_eq(agsbx_path_check_private("/nonexistent-agsbx/x", bad, sizeof bad), -ENOENT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base-fsat");
@@ -249,6 +276,7 @@ int main(void)
 	tcase_add_test(tc, test_create_file_at);
 	tcase_add_test(tc, test_remove_tree_swapped_mid_walk);
 	tcase_add_test(tc, test_remove_tree_modes_and_last);
+	tcase_add_test(tc, test_path_check_private);
 	suite_add_tcase(s, tc);
 	return agsbx_test_run_suite(s);
 }

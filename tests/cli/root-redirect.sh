@@ -98,3 +98,18 @@ if ((${#BAD[@]})); then
   fail "${#BAD[@]} victim(s) touched through the sandbox user's links"
 fi
 pass "symlink, hard link and rename race on (a)-(e), adapter and wrap: every root-owned victim unchanged, none in the bundle"
+
+# Above the grant roots root works by path: with --run-as a work dir another
+# user can change is refused before anything is made in it.
+own=$(t_tmpdir userdir)
+chown "$AGSBX_TEST_USER:" "$own"
+set +e
+"$stage/agsbx-evidence" collect -q --unsigned --work-dir "$own" --output "$w/own.json" --run-as "$AGSBX_TEST_USER" \
+  --provider evil-adapter --adapter "evil-adapter=python3 $adapters/neg-redirect.py adapter $w/x $own symlink" 2>"$w/own.err"
+rc=$?
+set -e
+[[ $rc == 2 ]] || { cat "$w/own.err" >&2; fail "user-owned --work-dir: collect exited $rc, want 2"; }
+grep -qF -- "--work-dir $own: $own can be changed by a user other than root; with --run-as use a directory only root can write" "$w/own.err" \
+  || { cat "$w/own.err" >&2; fail "user-owned --work-dir: wrong message"; }
+[[ ! -e $w/own.json && -z $(ls -A "$own") ]] || fail "user-owned --work-dir: something was written"
+pass "root --run-as refuses a --work-dir the sandbox user can change (exit 2, nothing made)"
