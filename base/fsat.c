@@ -13,8 +13,10 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
-/* Deeper than this a tree is refused rather than walked (one fd a level). */
-#define RM_MAX_DEPTH 256
+/* Levels walked at once (one open directory each); deeper subtrees are
+ * moved up and walked in a later pass, at most RM_MAX_PASSES of them. */
+#define RM_MAX_DEPTH 64
+#define RM_MAX_PASSES 4096
 
 int agsbx_dir_open(const char *path)
 {
@@ -112,13 +114,49 @@ static int open_subdir(int dfd, const char *name)
 	return sub;
 }
 
-/* Empties the directory dfd (consumed), skipping keep. */
-static int rm_at(int dfd, int depth, const char *keep)
+/* One removal: the tree's top, where subtrees deeper than RM_MAX_DEPTH are
+ * moved (renameat, fd to fd) to be walked from there in the next pass, so
+ * any depth is removed with a bounded number of open directories. */
+struct walk {
+	int top;
+	const char *keep;  /* an entry of the top left for last */
+	unsigned moved;    /* subtrees moved up in this pass */
+};
+
+static int rm_at(struct walk *w, int dfd, int depth);
+
+static int move_up(struct walk *w, int dfd, const char *name)
 {
-	if (depth > RM_MAX_DEPTH) {
-		close(dfd);
-		return -ELOOP;
-	}
+	char to[64] = ".agsbx-deep-";
+	agsbx_random_hex(to + strlen(to), 12);
+	if (renameat(dfd, name, w->top, to) < 0)
+		return -errno;
+	w->moved++;
+	return 0;
+}
+
+/* Removes the entry name of dfd, at depth below the top. */
+static int rm_entry(struct walk *w, int dfd, const char *name, int depth)
+{
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	if (depth >= RM_MAX_DEPTH)
+		return move_up(w, dfd, name);
+	/* A directory when unlink refused it; a link by now is not entered. */
+	int sub = open_subdir(dfd, name);
+	if (sub < 0)
+		return sub;
+	int r = rm_at(w, sub, depth + 1);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && !r)
+		r = -errno;
+	return r;
+}
+
+/* Empties the directory dfd (consumed), skipping keep at the top. */
+static int rm_at(struct walk *w, int dfd, int depth)
+{
 	_cleanup_closedir_ DIR *d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
@@ -127,25 +165,27 @@ static int rm_at(int dfd, int depth, const char *keep)
 	int first = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || (keep && strcmp(e->d_name, keep) == 0))
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    (depth == 0 && w->keep && strcmp(e->d_name, w->keep) == 0))
 			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		if (errno != EISDIR && errno != EPERM) {
-			first = first ? first : -errno;
-			continue;
-		}
-		/* A directory when unlink refused it; a link by now is not entered. */
-		int sub = open_subdir(dirfd(d), e->d_name);
-		if (sub < 0) {
-			first = first ? first : sub;
-			continue;
-		}
-		int r = rm_at(sub, depth + 1, NULL);
-		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0 && !first)
-			first = r ? r : -errno;
+		int r = rm_entry(w, dirfd(d), e->d_name, depth);
+		first = first ? first : r;
 	}
 	return first;
+}
+
+/* Passes over the top until one moved nothing up; -ELOOP past the bound. */
+static int rm_passes(struct walk *w)
+{
+	for (int pass = 0; pass < RM_MAX_PASSES; pass++) {
+		w->moved = 0;
+		/* a fresh open file description: a dup would share the offset */
+		int dfd = openat(w->top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int r = dfd < 0 ? -errno : rm_at(w, dfd, 0);
+		if (!w->moved)
+			return r;
+	}
+	return -ELOOP;
 }
 
 int agsbx_remove_tree(const char *dir, const char *last)
@@ -157,10 +197,11 @@ int agsbx_remove_tree(const char *dir, const char *last)
 		return unlink(dir) < 0 ? -errno : 0;
 	if (fd < 0)
 		return fd;
-	fchmod(fd, 0700);
-	_cleanup_close_ int keep = last ? dup(fd) : -1;
-	int r = rm_at(fd, 0, last);
-	if (keep >= 0 && unlinkat(keep, last, 0) < 0 && errno != ENOENT && !r)
+	_cleanup_close_ int top = fd;
+	fchmod(top, 0700);
+	struct walk w = { .top = top, .keep = last };
+	int r = rm_passes(&w);
+	if (last && unlinkat(top, last, 0) < 0 && errno != ENOENT && !r)
 		r = -errno;
 	if (rmdir(dir) < 0 && !r)
 		r = -errno;

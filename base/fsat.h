@@ -46,7 +46,8 @@ int agsbx_create_file_at(int dfd, const char *name, const void *data, size_t len
  * Unreadable and read-only directories the walk owns are opened up on the
  * way down. last (may be NULL) names an entry of dir removed after all the
  * others. dir itself being a symlink or a file: that entry is unlinked.
- * 0 or the first -errno (-ELOOP beyond 256 levels). */
+ * Any depth, with a bounded number of open directories (deeper subtrees are
+ * moved up to dir, fd to fd, and walked from there). 0 or the first -errno. */
 int agsbx_remove_tree(const char *dir, const char *last);
 
 /* sha256 (64 lowercase hex + NUL) of what fd reads from its current

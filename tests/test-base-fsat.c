@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,6 +239,39 @@ START_TEST(test_remove_tree_modes_and_last)
 }
 END_TEST
 
+/* A sandbox can nest directories far deeper than PATH_MAX (mkdirat from
+ * fds): the removal takes any depth, within a small fd limit (it moves deep
+ * subtrees up rather than holding one fd per level). nftw stopped at
+ * PATH_MAX and the walk before it at 256 levels, leaving residue. */
+START_TEST(test_remove_tree_any_depth)
+{
+	_cleanup_free_ char *t = at("deep");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	int fd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 3000; i++) {
+		ck_assert_int_eq(mkdirat(fd, "dd", 0755), 0);
+		int sub = openat(fd, "dd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_ge(sub, 0);
+		if (i % 100 == 0)
+			ck_assert_int_eq(symlinkat(dir, sub, "up"), 0); /* links to the test dir: never entered */
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	struct rlimit old;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	struct rlimit low = { 128, old.rlim_max }; /* the soft limit: it can be raised back */
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	int r = agsbx_remove_tree(t, NULL);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_int_eq(r, 0);
+	struct stat st;
+	ck_assert_int_eq(lstat(t, &st), -1);
+	ck_assert_int_eq(lstat(dir, &st), 0);
+}
+END_TEST
+
 /* A directory path is private when only root (or the caller) can change
  * any directory on the way: /tmp's sticky bit is enough, a directory of
  * another owner or a group/world-writable one without it is not. */
@@ -277,6 +311,7 @@ int main(void)
 	tcase_add_test(tc, test_remove_tree_swapped_mid_walk);
 	tcase_add_test(tc, test_remove_tree_modes_and_last);
 	tcase_add_test(tc, test_path_check_private);
+	tcase_add_test(tc, test_remove_tree_any_depth);
 	suite_add_tcase(s, tc);
 	return agsbx_test_run_suite(s);
 }
