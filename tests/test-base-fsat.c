@@ -1,5 +1,5 @@
 /* base/fsat.c: the fd-based operations a root harness uses in directories
- * the sandbox user can write (issue 26 item 1). Each refuses what another
+ * the sandbox user can write. Each refuses what another
  * user could have put in the place of the file it expects: a symlink, a
  * hard link, a FIFO, a directory, a file of another owner; the removal
  * walk never enters a directory swapped for a link, even mid-walk. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Root never follows the sandbox user's links (issue 26 item 1). As root with
+# Root never follows the sandbox user's links. As root with
 # --run-as, a DELIBERATELY HOSTILE adapter and a hostile --wrap provider
 # (NEGATIVE CONTROLS: tests/negative/adapters/neg-redirect.py) swap the files
 # the harness touches in directories the user owns for a symlink, a hard link,
@@ -22,8 +22,8 @@ adapters=$(t_tmpdir adapters)
 install -m 0644 "$AGSBX_SOURCE_DIR"/tests/negative/adapters/*.py "$adapters/"
 w=$(t_tmpdir redirect)
 # What the hostile runs leave in the user's home: the canary directories
-# they moved aside and the links to this test's victims put in their place.
-t_on_exit "find '$home' -maxdepth 1 -name '.agsbx-canary-*' \( -name '*.moved' -o -lname '$T_ROOT/*' \) -exec rm -rf {} +"
+# they moved aside (*.moved, *.own*) and the links to this test's victims.
+t_on_exit "find '$home' -maxdepth 1 -name '.agsbx-canary-*' \( -name '*.moved' -o -name '*.own*' -o -lname '$T_ROOT/*' \) -exec rm -rf {} +"
 
 # victims DIR: root-owned 0600 files with known content, a b c, d/id_key, e/id_key.
 victims() {
