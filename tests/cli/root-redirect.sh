@@ -22,8 +22,15 @@ adapters=$(t_tmpdir adapters)
 install -m 0644 "$AGSBX_SOURCE_DIR"/tests/negative/adapters/*.py "$adapters/"
 w=$(t_tmpdir redirect)
 # What the hostile runs leave in the user's home: the canary directories
-# they moved aside (*.moved, *.own*) and the links to this test's victims.
-t_on_exit "find '$home' -maxdepth 1 -name '.agsbx-canary-*' \( -name '*.moved' -o -name '*.own*' -o -lname '$T_ROOT/*' \) -exec rm -rf {} +"
+# they moved aside (*.moved, *.own*), the links to this test's victims, and
+# the directories of their own holding such a link.
+home_clean() {
+  find "$home" -maxdepth 2 -path "$home/.agsbx-canary-*/id_key" -lname "$T_ROOT/*" -printf '%h\0' |
+    xargs -0r rm -rf --
+  find "$home" -maxdepth 1 -name '.agsbx-canary-*' \( -name '*.moved' -o -name '*.own*' -o -lname "$T_ROOT/*" \) \
+    -exec rm -rf {} +
+}
+t_on_exit home_clean
 
 # victims DIR: root-owned 0600 files with known content, a b c, d/id_key, e/id_key.
 victims() {

@@ -14,10 +14,11 @@ and e/id_key (removal of the grant: a directory in output swapped for a
 link to VICTIMS/e). hardlink falls back to nothing where the kernel
 refuses the link (fs.protected_hardlinks); race swaps a link and a regular
 file in a loop for a while after each opening. The adapter also polls
-WORKDIR for fresh source roots to swap the fixture's files mid-write.
+WORKDIR for fresh source roots to swap the fixture's files mid-write and,
+racing, the user's home for a fresh canary directory to swap for its own.
 Every failure is ignored: the attack is best effort, the test judges the
 victims."""
-import os, subprocess, sys, threading, time
+import os, pwd, subprocess, sys, threading, time
 
 RACE_S = 2.0
 
@@ -26,7 +27,7 @@ def note(*a):
     print("neg-redirect:", *a, file=sys.stderr, flush=True)
 
 
-def plant(target, victim, mode):
+def plant(target, victim, mode, quiet=False):
     """Replaces target by a link to victim (rename over it: atomic)."""
     tmp = f"{target}.x{os.getpid()}{threading.get_ident() % 10000}"
     try:
@@ -37,7 +38,8 @@ def plant(target, victim, mode):
         os.rename(tmp, target)
         return True
     except OSError as e:
-        note(f"{mode} {target} -> {victim}: {e}")
+        if not quiet:
+            note(f"{mode} {target} -> {victim}: {e}")
         try:
             os.unlink(tmp)
         except OSError:
@@ -59,7 +61,7 @@ def race(target, victim, is_dir=False, seconds=RACE_S):
                 with open(spare, "w") as f:
                     f.write("own\n")
                 os.rename(spare, target)
-                plant(target, victim, "symlink")
+                plant(target, victim, "symlink", quiet=True)
         except OSError:
             pass
 
@@ -112,6 +114,29 @@ def removal(out, victims):
     threading.Thread(target=loop, daemon=True).start()
 
 
+def home_racer(victims):
+    """(d), racing: the $HOME canary's directory, made by root in the user's
+    home, is swapped for one of the user's whose id_key is a link to the
+    victim, and the link re-planted in a loop while root fills it."""
+    home, seen = pwd.getpwuid(os.getuid()).pw_dir, set()
+    while True:
+        try:
+            for e in os.scandir(home):
+                if not e.name.startswith(".agsbx-canary-") or "." in e.name[1:] or e.name in seen:
+                    continue
+                if e.is_symlink() or e.stat(follow_symlinks=False).st_uid != 0:
+                    continue
+                seen.add(e.name)
+                os.rename(e.path, e.path + ".moved")
+                os.mkdir(e.path)
+                end = time.monotonic() + 1
+                while time.monotonic() < end:
+                    plant(os.path.join(e.path, "id_key"), f"{victims}/d/id_key", "symlink", quiet=True)
+        except OSError:
+            pass
+        time.sleep(0.0002)
+
+
 def fixture_racer(workdir, victims, mode):
     """(c): the fixture writes source/ro-canary.txt into a root the user owns;
     its temporary file (or, racing, the file itself) becomes a link."""
@@ -127,7 +152,7 @@ def fixture_racer(workdir, victims, mode):
                             if e.name.startswith(".ro-canary.txt.tmp-") and not e.is_symlink():
                                 plant(e.path, f"{victims}/c", "symlink" if mode == "race" else mode)
                             elif e.name == "ro-canary.txt" and mode == "race" and not e.is_symlink():
-                                plant(e.path, f"{victims}/c", "symlink")
+                                plant(e.path, f"{victims}/c", "symlink", quiet=True)
             except OSError:
                 pass
         time.sleep(0.0002)
@@ -147,6 +172,8 @@ def adapter(victims, workdir, mode):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import negbase
     threading.Thread(target=fixture_racer, args=(workdir, victims, mode), daemon=True).start()
+    if mode == "race":
+        threading.Thread(target=home_racer, args=(victims,), daemon=True).start()
 
     def execute(q):
         res = negbase.run(q)
