@@ -1,11 +1,11 @@
 #include "base/fsat.h"
 
 #include <dirent.h>
-#include <sodium.h>
-#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
