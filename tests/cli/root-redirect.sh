@@ -95,7 +95,7 @@ for mode in symlink hardlink race; do
   judge "$w/$mode-adapter" "$w/$mode.json" "$mode adapter"
   judge "$w/$mode-wrap" "$w/$mode.json" "$mode wrap"
   # The kernel's own guard stops a hard link to a root file before the
-  # harness sees it (the adapter's stderr in the bundle says so).
+  # harness sees it.
   if [[ $mode == hardlink && $(cat /proc/sys/fs/protected_hardlinks 2>/dev/null) == 1 ]]; then
     echo "note: fs.protected_hardlinks=1 refuses the hard links; the harness's own one-link guard is tested by test-base-fsat"
   fi
