@@ -5,10 +5,11 @@
 # the harness touches in directories the user owns for a symlink, a hard link,
 # or a link and a file of their own in a loop, each pointing at a root-owned
 # 0600 victim: (a) bundle.integrity_enforced's source/data.txt, (b)
-# fs.grant_write's output/gw-N, (c) the fixture's source/ro-canary.txt, (d)
-# the $HOME canary's directory, (e) a directory in output while the grant is
-# removed. Every victim keeps its content, mode and owner, and no victim's
-# content reaches the bundle.
+# fs.grant_write's output/gw-N, (c) the fixture's source/ro-canary.txt (the
+# adapter only: it is written before any step a wrapper sees), (d) the $HOME
+# canary's directory, (e) a directory in output while the grant is removed.
+# Every victim keeps its content, mode and owner, and no victim's content
+# reaches the bundle. A root-only work dir is required for all this.
 source "$(dirname "$0")/../lib/common.sh"
 
 have_test_user || skip "test user" 1 "needs root and the user $AGSBX_TEST_USER"
