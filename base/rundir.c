@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/util.h"
 
 /* Field 22 of /proc/PID/stat; 0 when the process does not exist. The
@@ -135,56 +136,11 @@ int agsbx_rundir_owner_alive(const char *dir)
 	return never_claimed(dir) ? 0 : -ENOENT;
 }
 
-static int rm_at(int dfd, int depth, const char *keep)
-{
-	if (depth > 256)
-		return -ELOOP;
-	_cleanup_closedir_ DIR *d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	int first = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    (keep && strcmp(e->d_name, keep) == 0))
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		if (errno != EISDIR && errno != EPERM) {
-			first = first ? first : -errno;
-			continue;
-		}
-		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0) {
-			first = first ? first : -errno;
-			continue;
-		}
-		/* A read-only directory a sandbox left behind is still ours. */
-		fchmod(sub, 0700);
-		int r = rm_at(sub, depth + 1, NULL);
-		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0 && !first)
-			first = r ? r : -errno;
-	}
-	return first;
-}
-
 int agsbx_rm_tree(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOTDIR || errno == ELOOP ? (unlink(dir) < 0 ? -errno : 0) : -errno;
-	fchmod(fd, 0700);
 	/* The owner record goes last: a run killed while removing its own
 	 * directory then leaves the record with it, which `cleanup` judges at
 	 * once, instead of an empty directory it must leave alone for
 	 * AGSBX_RUNDIR_CLAIM_GRACE_S. */
-	int r = rm_at(fd, 0, AGSBX_RUNDIR_OWNER_FILE);
-	_cleanup_free_ char *owner = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
-	if (owner && unlink(owner) < 0 && errno != ENOENT && !r)
-		r = -errno;
-	if (rmdir(dir) < 0 && !r)
-		r = -errno;
-	return r;
+	return agsbx_remove_tree(dir, AGSBX_RUNDIR_OWNER_FILE);
 }

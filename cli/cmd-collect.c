@@ -14,6 +14,7 @@
 
 #include "base/cleanup.h"
 #include "base/escape.h"
+#include "base/fsat.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -339,7 +340,7 @@ static int check_output_path(const char *path)
 	return 0;
 }
 
-static int make_work_dir(const char *parent, char **out)
+static int make_work_dir(const char *parent, bool run_as, char **out)
 {
 	const char *base = parent ? parent : getenv("TMPDIR");
 	if (!base || !*base)
@@ -351,6 +352,12 @@ static int make_work_dir(const char *parent, char **out)
 	 * derived from it, and a symlink could point them anywhere. */
 	if (base[0] == '/' && agsbx_path_check_no_symlink(base) == -ELOOP)
 		return agsbx_usage_error("collect", "--work-dir %s contains a symlink; give the real path (%s)", base, real);
+	/* Root works by path above the grant roots: with --run-as no other user
+	 * may be able to rename or replace anything on the way (base/fsat.h). */
+	char bad[PATH_MAX];
+	if (run_as && agsbx_path_check_private(real, bad, sizeof bad) == -EPERM)
+		return agsbx_usage_error("collect", "--work-dir %s: %s can be changed by a user other than root; "
+				       "with --run-as use a directory only root can write", base, bad);
 	char *d = NULL;
 	if (asprintf(&d, "%s/agsbx-run-XXXXXX", real) < 0 || !mkdtemp(d)) {
 		free(d);
@@ -821,7 +828,7 @@ int agsbx_cmd_collect(int argc, char **argv)
 	if (geteuid() == 0 && !o.run_as && !o.quiet)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
-	if ((rc = make_work_dir(o.work_dir, &work))) {
+	if ((rc = make_work_dir(o.work_dir, o.run_as != NULL, &work))) {
 		agsbx_harness_clear(&hs);
 		agsbx_interrupt_restore();
 		return rc;

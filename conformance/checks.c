@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/proc.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -61,18 +62,27 @@ static void fs_grant_write(const struct check_env *env, struct check_out *out)
 	if (!n || asprintf(&name, "gw-%s", n) < 0)
 		return;
 	_cleanup_free_ char *inside = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
-	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name);
 	json_t *res;
 	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("write", inside, n), &res, NULL) < 0) {
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	_cleanup_free_ char *got = agsbx_read_line(host);
+	/* Read through the output root's fd, never a link, only a file of the
+	 * sandbox user's with one link: whatever else sits there could be a
+	 * host file it cannot read, and this line goes into the bundle. */
+	_cleanup_close_ int dfd = agsbx_dir_open(env->grant->roots[AGSBX_ROOT_OUTPUT].path);
+	_cleanup_free_ char *got = NULL;
+	uid_t owner = env->ctx->run_as ? env->ctx->run_uid : AGSBX_ANY_OWNER;
+	int rr = dfd < 0 ? dfd : agsbx_read_line_at(dfd, name, owner, 1 << 16, &got);
 	out->observed_pass = got && strcmp(got, n) == 0;
 	json_object_set_new(out->facts, "host_read", got ? agsbx_json_string_sanitized(got, strlen(got)) : json_null());
-	cf_reason(out, out->observed_pass ? "the host read the nonce the sandbox wrote into output"
-					     : "the nonce written into output did not reach the host (%s)",
-		     cf_result_errno(res));
+	if (rr == -ELOOP || rr == -EMLINK || rr == -EPERM || rr == -EINVAL)
+		cf_reason(out, "output/%s is not a file of the sandbox user's with one link (%s): not read", name,
+			     strerror(-rr));
+	else
+		cf_reason(out, out->observed_pass ? "the host read the nonce the sandbox wrote into output"
+						     : "the nonce written into output did not reach the host (%s)",
+			     cf_result_errno(res));
 }
 
 static void fs_readonly_grant_denied(const struct check_env *env, struct check_out *out)
