@@ -20,65 +20,27 @@
  * Output beyond this cap is flagged truncated and its tail is lost. */
 #define CAPTURE_MAX (16u << 20)
 
+/* The --attach-command line is split as --adapter and --wrap commands are
+ * (base's agsbx_split_words: a shell's simple-command rules, no expansion),
+ * so one quoting rule holds wherever the CLI takes a command. */
 int agsbx_split_cmdline(const char *cmdline, char ***argv_out, char *err, size_t err_size)
 {
 	*argv_out = NULL;
-	size_t len = strlen(cmdline), n = 0;
-	char **argv = calloc(len / 2 + 2, sizeof *argv); /* at most one word per two chars, + NULL */
-	_cleanup_free_ char *word = malloc(len + 1);
-	if (!argv || !word) {
-		free(argv);
-		return -ENOMEM;
-	}
-	const char *p = cmdline;
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == '\n')
-			p++;
-		if (!*p)
-			break;
-		size_t w = 0;
-		while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
-			if (*p == '\'') {
-				const char *e = strchr(p + 1, '\'');
-				if (!e)
-					goto unterminated;
-				memcpy(word + w, p + 1, (size_t)(e - p - 1));
-				w += (size_t)(e - p - 1);
-				p = e + 1;
-			} else if (*p == '"') {
-				for (p++; *p && *p != '"'; p++) {
-					if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
-						p++;
-					word[w++] = *p;
-				}
-				if (*p != '"')
-					goto unterminated;
-				p++;
-			} else if (*p == '\\' && p[1]) {
-				word[w++] = p[1];
-				p += 2;
-			} else {
-				word[w++] = *p++;
-			}
-		}
-		argv[n] = strndup(word, w);
-		if (!argv[n]) {
-			agsbx_strv_free(argv);
-			return -ENOMEM;
-		}
-		n++;
+	char **argv = NULL;
+	int n = agsbx_split_words(cmdline, &argv);
+	if (n == -ENOMEM)
+		return n;
+	if (n < 0) {
+		ev_set_err(err, err_size, "unterminated quote or trailing backslash in command: %.200s", cmdline);
+		return -EINVAL;
 	}
 	if (n == 0) {
-		ev_set_err(err, err_size, "empty command");
 		agsbx_strv_free(argv);
+		ev_set_err(err, err_size, "empty command");
 		return -EINVAL;
 	}
 	*argv_out = argv;
 	return 0;
-unterminated:
-	ev_set_err(err, err_size, "unterminated quote in command: %.200s", cmdline);
-	agsbx_strv_free(argv);
-	return -EINVAL;
 }
 
 /* ---- summaries ---------------------------------------------------------- */

@@ -215,9 +215,11 @@ int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels
 /* Parses a test summary out of command output: {format, passed, failed,
  * skipped} with format "pytest" | "ctest" | "plain" | "none" (new ref). */
 json_t *agsbx_attachment_summary(const char *out, size_t len);
-/* Splits a command line into argv without a shell: blanks separate words,
- * '...' is literal, "..." honours \ and ", a backslash escapes the next
- * character. -EINVAL (err set) for an unterminated quote or an empty line.
+/* Splits a command line into argv without a shell, as agsbx_split_words
+ * (base/util.h) does for --adapter and --wrap: blanks separate words,
+ * '...' is literal, "..." honours \\, \", \$, \` and \<newline>, a backslash
+ * escapes the next character. -EINVAL (err set) for an unterminated quote,
+ * a trailing backslash or an empty line.
  * *argv is NULL-terminated, free with agsbx_strv_free (base/strv.h). */
 int agsbx_split_cmdline(const char *cmdline, char ***argv, char *err, size_t err_size);
 

@@ -922,6 +922,9 @@ static const struct split_case split_cases[] = {
 	{ "unterminated 'quote", { NULL }, -EINVAL },
 	{ "unterminated \"dq", { NULL }, -EINVAL },
 	{ "   ", { NULL }, -EINVAL },
+	/* the --wrap/--adapter rules: \$ in double quotes, a trailing backslash */
+	{ "echo \"\\$HOME\"", { "echo", "$HOME" }, 0 },
+	{ "trailing\\", { NULL }, -EINVAL },
 };
 
 START_TEST(test_split_cmdline)

@@ -3,7 +3,8 @@
  * input:
  *  0: an --attach-command's output -> its summary (the bundle member must
  *     have a canonical form: the bundle stays writable);
- *  1: an --attach-command line -> argv ("" is an empty word; each word
+ *  1: a command line as --attach-command, --adapter and --wrap take it
+ *     (agsbx_split_words) -> argv ("" is an empty word; each word
  *     no longer than the line);
  *  2: an OpenSSH private key file (the --sign-key parser): an Ed25519 key
  *     it fills has matching halves;
