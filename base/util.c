@@ -477,3 +477,34 @@ int agsbx_split_words(const char *s, char ***out)
 	*out = v;
 	return (int)n;
 }
+
+const char *agsbx_json_unbundlable(const json_t *j, int depth, int max_depth)
+{
+	const char *key, *bad = NULL;
+	json_t *v;
+	size_t i;
+	switch (json_typeof(j)) {
+	case JSON_REAL:
+		return "a number that is not an integer (the bundle holds integers only)";
+	case JSON_INTEGER:
+		if (json_integer_value(j) > AGSBX_BUNDLE_INT_MAX || json_integer_value(j) < -AGSBX_BUNDLE_INT_MAX)
+			return "an integer beyond +-2^53 (the bundle's integer range)";
+		return NULL;
+	case JSON_OBJECT:
+	case JSON_ARRAY:
+		if (depth > max_depth)
+			return "nested too deep for the bundle";
+		if (json_is_object(j)) {
+			json_object_foreach((json_t *)j, key, v)
+				if ((bad = agsbx_json_unbundlable(v, depth + 1, max_depth)))
+					return bad;
+		} else {
+			json_array_foreach(j, i, v)
+				if ((bad = agsbx_json_unbundlable(v, depth + 1, max_depth)))
+					return bad;
+		}
+		return NULL;
+	default:
+		return NULL;
+	}
+}

@@ -91,6 +91,15 @@ size_t agsbx_utf8_seq_len(const unsigned char *s, size_t left);
  * output can never break the bundle. */
 json_t *agsbx_json_string_sanitized(const char *data, size_t len);
 
+/* The bundle's integers: within +-2^53 (evidence/canonical.c writes
+ * nothing else, as jq prints them). */
+#define AGSBX_BUNDLE_INT_MAX (1LL << 53)
+/* Why j is no value a bundle can hold, or NULL: a real, an integer beyond
+ * +-2^53, arrays and objects nested deeper than max_depth (j itself at
+ * depth). For JSON from outside (an adapter, a helper's report) before it
+ * goes into evidence: one such value would make the bundle unwritable. */
+const char *agsbx_json_unbundlable(const json_t *j, int depth, int max_depth);
+
 /* Splits s into words the way a POSIX shell splits a simple command:
  * blanks separate, single quotes are literal, double quotes honour \\,
  * \", \$, \` and \<newline>, a backslash outside quotes escapes the next

@@ -79,6 +79,30 @@ static void expect_words(const char *in, const char *const *want)
 	free(v);
 }
 
+/* What a bundle can hold: integers within +-2^53, no reals, bounded depth. */
+START_TEST(test_json_unbundlable)
+{
+	static const struct {
+		const char *json;
+		bool ok;
+	} cases[] = {
+		{ "{\"a\": [1, \"x\", true, null, {\"b\": -9007199254740992}]}", true },
+		{ "{\"a\": 1.5}", false },
+		{ "[9007199254740993]", false },
+		{ "[-9007199254740993]", false },
+		{ "[[[[1]]]]", true },   /* depth 4 at max 4 */
+		{ "[[[[[1]]]]]", false }, /* depth 5 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_t *j = json_loads(cases[i].json, 0, NULL);
+		ck_assert_ptr_nonnull(j);
+		const char *bad = agsbx_json_unbundlable(j, 1, 4);
+		ck_assert_msg((bad == NULL) == cases[i].ok, "%s: %s", cases[i].json, bad ? bad : "ok");
+		json_decref(j);
+	}
+}
+END_TEST
+
 START_TEST(test_split_words)
 {
 	expect_words("python3  a.py --x=1", (const char *const[]){ "python3", "a.py", "--x=1", NULL });
@@ -436,6 +460,7 @@ int main(void)
 	tcase_add_test(tc, test_sha256_file_regular);
 	tcase_add_test(tc, test_sha256_file_refuses_fifo_and_dir);
 	tcase_add_test(tc, test_split_words);
+	tcase_add_test(tc, test_json_unbundlable);
 	tcase_add_test(tc, test_write_atomic_failures);
 	tcase_add_test(tc, test_read_file_limits);
 	tcase_add_test(tc, test_dockerhost_sun_path_boundary);

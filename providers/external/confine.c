@@ -10,39 +10,18 @@
  * shares a budget; the excess is replaced by a marker saying so. */
 #include "providers/external/internal.h"
 
+#include "base/util.h"
+
 #include <string.h>
 
 /* ---- shape ---- */
 
 const char *ext_json_unconfined(const json_t *j, int depth)
 {
-	const char *key, *bad = NULL;
-	json_t *v;
-	size_t i;
-	switch (json_typeof(j)) {
-	case JSON_REAL:
-		return "a number that is not an integer (the bundle holds integers only)";
-	case JSON_INTEGER:
-		if (json_integer_value(j) > EXT_INT_MAX || json_integer_value(j) < -EXT_INT_MAX)
-			return "an integer beyond +-2^53 (the bundle's integer range)";
-		return NULL;
-	case JSON_OBJECT:
-		if (depth > EXT_MAX_DEPTH)
-			return "nested deeper than " EXT_MAX_DEPTH_STR " levels of arrays and objects";
-		json_object_foreach((json_t *)j, key, v)
-			if ((bad = ext_json_unconfined(v, depth + 1)))
-				return bad;
-		return NULL;
-	case JSON_ARRAY:
-		if (depth > EXT_MAX_DEPTH)
-			return "nested deeper than " EXT_MAX_DEPTH_STR " levels of arrays and objects";
-		json_array_foreach(j, i, v)
-			if ((bad = ext_json_unconfined(v, depth + 1)))
-				return bad;
-		return NULL;
-	default:
-		return NULL;
-	}
+	const char *bad = agsbx_json_unbundlable(j, depth, EXT_MAX_DEPTH);
+	/* the depth named, as the protocol table documents it */
+	return bad && strncmp(bad, "nested", 6) == 0 ? "nested deeper than " EXT_MAX_DEPTH_STR " levels of arrays and objects"
+						      : bad;
 }
 
 /* Before the line is parsed: jansson would build a tree of every value

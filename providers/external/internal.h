@@ -14,7 +14,6 @@
 #define EXT_ENSURE_DEADLINE_MS 60000
 #define EXT_EXECUTE_GRACE_MS 5000
 /* What an adapter's JSON may be (confine.c; docs/external-protocol.md). */
-#define EXT_INT_MAX (1LL << 53)           /* the bundle's integers: canonical.c */
 #define EXT_MAX_DEPTH 32                  /* arrays/objects in one line, its own object included */
 #define EXT_MAX_DEPTH_STR "32"
 #define EXT_MAX_VALUES 262144            /* values in one line (before it is parsed) */

@@ -371,6 +371,14 @@ static void take_report(struct ll_state *st, json_t *facts, const char *report_p
 					    "restrict_status", "self_test", "rules_applied" };
 	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(rep, keys[i]);
+		/* The report lies in a directory the run-as user owns: a value
+		 * the bundle cannot hold (a real, an integer past 2^53) would
+		 * make the whole bundle unwritable (found by fuzz-landlock-report). */
+		const char *bad = v ? agsbx_json_unbundlable(v, 1, 8) : NULL;
+		if (bad) {
+			state_set(st, "landlock_enforcement_failed", NULL, "helper report: %s is %s", keys[i], bad);
+			v = NULL;
+		}
 		json_object_set(facts, keys[i], v ? v : json_null());
 	}
 	json_t *eff = json_object_get(rep, "effective_abi");
