@@ -100,3 +100,35 @@ ag_no_leftovers() {
   left=$(user_processes "$AGSBX_TEST_USER" | grep -F -- "$T_ROOT" || true)
   [[ -z $left ]] || fail "$1: processes of $AGSBX_TEST_USER remain: $left"
 }
+
+# agently_collect_docker STAGE PROVIDER OUT ADAPTER-ARGS [collect args...]:
+# agently_collect for docker/gvisor: the adapter gets --docker-host and
+# ADAPTER-ARGS (blank-separated words), collect gets DOCKER_HOST too (its
+# host probe is what probe.truthful's docker conditions compare with).
+agently_collect_docker() {
+  local stage=$1 p=$2 out=$3 extra=$4
+  shift 4
+  local wd
+  AG_READ=""
+  wd=$(t_tmpdir work)
+  chown "$AGSBX_TEST_USER" "$wd" "$(dirname "$out")"
+  set +e
+  local t0=$EPOCHREALTIME
+  (cd "$stage/src" && as_user env DOCKER_HOST="$DOCKER_HOST" ./agsbx-evidence collect \
+    --adapter "agently-$p=python3 providers/external/agently/agently-adapter.py --agently-src ../shared/thirdparty/agently --provider $p --docker-host $DOCKER_HOST $extra" \
+    --unsigned --work-dir "$wd" --output "$out" "$@") 2>"$out.log"
+  AG_RC=$?
+  set -e
+  AG_WALL=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  [[ -f $out ]] || { tail -n 30 "$out.log" >&2; fail "$p: no bundle (exit $AG_RC)"; }
+}
+
+# ag_no_containers WHAT: nothing left on the test daemon (upstream's
+# `docker run --rm` and its `docker rm -f` on timeout must remove every
+# container it started), and no containerd shim or runsc of that daemon.
+ag_no_containers() {
+  local left
+  left=$(dockerd_api '/containers/json?all=1' | jq -c '[.[] | {Names, State, Status}]')
+  [[ $left == "[]" ]] || fail "$1: containers left on the test daemon: $left"
+  gv_no_shims
+}
