@@ -36,7 +36,7 @@ ag_devnull_guard
   || skip pytest 1 "python3-pytest and python3-pytest-asyncio missing (workflows/install-deps.sh --test)"
 A=../shared/thirdparty/agently
 agently_collect_docker "$stage" $P "$out/gv.json" "" --provider agently-gvisor \
-  --attach-command "env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=providers/external/agently AGENTLY_SRC=$A python3 -m pytest -p agently_pytest_loader -p no:cacheprovider -q -rs --rootdir $A $A/tests/test_gvisor_execution_provider_integration.py"
+  --attach-command "env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=providers/external/agently AGENTLY_SRC=$A python3 -m pytest -p agently_pytest_loader -p no:cacheprovider -rs --rootdir $A $A/tests/test_gvisor_execution_provider_integration.py"
 owner=$(ag_devnull_changed "Agently's gVisor provider")
 pass "the host's /dev/null became $owner (was $AG_DEVNULL) through upstream's runsc runs; restored"
 [[ $AG_RC == 1 && $(ag_jq "$out/gv.json" $P .verdict) == defective ]] \
@@ -54,7 +54,14 @@ done
 [[ $(ag_jq "$out/gv.json" $P .probe.capabilities.mechanism) == gvisor_container ]] || fail "mechanism"
 [[ $(ag_jq "$out/gv.json" $P .probe.facts.runtime_image.status) == imported ]] || fail "image not imported"
 ag_no_containers "gvisor"
-jq -c '.attachments' "$out/gv.json" >&2
+# The attachment: upstream's test collected with the loader's stand-ins and
+# skipped on its own terms (it hard-codes the registry image alpine:3.20).
+jq -e '.attachments | length == 1 and (.[0] | .exit_status == 0 and .summary.format == "pytest"
+       and .summary.skipped == 1 and .summary.passed == 0 and .summary.failed == 0
+       and (.stdout_tail | contains("required local gVisor probe image is unavailable: alpine:3.20"))
+       and (.stderr_tail | contains("stand-ins")))' "$out/gv.json" >/dev/null \
+  || fail "attachment: $(jq -c .attachments "$out/gv.json")"
+pass "upstream's test_gvisor_execution_provider_integration.py attached: collected through the loader, 1 skipped (alpine:3.20 not local)"
 pass "gvisor with runsc: defective (the grant is not writable inside); claims otherwise hold; no container left"
 
 w=$(t_tmpdir drive); chown "$AGSBX_TEST_USER" "$w"
