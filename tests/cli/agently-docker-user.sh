@@ -29,6 +29,7 @@ ag_failing "$out/user.json" $P "capabilities.truthful,exec.status_fidelity,lifec
 ag_expect "$out/user.json" $P fs.grant_write pass
 ag_expect "$out/user.json" $P lifecycle.timeout_cleanup pass
 ag_expect "$out/user.json" $P lifecycle.cancel_cleanup pass
+ag_expect "$out/user.json" $P lifecycle.consistent fail 'READY after; execute after release refused'
 [[ $(ag_jq "$out/user.json" $P '.probe.facts.base_config.default_args | join(" ")') == "--user $user" ]] || fail "default_args not recorded"
 [[ $(ag_jq "$out/user.json" $P '.probe.capabilities | [.process_contained, .host_filesystem_restricted, .privilege_escalation_blocked, .syscalls_restricted] | all') == true ]] \
   || fail "upstream dropped a claim for --user"
