@@ -32,3 +32,19 @@ ag_expect "$out/gv.json" $P fs.host_read_denied blocked 'mechanism unavailable: 
 ag_no_containers "gvisor without runsc"
 ag_no_leftovers gvisor-norunsc
 pass "gvisor without runsc: blocked runsc_runtime_unregistered, and the harness observes the runtime unregistered too"
+
+# No daemon at all (a socket path nothing listens on): both providers say
+# daemon_unavailable, declared as docker_unreachable, and the harness's own
+# /_ping on the same DOCKER_HOST agrees; the image cannot be imported.
+DOCKER_HOST=unix://$T_ROOT/no-daemon.sock
+for P in docker gvisor; do
+  agently_collect_docker "$stage" $P "$out/none-$P.json" "" --provider agently-$P
+  [[ $AG_RC == 0 ]] || { tail -n 20 "$out/none-$P.json.log" >&2; fail "$P without a daemon: exit $AG_RC, want 0"; }
+  [[ $(ag_jq "$out/none-$P.json" $P '"\(.verdict) \(.reason)"') == "blocked daemon_unavailable" ]] \
+    || fail "$P without a daemon: $(ag_jq "$out/none-$P.json" $P '"\(.verdict) \(.reason)"')"
+  [[ $(ag_jq "$out/none-$P.json" $P '.checks[] | select(.id=="probe.truthful") | "\(.verdict) " + (.facts.host_condition |
+        "\(.condition) \(.provider_says) \(.harness_observed)")') == "pass docker_unreachable true true" ]] \
+    || fail "$P probe.truthful: $(ag_jq "$out/none-$P.json" $P '.checks[] | select(.id=="probe.truthful")')"
+  [[ $(ag_jq "$out/none-$P.json" $P .probe.facts.runtime_image.status) == failed ]] || fail "$P image status"
+done
+pass "no daemon: docker and gvisor blocked daemon_unavailable, the harness observes the daemon unreachable too"

@@ -365,6 +365,15 @@ def build_host_image(binary: str) -> dict:
     """Once per daemon: the image is tagged with its tarball's sha256, so
     an existing tag is the same bytes and is reused."""
     t0 = time.monotonic()
+    try:
+        fact = import_host_image(binary)
+    except Exception as error:  # an unreadable host file, a hung client: upstream then finds no image
+        fact = {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600], "image": f"{IMAGE_REPO}:none"}
+    fact["build_ms"] = int((time.monotonic() - t0) * 1000)  # integers only: bundles are canonical JSON
+    return fact
+
+
+def import_host_image(binary: str) -> dict:
     tarball, how = image_tar()
     digest = hashlib.sha256(tarball).hexdigest()
     tag = f"{IMAGE_REPO}:{digest[:16]}"
@@ -374,19 +383,15 @@ def build_host_image(binary: str) -> dict:
                    "own python3 and its stdlib (python -> python3), true, env and sh, and every library "
                    "ldd names for them and the stdlib's extension modules; no registry, no pull; "
                    "the payload reaches containers through upstream's bind of the grant's source root"}
-    try:
-        res = docker_cli(binary, ["image", "inspect", tag, "--format", "{{.Id}}"])
-        if res.returncode == 0:
-            fact.update(status="reused", image_id=res.stdout.decode().strip())
-        else:
-            res = docker_cli(binary, ["import", "--message", "agsbx-evidence host image", "-", tag], tarball)
-            if res.returncode != 0:
-                fact.update(status="failed", error=res.stderr.decode(errors="replace").strip()[:600])
-            else:
-                fact.update(status="imported", image_id=res.stdout.decode().strip())
-    except (OSError, ValueError) as error:
-        fact.update(status="failed", error=f"{type(error).__name__}: {error}")
-    fact["build_ms"] = int((time.monotonic() - t0) * 1000)  # integers only: bundles are canonical JSON
+    res = docker_cli(binary, ["image", "inspect", tag, "--format", "{{.Id}}"])
+    if res.returncode == 0:
+        fact.update(status="reused", image_id=res.stdout.decode().strip())
+        return fact
+    res = docker_cli(binary, ["import", "--message", "agsbx-evidence host image", "-", tag], tarball)
+    if res.returncode != 0:
+        fact.update(status="failed", error=res.stderr.decode(errors="replace").strip()[:600])
+    else:
+        fact.update(status="imported", image_id=res.stdout.decode().strip())
     return fact
 
 
@@ -398,7 +403,7 @@ def docker_versions(binary: str) -> dict:
         res = docker_cli(binary, ["version", "--format", "{{.Client.Version}} {{.Server.Version}}"], timeout=10)
         client, _, server = res.stdout.decode().strip().partition(" ")
         out.update(client_version=client or None, server_version=server or None)
-    except (OSError, ValueError) as error:
+    except Exception as error:  # no binary, a daemon that does not answer in time
         out["error"] = f"{type(error).__name__}: {error}"
     return out
 
