@@ -10,7 +10,8 @@
 # runsc sandbox, gofer and shim processes of those starts stay on the host
 # (docs/design.md, "a failed start leaks host processes"): upstream's
 # cleanup goes through the docker CLI only and never sees them. They are
-# counted here, then stopped by PID with the daemon.
+# counted here, then stopped by PID with the daemon. Those starts, too,
+# change the owner of the host's /dev/null (asserted and undone).
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/dockerd.sh"
 source "$(dirname "$0")/../lib/gvisor.sh"
@@ -41,6 +42,8 @@ n=$(grep -c . <<<"$shims" || true)
 [[ $n -gt 0 ]] || fail "no runsc/shim process left by the failed starts: the leak documented here is gone (update the docs)"
 echo "left by upstream's failed runsc starts ($n, stopped by PID with the daemon):" >&2
 echo "$shims" >&2
-[[ $(stat -c '%u:%g %a' /dev/null) == "$AG_DEVNULL" ]] || echo "note: /dev/null is now $(stat -c '%u:%g %a' /dev/null) (restored at exit)" >&2
+# Even the failed starts hand runsc the host's /dev/null first.
+owner=$(ag_devnull_changed "Agently's gVisor provider on a broken runsc")
+pass "the host's /dev/null became $owner (was $AG_DEVNULL) through the failed starts; restored"
 ag_no_leftovers gvisor-broken
 pass "gvisor with a broken runsc: blocked runsc_runtime_execution_failed; no container, but $n runsc/shim host processes left"
