@@ -49,8 +49,10 @@ class Client:
 
 
 def containers(docker_host):
+    # HOME: the docker CLI keeps its config there; the work dir, never the user's.
     res = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}} {{.State}}"], capture_output=True,
-                         text=True, timeout=30, env={"PATH": "/usr/bin:/bin", "DOCKER_HOST": docker_host})
+                         text=True, timeout=30, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "DOCKER_HOST": docker_host,
+                                                     "HOME": WORK})
     return sorted(res.stdout.split("\n")[:-1]) if res.returncode == 0 else [f"error: {res.stderr.strip()}"]
 
 
@@ -67,7 +69,12 @@ def marker_processes(marker):
     return found
 
 
+WORK = "/nonexistent"
+
+
 def main(adapter, src, provider, docker_host, payload, work):
+    global WORK
+    WORK = work
     area = os.path.join(work, "area")
     roots = []
     for role in ("source", "build", "output", "logs"):
