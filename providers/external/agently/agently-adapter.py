@@ -26,12 +26,17 @@ import asyncio
 import base64
 import hashlib
 import importlib
+import io
 import json
 import math
 import os
 import platform
 import re
+import shutil
+import subprocess
 import sys
+import sysconfig
+import tarfile
 import time
 import types
 from datetime import datetime, timezone
@@ -276,7 +281,6 @@ def in_image_path(path: str) -> str:
 
 def ldd_libraries(paths: list) -> set:
     """The shared objects `ldd` names for each path (the ELF interpreter too)."""
-    import subprocess
     libs = set()
     for path in paths:
         res = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=30)
@@ -294,8 +298,6 @@ def host_image_sources() -> tuple[dict, dict]:
     own python3 (with its stdlib; `python` is a symlink to it, as Debian's
     python-is-python3 makes it), true, env and sh, and every library ldd
     names for them and for the stdlib's extension modules."""
-    import shutil
-    import sysconfig
     python = os.path.realpath(sys.executable)
     programs = {"usr/bin/python3": python}
     for name in ("true", "env", "sh"):
@@ -323,8 +325,6 @@ def host_image_sources() -> tuple[dict, dict]:
 
 def image_tar() -> tuple[bytes, dict]:
     """A reproducible tarball (mtime 0, root-owned) of host_image_sources()."""
-    import io
-    import tarfile
     files, links = host_image_sources()
     buf = io.BytesIO()
     dirs = set()
@@ -357,7 +357,6 @@ def image_tar() -> tuple[bytes, dict]:
 
 
 def docker_cli(binary: str, args: list, data: bytes | None = None, timeout: int = 120):
-    import subprocess
     return subprocess.run([binary, *args], input=data, capture_output=True, timeout=timeout)
 
 
@@ -396,7 +395,6 @@ def import_host_image(binary: str) -> dict:
 
 
 def docker_versions(binary: str) -> dict:
-    import shutil
     out = {"docker_binary": binary, "docker_binary_path": shutil.which(binary),
            "docker_host": os.environ.get("DOCKER_HOST", "(unset: the CLI's default)")}
     try:
