@@ -100,3 +100,14 @@ dockerd_stop() {
   umount -R "$DOCKERD_DIR/exec" 2>/dev/null || true
   rm -rf "$DOCKERD_DIR" 2>/dev/null || true
 }
+
+# dockerd_grant_user USER: docker-group semantics on this one daemon: USER
+# may use its socket (root-equivalent on the host: such a user can start a
+# privileged container bind-mounting /). The daemon's own files stay
+# root's: its directory only becomes traversable (0711).
+dockerd_grant_user() {
+  [[ -z ${DOCKERD_SHARED:-} ]] || fail "dockerd_grant_user: not on the shared daemon"
+  chmod 0711 "$DOCKERD_DIR"
+  chgrp "$(id -g "$1")" "$DOCKERD_DIR/docker.sock"
+  chmod 0660 "$DOCKERD_DIR/docker.sock"
+}

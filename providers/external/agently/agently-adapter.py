@@ -2,6 +2,8 @@
 """agsbx-external/1 adapter for Agently's own code_execution providers.
 
     agently-adapter.py --agently-src DIR --provider landlock|bubblewrap|trusted_local|seatbelt
+    agently-adapter.py --agently-src DIR --provider docker|gvisor [--docker-host URL]
+                       [--docker-binary PATH] [--default-args JSON] [--image NAME]
 
 Loads the provider module from a user's Agently checkout (DIR is the
 directory that holds the `agently/` package) without running the package
@@ -24,12 +26,17 @@ import asyncio
 import base64
 import hashlib
 import importlib
+import io
 import json
 import math
 import os
 import platform
 import re
+import shutil
+import subprocess
 import sys
+import sysconfig
+import tarfile
 import time
 import types
 from datetime import datetime, timezone
@@ -91,13 +98,59 @@ PROVIDERS = {
         "ready_reasons": ["ready"],
         "conditions": {},
     },
+    # Docker and gVisor drive the `docker` CLI (DOCKER_HOST selects the
+    # daemon). Probe reasons are upstream's availability reasons plus its two
+    # image/toolchain sentences; ensure codes are docker_unavailable (carrying
+    # the availability reason), the image codes and, for gVisor,
+    # gvisor_runtime_unavailable, whose payload.reason is reported instead.
+    "docker": {
+        "module": "DockerExecutionResourceProvider",
+        "cls": "DockerExecutionResourceProvider",
+        "config_keys": ["docker_binary", "default_args", "timeout", "runtime_profile"],
+        "reasons": ["ready", "binary_missing", "daemon_unavailable", "unavailable", "docker_unavailable",
+                    "required_runtime_image_is_not_locally_available",
+                    "required_toolchain_unavailable", "docker_image_missing",
+                    "docker_image_pull_approval_required", "docker_image_pull_failed",
+                    "workspace_grant_required"],
+        "ready_reasons": ["ready"],
+        "conditions": {"daemon_unavailable": "docker_unreachable"},
+        "container": True,
+    },
+    "gvisor": {
+        "module": "GVisorDockerExecutionResourceProvider",
+        "cls": "GVisorDockerExecutionResourceProvider",
+        "config_keys": ["docker_binary", "default_args", "timeout", "runtime_profile"],
+        "reasons": ["ready", "binary_missing", "daemon_unavailable", "unavailable", "docker_unavailable",
+                    "required_runtime_image_is_not_locally_available",
+                    "required_toolchain_unavailable", "docker_image_missing",
+                    "docker_image_pull_approval_required", "docker_image_pull_failed",
+                    "workspace_grant_required",
+                    "runsc_runtime_arguments_invalid", "runsc_runtime_registry_invalid",
+                    "runsc_runtime_unregistered", "gvisor_runtime_unavailable",
+                    "runsc_resource_construction_failed", "runsc_runtime_image_missing",
+                    "runsc_runtime_execution_failed"],
+        "ready_reasons": ["ready"],
+        "conditions": {"daemon_unavailable": "docker_unreachable",
+                       "runsc_runtime_unregistered": "runtime_unregistered"},
+        "container": True,
+    },
 }
+# Upstream's probe reasons that are sentences with a variable tail.
+REASON_PREFIXES = {"required toolchain is unavailable in runtime image": "required_toolchain_unavailable"}
 # The adapter's own refusals (besides the protocol's generic ones).
 ADAPTER_REASONS = ["config_invalid", "grant_invalid", "released", "unsupported",
                    "step_invalid", "bundle_changed", "provider_exception", "result_too_large"]
 BOOL_KEYS = {"allow_unsafe_local", "network"}
+JSON_KEYS = {"default_args": list, "runtime_profile": dict}
 PACKAGES = ["agently", "agently.types", "agently.types.data", "agently.core",
-            "agently.core.TaskWorkspace", "agently.builtins", "agently.builtins.plugins", EP]
+            "agently.core.TaskWorkspace", "agently.builtins", "agently.builtins.plugins", EP,
+            "agently.builtins.actions"]
+CRA = "agently.builtins.plugins.CodeRuntimeAdapter"
+# Upstream's CodeRuntimeAdapter language ids and aliases (4.1.4.7), for a
+# checkout without that package (the copy CI has holds only what the
+# providers import at load time; Docker's probe and ensure import it later).
+CRA_LANGUAGES = {"python": ("py", "python3"), "nodejs": ("node", "javascript", "js"),
+                 "go": ("golang",), "cpp": ("c++", "cplusplus")}
 DATA_LEAVES = ["code_execution", "task_workspace", "execution_resource"]
 
 
@@ -150,12 +203,44 @@ def load_provider(src: Path, provider: str):
         instance = getattr(module, spec["cls"])()
     except Exception as error:  # the user's checkout: name what broke, in one line
         raise LoadError(f"cannot load {spec['module']} from {src}: {type(error).__name__}: {error}") from None
+    if spec.get("container"):
+        STAND_INS["code_runtime_adapter"] = load_code_runtime_adapter(src)
     digests = {}
     for name, module in sorted(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if name.startswith("agently.") and path:
             digests[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return instance, digests
+
+
+STAND_INS: dict = {"agently.core.ExecutionResourceError": "a RuntimeError subclass with upstream's signature"}
+
+
+def load_code_runtime_adapter(src: Path) -> str:
+    """Docker's probe and ensure canonicalise the language through
+    CodeRuntimeAdapter: the checkout's own when it has one and it loads,
+    else a stand-in with upstream's ids and aliases. Returns what was used."""
+    if (src / "agently/builtins/plugins/CodeRuntimeAdapter/__init__.py").is_file():
+        try:
+            importlib.import_module(CRA)
+            return "the checkout's own"
+        except Exception as error:
+            sys.modules.pop(CRA, None)
+            failed = f"the checkout's failed to load ({type(error).__name__}: {error}); "
+    else:
+        failed = "absent from the checkout; "
+    module = types.ModuleType(CRA)
+
+    def get_code_runtime_adapter(language):
+        canonical = str(language).strip().casefold()
+        for lang, aliases in CRA_LANGUAGES.items():
+            if canonical in (lang, *aliases):
+                return types.SimpleNamespace(language_id=lang, aliases=aliases)
+        raise ValueError(f"unsupported code runtime language: {language!r}")
+
+    module.get_code_runtime_adapter = get_code_runtime_adapter
+    sys.modules[CRA] = module
+    return failed + "stand-in get_code_runtime_adapter with upstream 4.1.4.7's language ids and aliases"
 
 
 def agently_version(src: Path) -> str:
@@ -170,6 +255,157 @@ def agently_version(src: Path) -> str:
     return "unknown"
 
 
+# ---- Docker and gVisor: the daemon, the image, the base config ------------------
+
+IMAGE_REPO = "agsbx-agently/host-python"
+ROOT_EQUIVALENT = ("a user who can reach the Docker socket is root-equivalent on the host (docker "
+                   "group semantics: it can start a privileged container bind-mounting /); this run "
+                   "gave the sandbox user exactly that access to the daemon named here")
+# Top-level directories mirrored as the host has them (symlinks on merged /usr).
+TOP_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Left out of the image: byte-code caches, the stdlib's own tests, the GUI
+# modules (their X11 libraries would double the image) and installed packages.
+STDLIB_SKIP = {"__pycache__", "test", "tests", "idlelib", "tkinter", "turtledemo", "ensurepip",
+               "lib2to3", "site-packages", "dist-packages"}
+STDLIB_SKIP_PREFIXES = ("config-", "_tkinter", "_test", "xxlimited")
+
+
+def in_image_path(path: str) -> str:
+    """Where a host file goes in the image: its directory resolved (so a
+    merged-/usr host's /lib/... lands under usr/lib, beside the top-level
+    symlinks mirrored from the host), its own name kept (the name the
+    loader or PATH looks up; the content is the dereferenced file)."""
+    p = Path(path)
+    return str(Path(os.path.realpath(p.parent)) / p.name).lstrip("/")
+
+
+def ldd_libraries(paths: list) -> set:
+    """The shared objects `ldd` names for each path (the ELF interpreter too)."""
+    libs = set()
+    for path in paths:
+        res = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=30)
+        for line in res.stdout.splitlines():
+            words = line.split()
+            if "=>" in words and len(words) > words.index("=>") + 1 and words[words.index("=>") + 1].startswith("/"):
+                libs.add(words[words.index("=>") + 1])
+            elif words and words[0].startswith("/"):
+                libs.add(words[0])
+    return libs
+
+
+def host_image_sources() -> tuple[dict, dict]:
+    """({path in image: host path}, {link in image: target}) for the host's
+    own python3 (with its stdlib; `python` is a symlink to it, as Debian's
+    python-is-python3 makes it), true, env and sh, and every library ldd
+    names for them and for the stdlib's extension modules."""
+    python = os.path.realpath(sys.executable)
+    programs = {"usr/bin/python3": python}
+    for name in ("true", "env", "sh"):
+        found = shutil.which(name, path="/usr/bin:/bin")
+        if found:
+            programs[in_image_path(found)] = os.path.realpath(found)
+    files = dict(programs)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    extensions = []
+    for dirpath, dirnames, filenames in os.walk(stdlib):
+        dirnames[:] = sorted(d for d in dirnames if d not in STDLIB_SKIP and not d.startswith(STDLIB_SKIP_PREFIXES))
+        for f in sorted(filenames):
+            if f.startswith(STDLIB_SKIP_PREFIXES):
+                continue
+            host = Path(dirpath) / f
+            files[str(host).lstrip("/")] = str(host)
+            if f.endswith(".so"):
+                extensions.append(host)
+    for lib in ldd_libraries(list(programs.values()) + extensions):
+        files[in_image_path(lib)] = os.path.realpath(lib)
+    links = {d.lstrip("/"): os.readlink(d) for d in TOP_DIRS if os.path.islink(d)}
+    links["usr/bin/python"] = "python3"
+    return files, links
+
+
+def image_tar() -> tuple[bytes, dict]:
+    """A reproducible tarball (mtime 0, root-owned) of host_image_sources()."""
+    files, links = host_image_sources()
+    buf = io.BytesIO()
+    dirs = set()
+    for path in list(files) + list(links):
+        parent = Path(path).parent
+        while str(parent) != ".":
+            dirs.add(str(parent))
+            parent = parent.parent
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        def add(info, data=None):
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            tar.addfile(info, data)
+        for d in sorted(dirs | {"tmp"}):
+            if d in links:
+                continue
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if d == "tmp" else 0o755
+            add(info)
+        for link, target in sorted(links.items()):
+            info = tarfile.TarInfo(link)
+            info.type, info.linkname, info.mode = tarfile.SYMTYPE, target, 0o777
+            add(info)
+        for path, host in sorted(files.items()):
+            data = Path(host).read_bytes()
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(data), os.stat(host).st_mode & 0o755
+            add(info, io.BytesIO(data))
+    how = {"sources": sorted(set(files.values())), "files": len(files), "links": links}
+    return buf.getvalue(), how
+
+
+def docker_cli(binary: str, args: list, data: bytes | None = None, timeout: int = 120):
+    return subprocess.run([binary, *args], input=data, capture_output=True, timeout=timeout)
+
+
+def build_host_image(binary: str) -> dict:
+    """Once per daemon: the image is tagged with its tarball's sha256, so
+    an existing tag is the same bytes and is reused."""
+    t0 = time.monotonic()
+    try:
+        fact = import_host_image(binary)
+    except Exception as error:  # an unreadable host file, a hung client: upstream then finds no image
+        fact = {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600], "image": f"{IMAGE_REPO}:none"}
+    fact["build_ms"] = int((time.monotonic() - t0) * 1000)  # integers only: bundles are canonical JSON
+    return fact
+
+
+def import_host_image(binary: str) -> dict:
+    tarball, how = image_tar()
+    digest = hashlib.sha256(tarball).hexdigest()
+    tag = f"{IMAGE_REPO}:{digest[:16]}"
+    fact = {"image": tag, "tar_sha256": digest, "tar_bytes": len(tarball), "files": how["files"],
+            "top_level_links": how["links"], "sources": how["sources"],
+            "how": f"`{binary} import - {tag}` of a reproducible tarball (mtime 0, root-owned) of the host's "
+                   "own python3 and its stdlib (python -> python3), true, env and sh, and every library "
+                   "ldd names for them and the stdlib's extension modules; no registry, no pull; "
+                   "the payload reaches containers through upstream's bind of the grant's source root"}
+    res = docker_cli(binary, ["image", "inspect", tag, "--format", "{{.Id}}"])
+    if res.returncode == 0:
+        fact.update(status="reused", image_id=res.stdout.decode().strip())
+        return fact
+    res = docker_cli(binary, ["import", "--message", "agsbx-evidence host image", "-", tag], tarball)
+    if res.returncode != 0:
+        fact.update(status="failed", error=res.stderr.decode(errors="replace").strip()[:600])
+    else:
+        fact.update(status="imported", image_id=res.stdout.decode().strip())
+    return fact
+
+
+def docker_versions(binary: str) -> dict:
+    out = {"docker_binary": binary, "docker_binary_path": shutil.which(binary),
+           "docker_host": os.environ.get("DOCKER_HOST", "(unset: the CLI's default)")}
+    try:
+        res = docker_cli(binary, ["version", "--format", "{{.Client.Version}} {{.Server.Version}}"], timeout=10)
+        client, _, server = res.stdout.decode().strip().partition(" ")
+        out.update(client_version=client or None, server_version=server or None)
+    except Exception as error:  # no binary, a daemon that does not answer in time
+        out["error"] = f"{type(error).__name__}: {error}"
+    return out
+
+
 # ---- mapping helpers -----------------------------------------------------------
 
 def jsonable(value):
@@ -179,7 +415,10 @@ def jsonable(value):
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     # The bundle holds integers within +-2^53 only (a real number or a
-    # larger integer is a protocol violation): those travel as text.
+    # larger integer is a protocol violation): a whole real becomes its
+    # integer, anything else travels as text.
+    if isinstance(value, float) and value.is_integer() and -2 ** 53 <= value <= 2 ** 53:
+        return int(value)
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int) and -2 ** 53 <= value <= 2 ** 53:
@@ -231,16 +470,21 @@ def unavailable_detail(provider: str, probe: dict) -> str:
 
 def reason_name(text: str) -> str:
     """An upstream reason as a protocol reason name ([a-z0-9_]+)."""
+    for prefix, name in REASON_PREFIXES.items():
+        if str(text).startswith(prefix):
+            return name
     return re.sub(r"[^a-z0-9_]+", "_", str(text).lower()).strip("_") or "unknown"
 
 
 def upstream_reason(error: ExecutionResourceError) -> str:
     # "..._unavailable" carries the probe's reason: report the cause, as the
     # provider observed it; other codes lose only their namespace prefix.
+    # Docker's payload is the availability itself; gVisor's
+    # gvisor_runtime_unavailable names its cause in payload.reason.
     code = str(error.code).removeprefix("execution_resource.")
     payload = error.payload if isinstance(error.payload, dict) else {}
-    availability = payload.get("availability")
-    if code.endswith("_unavailable") and isinstance(availability, dict) and availability.get("reason"):
+    availability = payload.get("availability") if isinstance(payload.get("availability"), dict) else payload
+    if code.endswith("_unavailable") and availability.get("reason"):
         return reason_name(availability["reason"])
     return reason_name(code)
 
@@ -250,7 +494,15 @@ def convert_config(config: dict, provider: str) -> tuple[dict, dict]:
     Returns (config, adapter notes)."""
     out, notes = {}, {}
     for key, value in config.items():
-        if key in BOOL_KEYS and isinstance(value, str):
+        if key in JSON_KEYS and isinstance(value, str):
+            out[key] = json_config(key, value)
+            notes[key] = f"string parsed as JSON ({JSON_KEYS[key].__name__})"
+        elif key == "timeout" and isinstance(value, str):
+            if not value.isdigit():
+                raise ValueError(f"timeout must be whole seconds, not {value!r}")
+            out[key] = int(value)
+            notes[key] = "string converted to an integer"
+        elif key in BOOL_KEYS and isinstance(value, str):
             if value not in ("true", "false"):
                 raise ValueError(f"{key} must be true or false, not {value!r}")
             out[key] = value == "true"
@@ -264,6 +516,30 @@ def convert_config(config: dict, provider: str) -> tuple[dict, dict]:
         out["allow_unsafe_local"] = True
         notes["allow_unsafe_local"] = "supplied by the adapter (not in the harness config)"
     return out, notes
+
+
+def json_config(key: str, value: str):
+    """default_args is a JSON array of strings (or blank-separated words),
+    runtime_profile a JSON object: the harness's config values are strings."""
+    want = JSON_KEYS[key]
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        if want is list and not value.lstrip().startswith("["):
+            return value.split()
+        raise ValueError(f"{key} must be a JSON {want.__name__}, not {value[:80]!r}") from None
+    if not isinstance(parsed, want) or (want is list and not all(isinstance(a, str) for a in parsed)):
+        raise ValueError(f"{key} must be a JSON {'array of strings' if want is list else 'object'}")
+    return parsed
+
+
+def merge_config(base: dict, config: dict) -> dict:
+    """The harness's config over the adapter's base config; runtime_profile
+    key by key (so --config ...runtime_profile='{"memory":"256m"}' keeps the image)."""
+    out = {**base, **config}
+    if isinstance(base.get("runtime_profile"), dict) and isinstance(config.get("runtime_profile"), dict):
+        out["runtime_profile"] = {**base["runtime_profile"], **config["runtime_profile"]}
+    return out
 
 
 class Refusal(Exception):
@@ -350,8 +626,11 @@ def build_bundle(h: "Handle", step: dict):
     argv0 = step["argv"][0] if step["argv"] else ""
     entry = next((f.path for f in h.files if str(Path(h.grant.execution_area) / "source" / f.path) == argv0),
                  h.files[0].path)
+    argv = step["argv"]
+    if h.adapter.spec.get("container") and isinstance(env, dict):
+        argv, env = container_paths(h.grant.execution_area, argv, env)
     try:
-        run = T.CodeExecutionStep(argv=tuple(step["argv"]), role="run", cwd=step["cwd"], env=dict(env))
+        run = T.CodeExecutionStep(argv=tuple(argv), role="run", cwd=step["cwd"], env=dict(env))
         bundle = T.CodeExecutionBundle.create(language="native", files=h.files, entrypoint=entry,
                                               build_steps=(), run_step=run)
     except (TypeError, ValueError) as error:
@@ -362,6 +641,32 @@ def build_bundle(h: "Handle", step: dict):
         action_call_id=g.action_call_id, bundle_id=bundle.bundle_id, bundle_digest=bundle.bundle_digest,
         files=tuple(h.entries), entrypoint=f"source/{entry}", expected_outputs=())
     return bundle, manifest
+
+
+def container_paths(area: str, argv: list, env: dict) -> tuple[list, dict]:
+    """Docker binds area/<role> at /workspace/<role> in the container, so the
+    harness's host paths into the grant are rewritten: argv words to the
+    container path (upstream has no mapping for argv), env values to
+    upstream's own workspace://<role>/... URIs (which it resolves itself).
+    Paths outside the grant (the attacks' targets) stay as they are."""
+    def split(value):
+        if not isinstance(value, str):
+            return None
+        for role in ROLES:
+            root = f"{area}/{role}"
+            if value == root or value.startswith(root + "/"):
+                return role, value[len(root):].lstrip("/")
+        return None
+
+    out_argv = []
+    for word in argv:
+        hit = split(word)
+        out_argv.append(f"/workspace/{hit[0]}" + (f"/{hit[1]}" if hit[1] else "") if hit else word)
+    out_env = {}
+    for key, value in env.items():
+        hit = split(value)
+        out_env[key] = f"workspace://{hit[0]}" + (f"/{hit[1]}" if hit[1] else "") if hit else value
+    return out_argv, out_env
 
 
 # ---- results --------------------------------------------------------------------
@@ -381,9 +686,10 @@ def encode_stream(text, limit: int) -> tuple[str, bool, bool]:
     return base64.b64encode(data).decode("ascii"), "\ufffd" in text, cut
 
 
-def map_result(res: dict, duration_us: int, timeout_s: int, limit: int) -> tuple[dict, list]:
+def map_result(res: dict, duration_us: int, timeout_s: int, limit: int,
+               container: bool = False) -> tuple[dict, list]:
     rc = res.get("returncode")
-    inferred = ["timed_out"]
+    inferred = [] if container else ["timed_out"]
     if not isinstance(rc, int):
         rc = None
         inferred.append("exit_code")
@@ -396,6 +702,8 @@ def map_result(res: dict, duration_us: int, timeout_s: int, limit: int) -> tuple
     # No timed-out flag upstream: a timeout is returncode 124 with its own
     # stderr_truncated forced true, after at least the timeout.
     timed_out = rc == 124 and res.get("stderr_truncated") is True and duration_us >= timeout_s * 1_000_000
+    if container:  # Docker says so itself (and drops the returncode then)
+        timed_out = res.get("status") == "timed_out"
     stderr_truncated = bool(res.get("stderr_truncated")) or cut_err
     return {
         "exit_code": exit_code, "signal": sig, "timed_out": timed_out, "cancelled": False,
@@ -430,6 +738,12 @@ RESULT_NOTES = {
     "duration_us": "measured by the adapter around the upstream call",
     "language": "bundle language 'native' supplied by the adapter (the payload is a binary)",
 }
+CONTAINER_NOTES = {
+    "paths": "docker/gvisor: argv words naming the grant's area/<role> are rewritten to /workspace/<role> "
+             "(upstream's binds), env values to upstream's workspace://<role>/ URIs",
+    "timeout": "upstream's run_bounded_process kills the `docker run` client's process group, then "
+               "`docker rm -f` on the container name it chose; a timeout is returncode 124",
+}
 
 
 # ---- handles ----------------------------------------------------------------------
@@ -457,6 +771,8 @@ class Handle:
                 policy={"max_output_bytes": limit})
         except ExecutionResourceError as error:
             raise Refusal(upstream_reason(error), f"{error.code}: {error}") from None
+        except ValueError as error:  # upstream's own config validation (Docker's profile, runtime args)
+            raise Refusal("config_invalid", f"Agently rejects the config: {error}") from None
         self.upstream[limit] = handle
         return handle
 
@@ -494,6 +810,9 @@ class Adapter:
     def __init__(self, provider_id: str, src: Path, provider, digests: dict, out):
         self.id, self.src, self.provider, self.digests, self.out = provider_id, src, provider, digests, out
         self.spec = PROVIDERS[provider_id]
+        self.base_config: dict = {}
+        self.container: dict = {}
+        self.image_lock = asyncio.Lock()
         self.handles: dict[str, Handle] = {}
         self.executions: dict[str, asyncio.Task] = {}
         self.pending: set[asyncio.Task] = set()
@@ -530,8 +849,30 @@ class Adapter:
                 "ready_reasons": self.spec["ready_reasons"], "config_keys": self.spec["config_keys"],
                 "reason_conditions": self.spec["conditions"]}
 
+    async def prepare_container(self) -> None:
+        """Docker/gVisor: the host image once per daemon (unless --image
+        names one), then the base config probe and ensure share."""
+        async with self.image_lock:
+            if self.container or not self.spec.get("container"):
+                return
+            binary = self.base_config.get("docker_binary", "docker")
+            profile = self.base_config.setdefault("runtime_profile", {})
+            if profile.get("image") is None:
+                fact = await asyncio.to_thread(build_host_image, binary)
+                profile["image"] = fact["image"]
+            else:
+                fact = {"image": profile["image"], "status": "given with --image (not built by the adapter)"}
+            profile.setdefault("image_pull_policy", "never")
+            self.container = {"runtime_image": fact, "docker": await asyncio.to_thread(docker_versions, binary),
+                              "docker_socket_access": ROOT_EQUIVALENT, "base_config": self.base_config,
+                              "stand_ins": STAND_INS}
+
     async def op_probe(self, req: dict) -> dict:
-        probe = await self.provider.async_probe(requirement={"kind": "code_execution"}, policy={})
+        await self.prepare_container()
+        requirement = {"kind": "code_execution"}
+        if self.spec.get("container"):
+            requirement["config"] = json.loads(json.dumps(self.base_config))
+        probe = await self.provider.async_probe(requirement=requirement, policy={})
         caps = probe.get("capabilities") if isinstance(probe.get("capabilities"), dict) else {}
         mapped, inferred = map_capabilities(caps)
         facts = {"upstream_probe": jsonable(probe), "agently_src": str(self.src),
@@ -541,6 +882,8 @@ class Adapter:
                              "shared_facts_from": {"system_abi": "meta.availability.abi_version",
                                                    "bwrap_path": "meta.availability.binary"}}}
         facts.update(shared_facts(self.id, probe))
+        if self.spec.get("container"):
+            facts.update(self.container)
         available = probe.get("available") is True
         reason = reason_name(probe.get("reason", ""))
         facts["upstream_reason"] = probe.get("reason")
@@ -558,6 +901,9 @@ class Adapter:
             upstream_config, notes = convert_config(config, self.id)
         except ValueError as error:
             raise Refusal("config_invalid", str(error)) from None
+        if self.spec.get("container"):
+            await self.prepare_container()
+            upstream_config = merge_config(json.loads(json.dumps(self.base_config)), upstream_config)
         limit = (req.get("limits") or {}).get("max_output_bytes")
         require(isinstance(limit, int) and limit > 0, "config_invalid", "limits.max_output_bytes missing")
         h = Handle(self, grant, files, entries, upstream_config)
@@ -569,6 +915,8 @@ class Adapter:
                 "adapter": {"config": upstream_config, "config_notes": notes,
                             "grant_mode": "snapshot (supplied by the adapter)",
                             "max_output_bytes": f"{limit} per stream, fixed at ensure upstream"}}
+        if self.spec.get("container"):
+            meta["adapter"]["runtime_image"] = self.container.get("runtime_image")
         return {"handle": hid, "meta": meta}
 
     def handle(self, req: dict) -> Handle:
@@ -614,7 +962,8 @@ class Adapter:
         bundle, manifest = build_bundle(h, req.get("step"))
         upstream, fresh = await h.for_limit(limit)
         timeout_s = max(1, math.ceil(timeout_ms / 1000))
-        adapter_meta = {"notes": RESULT_NOTES, "timeout_ms": timeout_ms, "timeout_s": timeout_s,
+        notes = {**RESULT_NOTES, **CONTAINER_NOTES} if self.spec.get("container") else RESULT_NOTES
+        adapter_meta = {"notes": notes, "timeout_ms": timeout_ms, "timeout_s": timeout_s,
                         "max_output_bytes": limit, "upstream_handle": upstream.get("handle_id"),
                         "upstream_handle_ensured_for_this_limit": fresh,
                         "bundle_id": bundle.bundle_id, "bundle_digest": bundle.bundle_digest}
@@ -634,7 +983,13 @@ class Adapter:
         except Exception as error:
             raise execute_refusal(error) from None
         res = res if isinstance(res, dict) else {}
-        result, inferred = map_result(res, (time.monotonic_ns() - t0) // 1000, timeout_s, limit)
+        if self.spec.get("container") and isinstance(res.get("error"), str) and "returncode" not in res:
+            # Docker answers a closed resource (or a missing image/binary)
+            # with a result that ran nothing: upstream's refusal, as one.
+            raise Refusal("released" if "closed" in res["error"] else "provider_exception",
+                          f"upstream result without a run: {res['error']}")
+        result, inferred = map_result(res, (time.monotonic_ns() - t0) // 1000, timeout_s, limit,
+                                      bool(self.spec.get("container")))
         meta = {"upstream": upstream_meta(res), "adapter": adapter_meta}
         if isinstance(res.get("meta"), dict) and isinstance(res["meta"].get("mechanism"), str):
             # The provider's own word: lifecycle.consistent compares it with the probe.
@@ -697,7 +1052,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="agently-adapter.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agently-src", required=True, help="directory holding the agently/ package")
     parser.add_argument("--provider", required=True, choices=sorted(PROVIDERS))
+    docker = parser.add_argument_group("docker and gvisor (probe and ensure both use these)")
+    docker.add_argument("--docker-host", help="DOCKER_HOST for upstream's docker CLI (the harness "
+                        "starts adapters with a fixed environment)")
+    docker.add_argument("--docker-binary", help="upstream's docker_binary (default: docker)")
+    docker.add_argument("--default-args", help="upstream's default_args: a JSON array, or blank-separated words")
+    docker.add_argument("--image", help="runtime_profile.image (default: an image the adapter builds "
+                        "from the host's python3 with docker import, once per daemon)")
     return parser.parse_args(argv)
+
+
+def base_config(args: argparse.Namespace) -> dict:
+    """The adapter's options as upstream config; raises ValueError."""
+    config: dict = {}
+    if args.docker_binary:
+        config["docker_binary"] = args.docker_binary
+    if args.default_args is not None:
+        config["default_args"] = json_config("default_args", args.default_args)
+    if args.image:
+        config["runtime_profile"] = {"image": args.image}
+    return config
 
 
 def main(argv: list[str]) -> int:
@@ -705,12 +1079,16 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)  # exits 2 with a usage line on bad arguments
     src = Path(args.agently_src).resolve()
     try:
+        config = base_config(args)
         provider, digests = load_provider(src, args.provider)
-    except LoadError as error:
+    except (LoadError, ValueError) as error:
         print(f"agently-adapter: error: {error}", file=sys.stderr)
         return 2
+    if args.docker_host:
+        os.environ["DOCKER_HOST"] = args.docker_host
     proto_in, proto_out = protocol_streams()
     adapter = Adapter(args.provider, src, provider, digests, proto_out)
+    adapter.base_config = config
     loop = asyncio.new_event_loop()
     loop.run_until_complete(main_async(adapter, proto_in))
     proto_out.flush()
