@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/util.h"
 
 static const char *const reasons[] = { "ready", "wrap_command_missing", NULL };
@@ -187,6 +188,26 @@ static char **expand(const struct agsbx_handle *h, const struct ext_instance *in
 	return v;
 }
 
+/* The harness's minimal environment plus its env canary: a wrapped tool
+ * is started by a user whose environment it may pass on, so it gets the
+ * canary standing for that environment, and env.scrubbed observes what
+ * the wrapper (not the harness) does with it. */
+static char **wrapper_env(const struct agsbx_handle *h, const struct agsbx_step *step)
+{
+	char **v = agsbx_provider_min_env(h, step);
+	const char *c = h->ctx->env_canary;
+	if (!v || !c)
+		return v;
+	size_t n = 0;
+	while (v[n])
+		n++;
+	if (agsbx_strv_push(&v, &n, strdup(c)) < 0) {
+		agsbx_strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
@@ -194,7 +215,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 	char **line = expand(h, in, step);
 	char **argv = line ? agsbx_provider_wrap_simulation(h->ctx, (const char *const *)line) : NULL;
 	agsbx_strv_free(line);
-	char **env = agsbx_provider_min_env(h, step);
+	char **env = wrapper_env(h, step);
 	if (!argv || !env) {
 		agsbx_strv_free(argv);
 		agsbx_strv_free(env);
