@@ -893,7 +893,8 @@ void check_fs_no_host_residue(const struct check_env *env, struct check_out *out
 static const char *status_how(const struct agsbx_run_result *r, int sig, bool ok)
 {
 	if (r->timed_out)
-		return " (timed out: still running after the signal; killed by the timeout)";
+		return sig ? " (timed out: still running after its own signal; killed by the timeout)"
+			   : " (timed out: killed by the timeout)";
 	if (r->term_signal)
 		return " (signal)";
 	return sig && ok ? " (exit code 128+N)" : "";

@@ -128,23 +128,24 @@ const char *cf_via_argv0(enum agsbx_via via)
 }
 
 /* The last bytes of what the run printed on stderr, control bytes as '?'
- * (a sandbox's text goes into a one-line reason). */
-static void stderr_tail(const struct agsbx_run_result *r, char *buf, size_t size)
+ * (a sandbox's text goes into a one-line reason); true when cut. */
+static bool stderr_tail(const struct agsbx_run_result *r, char *buf, size_t size)
 {
-	size_t len = r->err_len, keep = size - 1 < 160 ? size - 1 : 160;
+	size_t len = r->err_len, keep = size - 1;
 	while (len && (r->err[len - 1] == '\n' || r->err[len - 1] == ' '))
 		len--;
 	size_t from = len > keep ? len - keep : 0, k = 0;
 	for (size_t i = from; i < len && k + 1 < size; i++)
 		buf[k++] = (unsigned char)r->err[i] < 0x20 || r->err[i] == 0x7f ? '?' : r->err[i];
 	buf[k] = '\0';
+	return from > 0;
 }
 
 static void note_no_result(struct check_out *out, const struct agsbx_run_result *r)
 {
 	if (out->no_result[0])
 		return;
-	char how[64], tail[161];
+	char how[40], tail[151];
 	if (r->timed_out)
 		snprintf(how, sizeof how, "timed out");
 	else if (r->cancelled)
@@ -153,9 +154,9 @@ static void note_no_result(struct check_out *out, const struct agsbx_run_result 
 		snprintf(how, sizeof how, "killed by signal %d", r->term_signal);
 	else
 		snprintf(how, sizeof how, "exit status %d", r->status);
-	stderr_tail(r, tail, sizeof tail);
-	snprintf(out->no_result, sizeof out->no_result, "%s; stderr %s%s%s", how, tail[0] ? "\"" : "empty",
-		 tail, tail[0] ? "\"" : "");
+	bool cut = stderr_tail(r, tail, sizeof tail);
+	snprintf(out->no_result, sizeof out->no_result, "%s; stderr %s%s%s%s", how, tail[0] ? "\"" : "empty",
+		 cut ? "..." : "", tail, tail[0] ? "\"" : "");
 }
 
 void cf_no_observation(struct check_out *out, const char *attack)
