@@ -47,6 +47,7 @@ struct ext_instance {
 	size_t ninterned;
 	struct agsbx_caps wrap_claims;    /* --config ID.claims */
 	json_t *wrap_claims_json;
+	bool wrap_home_real;              /* --config ID.home=real */
 };
 
 struct ext_instance *ext_instance_of(const struct agsbx_provider_ops *ops);

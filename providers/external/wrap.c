@@ -6,6 +6,7 @@
 #include "providers/external/internal.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include "base/util.h"
 
 static const char *const reasons[] = { "ready", "wrap_command_missing", NULL };
-static const char *const config_keys[] = { "claims", NULL };
+static const char *const config_keys[] = { "claims", "home", NULL };
 
 /* ---- claims ---- */
 
@@ -44,11 +45,18 @@ int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err,
 	const char *key;
 	json_t *v;
 	json_object_foreach((json_t *)config, key, v) {
-		if (strcmp(key, "claims") != 0) {
-			snprintf(err, err_size, "%s: unknown config key '%s' (a wrapper takes only 'claims')", in->id, key);
+		if (strcmp(key, "claims") != 0 && strcmp(key, "home") != 0) {
+			snprintf(err, err_size, "%s: unknown config key '%s' (a wrapper takes 'claims' and 'home')", in->id,
+				 key);
 			return -EINVAL;
 		}
 	}
+	const char *home = json_string_value(json_object_get(config, "home"));
+	if (json_object_get(config, "home") && (!home || (strcmp(home, "build") != 0 && strcmp(home, "real") != 0))) {
+		snprintf(err, err_size, "%s.home: expected 'build' or 'real'", in->id);
+		return -EINVAL;
+	}
+	in->wrap_home_real = home && strcmp(home, "real") == 0;
 	const char *s = json_string_value(json_object_get(config, "claims"));
 	if (json_object_get(config, "claims") && !s) {
 		snprintf(err, err_size, "%s.claims: expected AXIS[,AXIS...]", in->id);
@@ -188,6 +196,27 @@ static char **expand(const struct agsbx_handle *h, const struct ext_instance *in
 	return v;
 }
 
+/* --config ID.home=real: HOME is the sandbox user's home from the
+ * password database, for tools that keep their state there (podman's
+ * storage, codex's helpers) instead of the build root. */
+static int real_home(const struct agsbx_handle *h, char **env)
+{
+	struct passwd pwd, *pw = NULL;
+	char buf[4096]; /* getpwuid_r: checks run executions concurrently */
+	if (getpwuid_r(h->ctx->run_as ? h->ctx->run_uid : getuid(), &pwd, buf, sizeof buf, &pw) != 0 || !pw ||
+	    !pw->pw_dir || pw->pw_dir[0] != '/')
+		return -ENOENT;
+	for (char **e = env; *e; e++)
+		if (strncmp(*e, "HOME=", 5) == 0) {
+			char *s = NULL;
+			if (asprintf(&s, "HOME=%s", pw->pw_dir) < 0)
+				return -ENOMEM;
+			free(*e);
+			*e = s;
+		}
+	return 0;
+}
+
 /* The harness's minimal environment plus its env canary: a wrapped tool
  * is started by a user whose environment it may pass on, so it gets the
  * canary standing for that environment, and env.scrubbed observes what
@@ -196,12 +225,14 @@ static char **wrapper_env(const struct agsbx_handle *h, const struct agsbx_step 
 {
 	char **v = agsbx_provider_min_env(h, step);
 	const char *c = h->ctx->env_canary;
-	if (!v || !c)
-		return v;
 	size_t n = 0;
-	while (v[n])
+	while (v && v[n])
 		n++;
-	if (agsbx_strv_push(&v, &n, strdup(c)) < 0) {
+	if (v && c && agsbx_strv_push(&v, &n, strdup(c)) < 0) {
+		agsbx_strv_free(v);
+		return NULL;
+	}
+	if (v && ext_instance_of(h->ops)->wrap_home_real && real_home(h, v) < 0) {
 		agsbx_strv_free(v);
 		return NULL;
 	}

@@ -109,3 +109,23 @@ if have unshare; then
   want exec.status_fidelity '.reason | test("kill-self 15 -> 124 \\(timed out: still running after its own signal")'
   pass "unshare -r -m -p: remount attempted unclaimed in its own mount namespace; PID 1's ignored signal is a timeout"
 fi
+
+# 5. HOME: the build root by default; the sandbox user's real home with
+#    --config ID.home=real (tools that keep state in $HOME); bad values refused.
+hs="$w/home-seen"
+: >"$hs"
+chown "$AGSBX_TEST_USER:" "$hs"
+t='/bin/sh -c "printf %s \"$HOME\" > '"$hs"'; exec \"$@\"" sh {argv}'
+wrap homebuild "$t" -q
+[[ $(cat "$hs") == "$w"/* ]] || fail "home: default HOME is $(cat "$hs"), want the build root under $w"
+wrap homereal "$t" -q --config homereal.home=real
+real=$(getent passwd "$AGSBX_TEST_USER" | cut -d: -f6)
+[[ $(cat "$hs") == "$real" ]] || fail "home=real: HOME is $(cat "$hs"), want $real"
+set +e
+as_user "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/bad.json" --provider hb \
+  --wrap "hb=env {argv}" --config hb.home=elsewhere 2>"$w/bad.err"
+rc=$?
+set -e
+[[ $rc == 2 && ! -e $w/bad.json ]] || fail "home=elsewhere: exit $rc, want 2 and no bundle"
+grep -q "hb.home: expected 'build' or 'real'" "$w/bad.err" || fail "home=elsewhere: $(cat "$w/bad.err")"
+pass "HOME: the build root by default, the real home with home=real, anything else refused"
