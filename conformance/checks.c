@@ -570,14 +570,28 @@ static int survivors(const char *marker, json_t *facts)
 	return n;
 }
 
+/* The provider's resources left after the run: a count, -EOPNOTSUPP when
+ * the provider has no inventory (nothing was looked at: never "0 left"),
+ * another -errno when its inventory failed. facts.provider_inventory says
+ * which. */
 static int provider_leftovers(const struct check_env *env, const char *marker, json_t *facts)
 {
-	if (!env->ops->leftovers)
-		return 0;
 	json_t *found = NULL;
-	int n = env->ops->leftovers(env->h, marker, &found);
+	int n = env->ops->leftovers ? env->ops->leftovers(env->h, marker, &found) : -EOPNOTSUPP;
+	json_object_set_new(facts, "provider_inventory", json_string(n == -EOPNOTSUPP ? "none" : n < 0 ? "failed" : "taken"));
 	json_object_set_new(facts, "provider_leftovers", found ? found : json_array());
 	return n;
+}
+
+/* "; 2 provider resource(s) left" or what stands in for it. */
+static void leftovers_text(int n, char *buf, size_t size)
+{
+	if (n == -EOPNOTSUPP)
+		snprintf(buf, size, "provider resources not inventoried (the provider has no inventory)");
+	else if (n < 0)
+		snprintf(buf, size, "provider resources UNKNOWN (the inventory failed: %s)", strerror(-n));
+	else
+		snprintf(buf, size, "%d provider resource(s) left", n);
 }
 
 static void kill_marker(const char *marker)
@@ -667,17 +681,22 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 	int res_left = provider_leftovers(env, marker, out->facts);
 	json_object_set_new(out->facts, "detached_tree_started", json_boolean(spawned));
 	json_object_set_new(out->facts, "marker", json_string(marker));
-	out->observed_pass = spawned && ended && left == 0 && res_left == 0;
+	/* No inventory: nothing counted, nothing held against it (the reason
+	 * says so); a failed one cannot show that nothing is left. */
+	bool res_ok = res_left == 0 || res_left == -EOPNOTSUPP;
+	out->observed_pass = spawned && ended && left == 0 && res_ok;
+	char res_text[128];
+	leftovers_text(res_left, res_text, sizeof res_text);
 	/* A tree that never started: what the wrapper or provider did instead. */
 	char run[sizeof out->no_result + 32] = "";
 	if (!spawned)
 		snprintf(run, sizeof run, " (the run: %s)", out->no_result[0] ? out->no_result : "no detail");
-	cf_reason(out, "%s; detached tree %s%s; %d marker process(es) and %d provider resource(s) left",
+	cf_reason(out, "%s; detached tree %s%s; %d marker process(es) left; %s",
 		  cancel ? (ended ? "cancelled" : "NOT cancelled") : (ended ? "timed out (124)" : "did NOT time out"),
-		  spawned ? "started" : "NEVER STARTED", run, left, res_left);
+		  spawned ? "started" : "NEVER STARTED", run, left, res_text);
 	kill_marker(marker);
 	agsbx_exec_result_clear(&a.xr);
-	return !cancel && !spawned && ended && left == 0 && res_left == 0;
+	return !cancel && !spawned && ended && left == 0 && res_ok;
 }
 
 /* An inconclusive attempt is repeated with twice the timeout (at most

@@ -48,6 +48,7 @@ struct ext_instance {
 	struct agsbx_caps wrap_claims;    /* --config ID.claims */
 	json_t *wrap_claims_json;
 	bool wrap_home_real;              /* --config ID.home=real */
+	char **wrap_inventory;            /* --config ID.inventory=COMMAND, split; NULL: none */
 };
 
 struct ext_instance *ext_instance_of(const struct agsbx_provider_ops *ops);

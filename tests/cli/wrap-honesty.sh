@@ -129,3 +129,29 @@ set -e
 [[ $rc == 2 && ! -e $w/bad.json ]] || fail "home=elsewhere: exit $rc, want 2 and no bundle"
 grep -q "hb.home: expected 'build' or 'real'" "$w/bad.err" || fail "home=elsewhere: $(cat "$w/bad.err")"
 pass "HOME: the build root by default, the real home with home=real, anything else refused"
+
+# 6. resources the harness cannot see. Without an inventory the lifecycle
+#    reasons say nothing was inventoried (never "0 left"); a declared
+#    inventory command is compared before and after. The negative control:
+#    a wrapper that leaves one file per execution in a directory it lists.
+res="$w/resources"
+mkdir "$res"
+chown "$AGSBX_TEST_USER:" "$res"
+leaky='/bin/sh -c "mktemp -p '"$res"' res-XXXXXX >/dev/null; exec \"$@\"" sh {argv}'
+wrap leaky "$leaky" -q
+want lifecycle.timeout_cleanup '.verdict == "pass" and (.reason | test("; provider resources not inventoried"))
+  and .facts.provider_inventory == "none"'
+wrap leakyinv "$leaky" -q --config "leakyinv.inventory=ls $res"
+for c in lifecycle.timeout_cleanup lifecycle.cancel_cleanup; do
+  want $c '.verdict == "fail" and (.reason | test("; [1-9][0-9]* provider resource\\(s\\) left"))
+    and (.facts.provider_leftovers | length > 0) and .facts.provider_inventory == "taken"'
+done
+wrap envinv "env {argv}" -q --config "envinv.inventory=ls $res"
+want lifecycle.timeout_cleanup '.verdict == "pass" and (.reason | test("; 0 provider resource\\(s\\) left"))'
+set +e
+as_user "$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/bad.json" --provider hb \
+  --wrap "hb=env {argv}" --config "hb.inventory=/nonexistent/lister" 2>"$w/bad.err"
+rc=$?
+set -e
+[[ $rc == 2 && ! -e $w/bad.json ]] || fail "inventory=/nonexistent: exit $rc, want 2 and no bundle"
+pass "resources: not inventoried is said so; a declared inventory catches what a leaky wrapper leaves"
