@@ -465,6 +465,22 @@ static bool shares_net(const struct check_env *env)
 	return !n || strcmp(n, AGSBX_NET_INHERITED) == 0;
 }
 
+/* One target's facts and its part of the reason. */
+static void ipc_record(struct check_out *out, const struct ipc_target *t, bool denied, bool no_res, bool ctl_ok,
+		       bool judged, char *detail, size_t size)
+{
+	json_object_set_new(out->facts, t->name,
+			    json_pack("{s:s, s:b, s:s, s:b, s:s, s:i, s:i, s:b}", "address", t->addr, "denied_inside", denied,
+				      "errno_inside", cf_result_errno(t->in), "control_ok", ctl_ok, "errno_control",
+				      cf_result_errno(t->ctl), "listener_accepted", t->reached, "control_accepted",
+				      t->ctl_reached, "judged", judged));
+	size_t l = strlen(detail);
+	snprintf(detail + l, size - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t->name,
+		 denied ? "denied" : no_res ? "no payload result" : "REACHED",
+		 cf_result_ok(t->in) ? "connected" : cf_result_errno(t->in), ctl_ok ? "ok" : cf_result_errno(t->ctl),
+		 judged ? "" : "; not judged: the host network is shared");
+}
+
 void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out *out)
 {
 	_cleanup_free_ char *n = nonce(), *dir = NULL, *path = NULL, *abs = NULL;
@@ -500,15 +516,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 			unobserved |= no_res;
 			reached_any |= !denied && !no_res;
 		}
-		json_object_set_new(out->facts, t[i].name,
-				    json_pack("{s:s, s:b, s:s, s:b, s:s, s:i, s:i, s:b}", "address", t[i].addr, "denied_inside",
-					      denied, "errno_inside", cf_result_errno(t[i].in), "control_ok", ctl_ok,
-					      "errno_control", cf_result_errno(t[i].ctl), "listener_accepted", t[i].reached,
-					      "control_accepted", t[i].ctl_reached, "judged", judged));
-		size_t l = strlen(detail);
-		snprintf(detail + l, sizeof detail - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t[i].name,
-			 denied ? "denied" : no_res ? "no payload result" : "REACHED", cf_result_ok(t[i].in) ? "connected" : cf_result_errno(t[i].in),
-			 ctl_ok ? "ok" : cf_result_errno(t[i].ctl), judged ? "" : "; not judged: the host network is shared");
+		ipc_record(out, &t[i], denied, no_res, ctl_ok, judged, detail, sizeof detail);
 	}
 	unlink(path);
 	rmdir(dir);
