@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/util.h"
 
 /* Field 22 of /proc/PID/stat; 0 when the process does not exist. The
@@ -72,16 +73,20 @@ bool agsbx_owner_token_alive(const char *token)
 }
 
 /* The claim is staged under a fixed name and renamed into place: a run
- * SIGKILLed between the two leaves a complete staged token, which the sweep
- * reads as the owner. No fsync: the record only has to outlive processes,
- * not the machine, and a slower claim is a wider window. */
+ * SIGKILLed between the two leaves a complete staged record, which the
+ * sweep reads as the owner. No fsync: the record only has to outlive
+ * processes, not the machine, and a slower claim is a wider window. */
 int agsbx_rundir_claim(const char *dir)
 {
-	char tok[64];
-	int r = agsbx_owner_token(tok, sizeof tok - 1);
+	char rec[256];
+	int r = agsbx_owner_token(rec, 64);
 	if (r < 0)
 		return r;
-	strcat(tok, "\n");
+	size_t n = strlen(rec);
+	rec[n++] = '\n';
+	r = agsbx_rundir_record_tail(rec + n, sizeof rec - n);
+	if (r < 0)
+		return r;
 	_cleanup_free_ char *path = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
 	_cleanup_free_ char *staged = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_STAGED);
 	if (!path || !staged)
@@ -90,36 +95,9 @@ int agsbx_rundir_claim(const char *dir)
 	if (fd < 0)
 		return -errno;
 	/* 0644 whatever the umask: readable by every sweeper, as root sweeps a
-	 * --run-as user's dirs and that user sweeps its own */
-	return agsbx_publish_file(fd, staged, path, tok, strlen(tok), 0644, false);
-}
-
-/* An owner file, read without trusting the directory: it may belong to
- * another user (root sweeps every user's dirs), so no symlink is
- * followed, nothing but a small regular file is read, and a FIFO cannot
- * block the sweep. */
-static char *read_owner(const char *dir, const char *name)
-{
-	_cleanup_free_ char *path = agsbx_path_join(dir, name);
-	_cleanup_close_ int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) : -1;
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 128)
-		return NULL;
-	char buf[129];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return strdup(buf);
-}
-
-static bool token_well_formed(const char *tok)
-{
-	int pid = 0;
-	unsigned long long st = 0, ns = 0;
-	char tail;
-	return tok && sscanf(tok, "%d %llu %llu%c", &pid, &st, &ns, &tail) == 3;
+	 * --run-as user's dirs and that user sweeps its own; never writable by
+	 * another, or the sweep would not trust it */
+	return agsbx_publish_file(fd, staged, path, rec, strlen(rec), 0644, false);
 }
 
 /* A directory no claim ever reached (its creator died between mkdtemp and
@@ -146,66 +124,23 @@ static bool never_claimed(const char *dir)
 
 int agsbx_rundir_owner_alive(const char *dir)
 {
-	_cleanup_free_ char *tok = read_owner(dir, AGSBX_RUNDIR_OWNER_FILE);
-	if (!token_well_formed(tok)) {
-		free(tok);
-		tok = read_owner(dir, AGSBX_RUNDIR_OWNER_STAGED);
+	struct agsbx_owner_record rec;
+	int r = agsbx_rundir_read_record(dir, &rec);
+	if (r == 0) {
+		bool alive = agsbx_owner_token_alive(rec.token);
+		agsbx_owner_record_clear(&rec);
+		return alive ? 1 : 0;
 	}
-	if (token_well_formed(tok))
-		return agsbx_owner_token_alive(tok) ? 1 : 0;
+	if (r == -EPERM)
+		return r;
 	return never_claimed(dir) ? 0 : -ENOENT;
-}
-
-static int rm_at(int dfd, int depth, const char *keep)
-{
-	if (depth > 256)
-		return -ELOOP;
-	_cleanup_closedir_ DIR *d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	int first = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    (keep && strcmp(e->d_name, keep) == 0))
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		if (errno != EISDIR && errno != EPERM) {
-			first = first ? first : -errno;
-			continue;
-		}
-		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0) {
-			first = first ? first : -errno;
-			continue;
-		}
-		/* A read-only directory a sandbox left behind is still ours. */
-		fchmod(sub, 0700);
-		int r = rm_at(sub, depth + 1, NULL);
-		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0 && !first)
-			first = r ? r : -errno;
-	}
-	return first;
 }
 
 int agsbx_rm_tree(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOTDIR || errno == ELOOP ? (unlink(dir) < 0 ? -errno : 0) : -errno;
-	fchmod(fd, 0700);
 	/* The owner record goes last: a run killed while removing its own
 	 * directory then leaves the record with it, which `cleanup` judges at
 	 * once, instead of an empty directory it must leave alone for
 	 * AGSBX_RUNDIR_CLAIM_GRACE_S. */
-	int r = rm_at(fd, 0, AGSBX_RUNDIR_OWNER_FILE);
-	_cleanup_free_ char *owner = agsbx_path_join(dir, AGSBX_RUNDIR_OWNER_FILE);
-	if (owner && unlink(owner) < 0 && errno != ENOENT && !r)
-		r = -errno;
-	if (rmdir(dir) < 0 && !r)
-		r = -errno;
-	return r;
+	return agsbx_remove_tree(dir, AGSBX_RUNDIR_OWNER_FILE);
 }

@@ -58,6 +58,24 @@ int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
 	return -ENOSYS;
 }
 
+int agsbx_find_tree_processes_with_marker(const char *marker, pid_t **pids)
+{
+	return agsbx_find_processes_with_marker(marker, pids);
+}
+
+int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx_leftover **out)
+{
+	(void)f;
+	*out = NULL;
+	return -ENOSYS;   /* no /proc to judge a process by */
+}
+
+int agsbx_kill_leftover(const struct agsbx_leftover *l)
+{
+	(void)l;
+	return -ENOSYS;
+}
+
 static int cloexec_pipe(int p[2])
 {
 	if (pipe(p) < 0)

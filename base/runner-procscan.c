@@ -1091,3 +1091,159 @@ int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
 		free(found.v);
 	return n;
 }
+
+/* ---- whose a process is: the caller's tree, a dead run's leftovers ---- */
+
+/* Real and effective uid (/proc/PID/status "Uid:"). */
+static int proc_uids(pid_t pid, uid_t *ruid, uid_t *euid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	_cleanup_free_ char *buf = NULL;
+	int r = agsbx_read_file(path, 1 << 16, &buf, NULL);
+	if (r < 0)
+		return r;
+	const char *u = strstr(buf, "\nUid:");
+	unsigned ru, eu;
+	if (!u || sscanf(u + 5, "%u %u", &ru, &eu) != 2)
+		return -EIO;
+	*ruid = (uid_t)ru;
+	*euid = (uid_t)eu;
+	return 0;
+}
+
+/* Up the parent chain: a descendant of root (alive, so its pid is its). */
+static bool descends_from(pid_t pid, pid_t root)
+{
+	struct agsbx_proc p;
+	for (int hops = 0; pid > 1 && hops < 65536; hops++) {
+		if (pid == root)
+			return true;
+		if (agsbx_runner_read_proc(pid, &p) < 0)
+			return false;
+		pid = p.ppid;
+	}
+	return pid == root;
+}
+
+int agsbx_find_tree_processes_with_marker(const char *marker, pid_t **pids)
+{
+	pid_t *all = NULL;
+	int n = agsbx_find_processes_with_marker(marker, &all);
+	if (pids)
+		*pids = NULL;
+	if (n < 0)
+		return n;
+	pid_t self = getpid();
+	int kept = 0;
+	for (int i = 0; i < n; i++) {
+		uid_t ru, eu;
+		if (descends_from(all[i], self) || (proc_uids(all[i], &ru, &eu) == 0 && ru == 0 && eu == 0))
+			all[kept++] = all[i];
+	}
+	if (pids)
+		*pids = all;
+	else
+		free(all);
+	return kept;
+}
+
+/* s is dir itself or a path below it. */
+static bool path_at(const char *s, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(s, dir, n) == 0 && (s[n] == '\0' || s[n] == '/');
+}
+
+/* An argv element (NUL-separated) is dir or below it. */
+static bool argv_names(const char *argv, size_t len, const char *dir)
+{
+	for (const char *e = argv; e < argv + len; e += strlen(e) + 1)
+		if (path_at(e, dir))
+			return true;
+	return false;
+}
+
+/* Its executable lies below dir (also once unlinked: " (deleted)"). */
+static bool runs_from(pid_t pid, const char *dir)
+{
+	char path[64], exe[4096 + 16];
+	static const char del[] = " (deleted)";
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	if ((size_t)n > sizeof del - 1 && strcmp(exe + n - (sizeof del - 1), del) == 0)
+		exe[n - (sizeof del - 1)] = '\0';
+	return path_at(exe, dir) && exe[strlen(dir)] == '/';
+}
+
+static bool uid_in(const struct agsbx_leftover_filter *f, uid_t u)
+{
+	for (size_t i = 0; i < f->nuids; i++)
+		if (f->uids[i] == u)
+			return true;
+	return false;
+}
+
+/* The cheap test (argv names dir) first: it rules out nearly everyone. */
+static bool is_leftover(const struct agsbx_leftover_filter *f, pid_t pid, struct agsbx_proc *p)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	_cleanup_free_ char *argv = NULL;
+	size_t len = 0;
+	if (agsbx_read_file(path, 4u << 20, &argv, &len) < 0 || !argv_names(argv, len, f->dir))
+		return false;
+	uid_t ru, eu;
+	if (proc_uids(pid, &ru, &eu) < 0 || !uid_in(f, ru) || !uid_in(f, eu))
+		return false;
+	if (agsbx_runner_read_proc(pid, p) < 0 || p->state == 'Z' || p->start < f->started_after)
+		return false;
+	if (f->nonce && *f->nonce && memmem(argv, len, f->nonce, strlen(f->nonce)))
+		return true;
+	return runs_from(pid, f->dir);
+}
+
+int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx_leftover **out)
+{
+	*out = NULL;
+	if (!f->dir || f->dir[0] != '/' || !f->nuids)
+		return -EINVAL;
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	pid_t self = getpid();
+	struct agsbx_procset found = { 0 };
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct agsbx_proc p;
+		if (*end || pid <= 0 || (pid_t)pid == self || !is_leftover(f, (pid_t)pid, &p))
+			continue;
+		if (procset_add(&found, &p) < 0) {
+			procset_free(&found);
+			return -ENOMEM;
+		}
+	}
+	struct agsbx_leftover *v = calloc(found.n ? found.n : 1, sizeof *v);
+	for (size_t i = 0; v && i < found.n; i++)
+		v[i] = (struct agsbx_leftover){ .pid = found.v[i].pid, .start = found.v[i].start };
+	int n = v ? (int)found.n : -ENOMEM;
+	procset_free(&found);
+	*out = v;
+	return n;
+}
+
+int agsbx_kill_leftover(const struct agsbx_leftover *l)
+{
+	struct agsbx_proc p = { .pid = l->pid, .start = l->start }, now;
+	if (signal_proc(&p, SIGKILL))
+		return 0;
+	int e = errno;
+	if (agsbx_runner_read_proc(l->pid, &now) < 0 || now.start != l->start || now.state == 'Z')
+		return 0;   /* gone (or dying) meanwhile */
+	return e ? -e : -EPERM;
+}

@@ -114,6 +114,36 @@ int agsbx_runner_cleanup_stale_cgroups(bool dry_run, void (*fn)(void *ud, const 
  * (>= 0) or -errno; *pids (may be NULL) is malloc'd. */
 int agsbx_find_processes_with_marker(const char *marker, pid_t **pids);
 
+/* The same, of this process's tree only: its descendants (the runner
+ * makes it a subreaper, so detached members stay below it), and root's
+ * processes anywhere (only root, or a root daemon a provider drove, can
+ * start those). A copy of the marker in another user's process, or in one
+ * of our own uid outside the tree, counts for nothing. */
+int agsbx_find_tree_processes_with_marker(const char *marker, pid_t **pids);
+
+/* What makes a live process a dead run's leftover (cleanup): its real and
+ * effective uid are among uids; it started at or after started_after (the
+ * dead owner's start); an argv element is dir or a path below it (a path
+ * boundary, so another TMPDIR's look-alike never matches); and it carries
+ * the run's nonce in its argv (a lifecycle marker) or executes a program
+ * from below dir (a staged helper). */
+struct agsbx_leftover_filter {
+	const char *dir;
+	const char *nonce;            /* NULL or "": none recorded */
+	const uid_t *uids;
+	size_t nuids;
+	unsigned long long started_after;
+};
+struct agsbx_leftover {
+	pid_t pid;
+	unsigned long long start;     /* with pid, its identity */
+};
+/* Count (>= 0) or -errno; *out malloc'd. */
+int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx_leftover **out);
+/* SIGKILLs l through a pidfd if it is still that process: 0 (also when it
+ * is already gone) or -errno. */
+int agsbx_kill_leftover(const struct agsbx_leftover *l);
+
 /* A long-lived child with pipes (an external provider's adapter): spawned,
  * dropped, placed in its own session and tracked exactly like a run, but
  * the caller talks to it over fds[0] (its stdin, ours to write) and reads

@@ -31,7 +31,7 @@ static const struct agsbx_command commands[] = {
 	  "verify FILE [--key PUB|--allowed-signers F|--keys-url URL]  check a bundle", agsbx_help_verify },
 	{ "report", agsbx_cmd_report, 0, "report FILE [--format text|markdown|junit|tap]", agsbx_help_report },
 	{ "diff", agsbx_cmd_diff, 0, "diff OLD NEW [--format text|markdown|json]", agsbx_help_diff },
-	{ "matrix", agsbx_cmd_matrix, 0, "matrix FILE... [--format markdown|json]", agsbx_help_matrix },
+	{ "matrix", agsbx_cmd_matrix, 0, "matrix FILE... [--format markdown|json|badge]", agsbx_help_matrix },
 	{ "attest", agsbx_cmd_attest, 0, "attest FILE [-o OUT]                 in-toto test-result statement for a bundle",
 	  agsbx_help_attest },
 	{ "keygen", agsbx_cmd_keygen, 0, "keygen -f FILE                      an Ed25519 key pair (OpenSSH format)",
@@ -186,9 +186,18 @@ int agsbx_cli_write_json(const char *path, const json_t *j)
 	_cleanup_free_ char *canon = agsbx_json_canonical(j, NULL, &len);
 	if (!canon)
 		return -errno;
-	if (agsbx_cli_print_json(j, JSON_SORT_KEYS) < 0 || fflush(stdout) == EOF)
-		return -EIO;
-	return 0;
+	int r = agsbx_cli_print_json(j, JSON_SORT_KEYS);
+	return r < 0 ? r : agsbx_flush_errno(stdout);
+}
+
+/* fflush's failure with the errno of the write that failed (ENOSPC on a
+ * full disk or /dev/full), EIO only when the stream kept none. */
+int agsbx_flush_errno(FILE *f)
+{
+	errno = 0;
+	if (fflush(f) == EOF)
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
 }
 
 /* JSON for a terminal or a pipe: non-ASCII as \u escapes, so a C1 or bidi
@@ -196,8 +205,9 @@ int agsbx_cli_write_json(const char *path, const json_t *j)
  * JSON reader decodes the same value. */
 int agsbx_cli_print_json(const json_t *j, size_t flags)
 {
+	errno = 0;
 	if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | flags) < 0 || fputc('\n', stdout) == EOF)
-		return -EIO;
+		return errno ? -errno : -EIO;
 	return 0;
 }
 
@@ -240,10 +250,11 @@ int agsbx_output_open(struct agsbx_output *o, const char *path)
 int agsbx_output_commit(struct agsbx_output *o)
 {
 	if (o->f == stdout)
-		return fflush(stdout) == EOF ? -EIO : 0;
-	int r = fflush(o->f) == EOF || ferror(o->f) ? -EIO : 0;
+		return agsbx_flush_errno(stdout);
+	int r = agsbx_flush_errno(o->f);
+	errno = 0;
 	if (fclose(o->f) == EOF && r == 0)
-		r = -EIO;
+		r = errno ? -errno : -EIO;
 	o->f = NULL;
 	if (r == 0 && rename(o->tmp, o->path) < 0)
 		r = -errno;
@@ -267,15 +278,32 @@ void agsbx_output_closep(struct agsbx_output *o)
 	memset(o, 0, sizeof *o);
 }
 
+/* The usage error for a command name nobody knows, with the one command
+ * a typo most likely meant ("colect": collect). */
+static int unknown_command(const char *what, const char *typed)
+{
+	const char *names[sizeof commands / sizeof commands[0] + 1];
+	size_t n = 0;
+	for (; n < sizeof commands / sizeof commands[0]; n++)
+		names[n] = commands[n].name;
+	names[n++] = "help";
+	const char *best = agsbx_closest(typed, names, n);
+	if (best)
+		return agsbx_usage_error(NULL, "%s '%s' (did you mean '%s'?)", what, typed, best);
+	return agsbx_usage_error(NULL, "%s '%s'", what, typed);
+}
+
 static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
 		return agsbx_usage_error(NULL, "no command given");
 	const char *cmd = argv[1];
 	const struct agsbx_command *c;
-	if (strcmp(cmd, "help") == 0 && argc > 2) {
+	/* help --help, help -h and help help are help itself: the usage */
+	if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0
+	    && strcmp(argv[2], "help") != 0) {
 		if (!(c = find_command(argv[2])))
-			return agsbx_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+			return unknown_command("help: unknown command", argv[2]);
 		fputs(c->help, stdout);
 		return AGSBX_EXIT_OK;
 	}
@@ -288,14 +316,39 @@ static int dispatch(int argc, char **argv)
 		return AGSBX_EXIT_OK;
 	}
 	if (!(c = find_command(cmd)))
-		return agsbx_usage_error(NULL, "unknown command '%s'", cmd);
+		return unknown_command("unknown command", cmd);
 	return run_command(c, argc - 1, argv + 1);
+}
+
+static const char *invoked_as = "agsbx-evidence";
+
+/* argv[0] as typed when it has a directory (./build/agsbx-evidence), else
+ * the name PATH found; single-quoted when the shell would split it. */
+const char *agsbx_cli_argv0(void)
+{
+	return invoked_as;
+}
+
+static void set_invoked_as(const char *argv0)
+{
+	static char quoted[512];
+	if (!argv0 || !strchr(argv0, '/'))
+		return;
+	if (argv0[strspn(argv0, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-~")] == '\0') {
+		invoked_as = argv0;
+		return;
+	}
+	if (strchr(argv0, '\'') || strlen(argv0) + 3 > sizeof quoted)
+		return; /* keep the plain name rather than print a broken quote */
+	snprintf(quoted, sizeof quoted, "'%s'", argv0);
+	invoked_as = quoted;
 }
 
 /* A command's result is on stdout: if it could not be written in full
  * (disk full, closed descriptor) the command failed, whatever it found. */
 int agsbx_cli_main(int argc, char **argv)
 {
+	set_invoked_as(argc > 0 ? argv[0] : NULL);
 	int rc = dispatch(argc, argv);
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -1,12 +1,12 @@
 /* cleanup: removes what harnesses that died (SIGKILL, a CI timeout) left:
  * their work dirs and staged helpers, processes still running from those,
- * cgroup leaves, and provider resources such as labelled containers. Only
- * resources whose owning process is gone (base/rundir.h); never a live
- * run's. collect runs the same sweep before it starts. */
+ * the home canary a run killed mid-check left, cgroup leaves, and provider
+ * resources such as labelled containers. Only resources whose owning
+ * process is gone (base/rundir.h), as far as its owner record confines
+ * them; never a live run's. collect runs the same sweep before it starts. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +26,9 @@ const char agsbx_help_cleanup[] =
 	"\n"
 	"Removes the leftovers of agsbx-evidence runs whose process is gone (killed with SIGKILL, a CI\n"
 	"timeout): agsbx-run-* work dirs, agsbx-tools-* helper copies and agsbx-landlock-* policy dirs in DIR, processes still running\n"
-	"from them, stale cgroup leaves, and gVisor containers labelled with a dead run. Resources of a\n"
-	"run that is still alive are never touched.\n"
+	"from them, the home canary of a run killed mid-check, stale cgroup leaves, and gVisor containers\n"
+	"labelled with a dead run. Resources of a run that is still alive are never touched, nor a process\n"
+	"the dead run's owner record does not confine (another user's, or one outside the run).\n"
 	"\n"
 	"  --dry-run        list what would be removed; remove nothing\n"
 	"  --work-dir DIR   also where collect created its work dirs (always: $TMPDIR or /tmp)\n"
@@ -45,24 +46,45 @@ static bool run_dir_name(const char *name)
 	return false;
 }
 
-/* Processes still running from a dead run's directory (their argv names
- * it: the payload, the helpers, bwrap's binds). */
-static int kill_dir_processes(const char *dir, bool dry_run, json_t *found)
+/* Processes still running from a dead run's directory, as its record
+ * confines them (base/runner.h): of the uids the record allows, started
+ * after its owner, naming the directory in their argv, and carrying the
+ * run's nonce or running a program from it. Never anyone else's, however
+ * the directory or its record came to be. */
+static int kill_dir_processes(const char *dir, const struct agsbx_owner_record *rec, bool dry_run, json_t *found)
 {
-	_cleanup_free_ char *needle = NULL;
-	if (asprintf(&needle, "%s/", dir) < 0)
-		return 1;
-	_cleanup_free_ pid_t *pids = NULL;
-	int n = agsbx_find_processes_with_marker(needle, &pids);
+	uid_t uids[2] = { rec->uid, rec->run_uid };
+	struct agsbx_leftover_filter f = { .dir = dir, .nonce = rec->nonce, .uids = uids,
+					   .nuids = rec->uid == 0 && rec->has_run_uid ? 2 : 1,
+					   .started_after = rec->start };
+	_cleanup_free_ struct agsbx_leftover *l = NULL;
+	int n = agsbx_find_run_leftovers(&f, &l);
 	int failed = 0;
 	for (int i = 0; i < n; i++) {
-		bool removed = !dry_run && (kill(pids[i], SIGKILL) == 0 || errno == ESRCH);
+		bool removed = !dry_run && agsbx_kill_leftover(&l[i]) == 0;
 		failed += !dry_run && !removed;
-		json_array_append_new(found, json_pack("{s:s, s:i, s:s, s:b}", "kind", "process", "pid", (int)pids[i],
+		json_array_append_new(found, json_pack("{s:s, s:i, s:s, s:b}", "kind", "process", "pid", (int)l[i].pid,
 						       "run_dir", dir, "removed", removed));
 	}
 	if (n > 0 && !dry_run)
 		usleep(50 * 1000);   /* SIGKILL is asynchronous; the dir goes next */
+	return failed;
+}
+
+/* The home canaries the record lists (noted before each was created);
+ * one already gone is no item. */
+static int remove_canaries(const struct agsbx_owner_record *rec, bool dry_run, json_t *found)
+{
+	int failed = 0;
+	for (size_t i = 0; i < rec->ncanaries; i++) {
+		int r = agsbx_rundir_remove_canary(rec->canaries[i], rec, dry_run);
+		if (r == 0)
+			continue;
+		bool removed = !dry_run && r == 1;
+		failed += !dry_run && !removed;
+		json_array_append_new(found, json_pack("{s:s, s:s, s:b}", "kind", "canary", "path", rec->canaries[i],
+						       "removed", removed));
+	}
 	return failed;
 }
 
@@ -74,9 +96,19 @@ static int sweep_dir(const char *path, bool dry_run, json_t *found)
 	/* Another user's leftovers are theirs (or root's) to remove. */
 	if (geteuid() != 0 && st.st_uid != geteuid())
 		return 0;
-	if (agsbx_rundir_owner_alive(path) != 0)
-		return 0;   /* alive, or no owner record: never guess */
-	int failed = kill_dir_processes(path, dry_run, found);
+	struct agsbx_owner_record rec;
+	int r = agsbx_rundir_read_record(path, &rec);
+	bool alive = r == 0 ? agsbx_owner_token_alive(rec.token) : agsbx_rundir_owner_alive(path) != 0;
+	int failed = 0;
+	/* alive, or no record to judge (never guess); a directory nobody
+	 * ever claimed has no record, and no process either */
+	if (!alive && r == 0) {
+		failed += kill_dir_processes(path, &rec, dry_run, found);
+		failed += remove_canaries(&rec, dry_run, found);
+	}
+	agsbx_owner_record_clear(&rec);
+	if (alive)
+		return 0;
 	bool removed = !dry_run && agsbx_rm_tree(path) == 0;
 	failed += !dry_run && !removed;
 	json_array_append_new(found, json_pack("{s:s, s:s, s:b}", "kind", "directory", "path", path, "removed", removed));
@@ -96,9 +128,12 @@ static void on_cgroup(void *ud, const char *path, bool removed)
 	json_array_append_new(a->found, json_pack("{s:s, s:s, s:b}", "kind", "cgroup", "path", path, "removed", removed));
 }
 
-static int sweep_parent(const char *base, bool dry_run, json_t *found)
+static int sweep_parent(const char *given, bool dry_run, json_t *found)
 {
 	int failed = 0;
+	/* The real path: the one a run's processes name in their argv */
+	char real[PATH_MAX];
+	const char *base = realpath(given, real) ? real : given;
 	_cleanup_closedir_ DIR *d = opendir(base);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {

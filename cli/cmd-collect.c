@@ -14,6 +14,7 @@
 
 #include "base/cleanup.h"
 #include "base/escape.h"
+#include "base/fsat.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -37,7 +38,8 @@ const char agsbx_help_collect[] =
 	"  --wrap ID=TEMPLATE     declare a command-prefix sandbox; claims from --config ID.claims=AXIS,...\n"
 	"  -o, --output FILE      bundle path, '-' for stdout (default: agsbx-evidence-<host>-<UTC time>.json)\n"
 	"  --unsigned             write an unsigned bundle (the default without --sign-key)\n"
-	"  --sign-key FILE        sign with an OpenSSH Ed25519 key (SSHSIG, namespace agsbx-evidence)\n"
+	"  --sign-key FILE        sign with an OpenSSH key: Ed25519, RSA or ECDSA (SSHSIG, namespace\n"
+	"                         agsbx-evidence); checked before any provider runs\n"
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
 	"  --timeout-ms N         per-execution timeout (default 20000)\n"
 	"  --max-output-bytes N   per-stream capture limit (default 20000)\n"
@@ -338,7 +340,7 @@ static int check_output_path(const char *path)
 	return 0;
 }
 
-static int make_work_dir(const char *parent, char **out)
+static int make_work_dir(const char *parent, bool run_as, char **out)
 {
 	const char *base = parent ? parent : getenv("TMPDIR");
 	if (!base || !*base)
@@ -350,6 +352,12 @@ static int make_work_dir(const char *parent, char **out)
 	 * derived from it, and a symlink could point them anywhere. */
 	if (base[0] == '/' && agsbx_path_check_no_symlink(base) == -ELOOP)
 		return agsbx_usage_error("collect", "--work-dir %s contains a symlink; give the real path (%s)", base, real);
+	/* Root works by path above the grant roots: with --run-as no other user
+	 * may be able to rename or replace anything on the way (base/fsat.h). */
+	char bad[PATH_MAX];
+	if (run_as && agsbx_path_check_private(real, bad, sizeof bad) == -EPERM)
+		return agsbx_usage_error("collect", "--work-dir %s: %s can be changed by a user other than root; "
+				       "with --run-as use a directory only root can write", base, bad);
 	char *d = NULL;
 	if (asprintf(&d, "%s/agsbx-run-XXXXXX", real) < 0 || !mkdtemp(d)) {
 		free(d);
@@ -366,6 +374,7 @@ static int make_work_dir(const char *parent, char **out)
 		agsbx_error_errno(r, "cannot record the owner of the work dir");
 		return AGSBX_EXIT_INTERNAL;
 	}
+	agsbx_rundir_set_primary(d);   /* home canaries are noted there */
 	*out = d;
 	return 0;
 }
@@ -547,21 +556,25 @@ static int add_context_members(json_t *bundle, const struct collect_opts *o)
 }
 
 /* What a contributor does with the bundle: sign it (unsigned ones fail
- * verify), check it as a maintainer would, attach it to the pull request. */
+ * verify, so no verify step until then), check it as a maintainer would,
+ * attach it to the pull request. Commands name the binary as it was
+ * invoked (./build/agsbx-evidence), so they can be pasted as they are. */
 static void print_next_steps(const json_t *bundle, const char *file)
 {
 	const json_t *sig = json_object_get(bundle, "signature");
+	const char *me = agsbx_cli_argv0();
 	fprintf(stderr, "\nnext steps:\n");
-	if (json_is_object(sig))
+	if (json_is_object(sig)) {
 		fprintf(stderr, "  signed:  by %s\n", json_string_value(json_object_get(sig, "fingerprint")));
-	else
-		fprintf(stderr, "  sign:    agsbx-evidence collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
+		fprintf(stderr, "  verify:  %s verify %s --keys-url https://github.com/USER.keys\n", me, file);
+	} else {
+		fprintf(stderr, "  sign:    %s collect --sign-key ~/.ssh/id_ed25519 ...  (or make collect "
 				"SIGN_KEY=~/.ssh/id_ed25519);\n"
-				"           maintainers' verify rejects unsigned bundles\n");
-	fprintf(stderr, "  verify:  agsbx-evidence verify %s --keys-url https://github.com/USER.keys\n", file);
+				"           maintainers' verify rejects unsigned bundles\n", me);
+	}
 	fprintf(stderr, "  attach:  upload %s to the pull request and post its report:\n"
-			"           agsbx-evidence report %s --format markdown > report.md && "
-			"gh pr comment --body-file report.md\n", file, file);
+			"           %s report %s --format markdown > report.md && "
+			"gh pr comment --body-file report.md\n", file, me, file);
 }
 
 static void append_step_summary(const json_t *bundle)
@@ -759,6 +772,17 @@ static int interrupted(const struct collect_opts *o)
 	return 128 + sig;
 }
 
+/* A key that cannot sign is bad input found before the matrix runs, not
+ * after it (the run would be lost). */
+static int check_sign_key(const char *key)
+{
+	char err[512] = "";
+	if (agsbx_bundle_sign_check(key, err, sizeof err) == 0)
+		return 0;
+	agsbx_error("--sign-key: %s", err);
+	return AGSBX_EXIT_USAGE;
+}
+
 /* The bundle is complete once its providers ran: summary, signature,
  * the file, then what the user sees. Returns the exit status. */
 static int finish_and_write(const struct collect_opts *o, const char *output, json_t *bundle, bool *written)
@@ -835,19 +859,22 @@ int agsbx_cmd_collect(int argc, char **argv)
 		return rc;
 	if (o.sign_key && (rc = agsbx_check_regular(o.sign_key)) < 0)
 		return agsbx_usage_error("collect", "--sign-key %s: %s", o.sign_key, agsbx_file_strerror(rc));
+	if (o.sign_key && (rc = check_sign_key(o.sign_key)))
+		return rc;
 	struct agsbx_harness hs;
 	if ((rc = start_harness(&o, &hs)))
 		return rc;
 	if (geteuid() == 0 && !o.run_as && !o.quiet)
 		agsbx_warn("running as root: results are not representative of a normal user");
 	_cleanup_free_ char *work = NULL;
-	if ((rc = make_work_dir(o.work_dir, &work))) {
+	if ((rc = make_work_dir(o.work_dir, o.run_as != NULL, &work))) {
 		agsbx_harness_clear(&hs);
 		agsbx_interrupt_restore();
 		return rc;
 	}
 	bool bundle_written = false;
 	rc = collect_bundle(&hs, &o, sel, n, configs, work, output, &bundle_written);
+	agsbx_rundir_set_primary(NULL);
 	if (work)
 		agsbx_rm_tree(work); /* areas are removed per provider; the rest and the dir last */
 	agsbx_harness_clear(&hs);

@@ -8,15 +8,19 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char agsbx_help_keygen[] =
 	"usage: agsbx-evidence keygen -f FILE [-C COMMENT]\n"
 	"\n"
 	"Writes a new Ed25519 key pair for signing bundles: FILE (private, mode 0600, unencrypted\n"
 	"OpenSSH format, usable with ssh-keygen) and FILE.pub. Never overwrites an existing file.\n"
-	"The default comment is \"agsbx-evidence\".\n"
+	"The default comment is USER@HOST, as ssh-keygen's. Prints both file names and the key's\n"
+	"SHA256 fingerprint with its comment, as ssh-keygen -l shows it.\n"
 	"\n"
 	"  -f FILE                the private key file (FILE.pub beside it)\n"
 	"  -C COMMENT             the key comment\n"
@@ -25,6 +29,22 @@ const char agsbx_help_keygen[] =
 	"exit status: 0 written, 2 bad usage or a file exists, 3 I/O error\n"
 	"\n"
 	"example: agsbx-evidence keygen -f ~/.config/agsbx-evidence/id_ed25519\n";
+
+/* USER@HOST as ssh-keygen comments a new key (NULL when neither is known:
+ * the key is then written without a comment). */
+static char *default_comment(void)
+{
+	const struct passwd *pw = getpwuid(geteuid());
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1) < 0)
+		host[0] = '\0';
+	char *s = NULL;
+	if (!pw && !host[0])
+		return NULL;
+	if (asprintf(&s, "%s@%s", pw ? pw->pw_name : "?", host[0] ? host : "?") < 0)
+		return NULL;
+	return s;
+}
 
 int agsbx_cmd_keygen(int argc, char **argv)
 {
@@ -40,8 +60,9 @@ int agsbx_cmd_keygen(int argc, char **argv)
 		return agsbx_usage_error("keygen", "-f FILE is required");
 	if (comment && strpbrk(comment, "\r\n"))
 		return agsbx_usage_error("keygen", "the comment must be one line");
-	char err[512] = "";
-	int r = agsbx_keygen(file, comment, err, sizeof err);
+	_cleanup_free_ char *user_host = comment ? NULL : default_comment();
+	char err[512] = "", fp[64] = "";
+	int r = agsbx_keygen(file, comment ? comment : user_host, fp, err, sizeof err);
 	if (r == -EEXIST) {
 		agsbx_error("%s", err);
 		return AGSBX_EXIT_USAGE;
@@ -51,6 +72,8 @@ int agsbx_cmd_keygen(int argc, char **argv)
 		return r == -ENOENT || r == -EACCES || r == -ENOTDIR ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
 	_cleanup_free_ char *shown = agsbx_term_escape(file, 0); /* a file name is text from anywhere */
-	printf("%s\n%s.pub\n", shown ? shown : "?", shown ? shown : "?");
+	_cleanup_free_ char *shown_comment = agsbx_term_escape(comment ? comment : user_host, 0);
+	printf("%s\n%s.pub\n%s %s\n", shown ? shown : "?", shown ? shown : "?", fp,
+	       shown_comment ? shown_comment : "");
 	return AGSBX_EXIT_OK;
 }

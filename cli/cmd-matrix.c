@@ -15,14 +15,18 @@ const char agsbx_help_matrix[] =
 	"usage: agsbx-evidence matrix FILE... [--format markdown|json|badge] [-o FILE]\n"
 	"                                 [--key PUB | --allowed-signers F | --keys-url URL]\n"
 	"\n"
-	"Many bundles side by side: one row per bundle (host kernel, OS, created_at, provenance:\n"
-	"signature and trusted signer, representative or why not, simulations, challenge,\n"
-	"subject commit), one column per provider, cells = verdict with the blocked reason or\n"
-	"the failing check ids. Members a bundle lacks (another tool version) show as \"?\".\n"
-	"Unreadable files are reported and skipped.\n"
+	"Many bundles side by side, for a PR comment (GitHub's 760 px column): one row per bundle\n"
+	"(host kernel and OS), one column per provider, cells = verdict with its icon, the blocked\n"
+	"reason or the failing check ids; a provider a bundle lacks is \"not in this bundle\". A row\n"
+	"whose signature is INVALID, whose signer is NOT trusted or that is SIMULATED says so; the\n"
+	"rest of each row's provenance (file, created, signature and trusted signer, representative\n"
+	"or why not, simulations, challenge, subject commit, tool) is a numbered list under the\n"
+	"table. Unreadable files are reported and skipped.\n"
 	"\n"
 	"  --format F             markdown (default), json, or badge: a shields.io endpoint JSON\n"
-	"                         (red: a defect, yellow: blocked/skipped, green: all conformant)\n"
+	"                         (red: a defect, yellow: blocked/skipped, green: all conformant);\n"
+	"                         with a trust option the badge counts only bundles whose signature\n"
+	"                         verifies and whose signer is trusted, and says how many it excluded\n"
 	"  -o, --output FILE      write to FILE instead of stdout ('-': stdout)\n"
 	"  --key, --allowed-signers, --identity, --keys-url, --allow-insecure-keys-url\n"
 	"                         trust anchors for the signers, as for verify\n"
@@ -31,18 +35,6 @@ const char agsbx_help_matrix[] =
 	"exit status: 0 written, 2 bad usage or no readable bundle, 3 I/O error\n"
 	"\n"
 	"example: agsbx-evidence matrix bundles/*.json --format badge -o badge.json\n";
-
-static int add_provenance(json_t *m, json_t **bundles, size_t n, const struct agsbx_verify_opts *trust)
-{
-	json_t *rows = json_object_get(m, "rows");
-	for (size_t i = 0; i < n && i < json_array_size(rows); i++) {
-		json_t *p = agsbx_bundle_provenance(bundles[i], trust);
-		if (!p)
-			return -ENOMEM;
-		json_object_set_new(json_array_get(rows, i), "provenance", p);
-	}
-	return 0;
-}
 
 /* The readable ones of files into bundles/names (the rest is skipped
  * with a warning); their count. */
@@ -66,7 +58,7 @@ static int write_matrix(json_t **bundles, const char **names, size_t n, const st
 			const char *format, const char *output)
 {
 	json_t *m = agsbx_matrix_build((const json_t *const *)bundles, names, n);
-	int r = m ? add_provenance(m, bundles, n, trust) : -ENOMEM;
+	int r = m ? agsbx_matrix_add_provenance(m, (const json_t *const *)bundles, n, trust) : -ENOMEM;
 	struct agsbx_output out = { 0 };
 	int ro = r == 0 ? agsbx_output_open(&out, output) : 0;
 	if (r == 0 && ro == 0) {

@@ -12,6 +12,7 @@
 #include "base/cleanup.h"
 #include "base/escape.h"
 #include "base/log.h"
+#include "evidence/evidence.h"
 #include "probes/probes.h"
 
 const char agsbx_help_probe[] =
@@ -47,8 +48,9 @@ static char *printable(char *s)
 	return e;
 }
 
-/* One table cell for a fact's value: strings as-is, everything else as
- * compact JSON, absent as "absent (reason)". malloc'd. */
+/* One table cell for a fact's value: strings as-is, advisory lists as
+ * their flagged findings, everything else as compact JSON, absent as
+ * "absent (reason)". malloc'd. */
 static char *value_text(const json_t *fact)
 {
 	char *s = NULL;
@@ -60,7 +62,8 @@ static char *value_text(const json_t *fact)
 		const json_t *v = json_object_get(fact, "value");
 		const char *reason = json_string_value(json_object_get(fact, "reason"));
 		_cleanup_free_ char *js = json_is_string(v) ? strdup(json_string_value(v))
-							    : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+					  : agsbx_is_findings(v) ? agsbx_findings_text(v)
+							     : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
 		if (!js)
 			return NULL;
 		if (asprintf(&s, reason ? "%s (%s)" : "%s", js, reason) < 0)
@@ -159,8 +162,8 @@ int agsbx_cmd_probe(int argc, char **argv)
 		agsbx_error_errno(r, "probe: cannot format the result");
 		return AGSBX_EXIT_INTERNAL;
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		agsbx_error("probe: cannot write the result to stdout");
+	if ((r = agsbx_flush_errno(stdout)) < 0) {
+		agsbx_error_errno(r, "probe: cannot write the result to stdout");
 		return AGSBX_EXIT_INTERNAL;
 	}
 	return AGSBX_EXIT_OK;

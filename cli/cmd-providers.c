@@ -92,11 +92,14 @@ int agsbx_cmd_providers(int argc, char **argv)
 	json_t *list = json_array();
 	for (size_t i = 0; i < agsbx_provider_count(); i++)
 		json_array_append_new(list, provider_json(agsbx_provider_at(i), &hs.ctx));
+	int r = 0;
 	if (as_json)
-		agsbx_cli_print_json(list, JSON_SORT_KEYS);
+		r = agsbx_cli_print_json(list, JSON_SORT_KEYS);
 	else
 		print_table(list);
 	json_decref(list);
 	agsbx_harness_clear(&hs);
+	if (r < 0) /* here, with the write's errno: the final flush has none left */
+		return agsbx_error_errno(r, "cannot write to stdout"), AGSBX_EXIT_INTERNAL;
 	return AGSBX_EXIT_OK;
 }

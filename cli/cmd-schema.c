@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "evidence/evidence.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,8 +48,10 @@ int agsbx_cmd_schema(int argc, char **argv)
 			agsbx_hint("available: %s", names[i]);
 		return AGSBX_EXIT_USAGE;
 	}
-	if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
-		agsbx_error("cannot write the schema");
+	errno = 0;
+	int r = fwrite(text, 1, len, stdout) != len ? (errno ? -errno : -EIO) : agsbx_flush_errno(stdout);
+	if (r < 0) {
+		agsbx_error_errno(r, "cannot write the schema");
 		return AGSBX_EXIT_INTERNAL;
 	}
 	return AGSBX_EXIT_OK;

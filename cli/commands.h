@@ -115,6 +115,14 @@ int agsbx_cli_write_json(const char *path, const json_t *j);
 /* j indented, with jansson's flags (JSON_SORT_KEYS), and a newline on
  * stdout; 0 or -EIO (agsbx_cli_main reports an unwritable stdout). */
 int agsbx_cli_print_json(const json_t *j, size_t flags);
+/* The binary as the user invoked it, for commands printed to paste. */
+const char *agsbx_cli_argv0(void);
+/* "Did you mean": the edit distance of two names, and the one name of
+ * names[] within 2 edits of typed (NULL when none or a tie). */
+int agsbx_edit_distance(const char *a, const char *b);
+const char *agsbx_closest(const char *typed, const char *const *names, size_t count);
+/* fflush(f), failing with the errno of the write that failed. */
+int agsbx_flush_errno(FILE *f);
 /* Stores a trust-anchor option (AGSBX_OPTIONS_TRUST) into o; false when
  * key is none of them. */
 struct agsbx_verify_opts;

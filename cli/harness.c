@@ -181,6 +181,7 @@ static int harness_init(struct agsbx_harness *hs, const char *cmd, const char *r
 			return agsbx_usage_error(cmd, "--run-as: no such user '%s'", run_as);
 		if (hs->ctx.run_uid == 0)
 			return agsbx_usage_error(cmd, "--run-as: '%s' is root; name an unprivileged user", run_as);
+		agsbx_rundir_set_run_uid(hs->ctx.run_uid);   /* claims name whose processes the run starts */
 		hs->run_as_name = strdup(run_as);
 		hs->ctx.run_as = true;
 		hs->ctx.run_as_name = hs->run_as_name;

@@ -51,6 +51,62 @@ static int prefix_matches(const struct option *lo, const char *typed)
 	return n;
 }
 
+/* Optimal-string-alignment distance (insert, delete, substitute, swap two
+ * neighbours), capped: names are short, anything past 63 is "far". */
+int agsbx_edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 63 || m > 63)
+		return 64;
+	int d[64][64];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			v = d[i - 1][j] + 1 < v ? d[i - 1][j] + 1 : v;
+			v = d[i][j - 1] + 1 < v ? d[i][j - 1] + 1 : v;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[n][m];
+}
+
+/* A typo's likely intent: the one closest name within 2 edits (and
+ * closer than a third of its length), else NULL. */
+const char *agsbx_closest(const char *typed, const char *const *names, size_t count)
+{
+	const char *best = NULL;
+	int best_d = 3, ties = 0;
+	for (size_t i = 0; i < count; i++) {
+		int dist = agsbx_edit_distance(typed, names[i]);
+		if (dist * 3 > (int)strlen(names[i]) || dist > best_d)
+			continue;
+		ties = dist == best_d ? ties + 1 : 1;
+		best_d = dist;
+		best = names[i];
+	}
+	return ties == 1 ? best : NULL;
+}
+
+/* " (did you mean '--NAME'?)" for a mistyped long option, else "". */
+static void option_suggestion(const struct option *lo, const char *typed, char *buf, size_t size)
+{
+	const char *names[128];
+	size_t n = 0;
+	buf[0] = '\0';
+	if (strncmp(typed, "--", 2) != 0)
+		return;
+	for (; lo->name && n < 128; lo++)
+		names[n++] = lo->name;
+	const char *best = agsbx_closest(typed + 2, names, n);
+	if (best)
+		snprintf(buf, size, " (did you mean '--%s'?)", best);
+}
+
 static void short_options(const struct option *lo, const char *short_only, char *buf, size_t size)
 {
 	size_t n = (size_t)snprintf(buf, size, "-:%s", short_only ? short_only : "");
@@ -97,8 +153,11 @@ int agsbx_args_next(struct agsbx_args *a, const struct option *lo)
 		agsbx_usage_error(a->cmd, "option '%s' takes no value", name);
 	else if (prefix_matches(lo, name) > 1)
 		agsbx_usage_error(a->cmd, "ambiguous option '%s'", name);
-	else
-		agsbx_usage_error(a->cmd, "unknown option '%s'", name);
+	else {
+		char hint[160];
+		option_suggestion(lo, name, hint, sizeof hint);
+		agsbx_usage_error(a->cmd, "unknown option '%s'%s", name, hint);
+	}
 	return -1;
 }
 

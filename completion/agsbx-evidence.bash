@@ -1,11 +1,14 @@
 # bash completion for agsbx-evidence (installed to
-# share/bash-completion/completions/agsbx-evidence).
+# share/bash-completion/completions/agsbx-evidence). Options come from the
+# option table of `agsbx-evidence COMMAND --help` (the lines that start
+# with "  -"), never from its prose, so only options the command accepts
+# are offered (tests/cli/conventions.sh checks each against the CLI).
 _agsbx_evidence()
 {
     local cur prev cmd
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="probe providers collect verify report diff matrix attest keygen bench schema help"
+    local commands="probe providers collect verify report diff matrix attest keygen bench cleanup schema help"
     if [[ $COMP_CWORD -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -25,6 +28,9 @@ _agsbx_evidence()
         --simulate)
             COMPREPLY=($(compgen -W "blocked-userns" -- "$cur"))
             return ;;
+        --host-policy)
+            COMPREPLY=($(compgen -W "distro-bwrap-profile" -- "$cur"))
+            return ;;
         --run-as)
             COMPREPLY=($(compgen -u -- "$cur"))
             return ;;
@@ -32,16 +38,19 @@ _agsbx_evidence()
             COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
     esac
-    if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
-        return
-    fi
     if [[ $cur == -* ]]; then
         local opts
-        opts=$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null | grep -oE -- '(^|[[:space:]])--?[a-zA-Z][a-zA-Z0-9-]*' | tr -d ' ' | sort -u)
+        # the option column: up to the first two blanks after the option
+        opts=$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null | sed -nE 's/^  (-.*)$/\1/p' | sed -E 's/  .*//' |
+               grep -oE -- '(^|[ ,])--?[A-Za-z0-9][A-Za-z0-9-]*' | tr -d ' ,' | sort -u)
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         return
     fi
-    COMPREPLY=($(compgen -f -- "$cur"))
+    case $cmd in
+        help) COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
+        schema) COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" schema --list 2>/dev/null)" -- "$cur")) ;;
+        probe|providers|bench|cleanup|keygen) COMPREPLY=() ;;   # no operands
+        *) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    esac
 }
 complete -o filenames -F _agsbx_evidence agsbx-evidence

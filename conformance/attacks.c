@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -64,18 +66,28 @@ static const json_t *sub(const json_t *res, const char *k)
 /* ---- interrupt-safe clean-up of the $HOME canary ----------------------- */
 
 /* The canary sits in the user's real home: whatever happens it must go.
- * A fixed slot (no allocation) so a signal handler can remove it. */
+ * A fixed slot (no allocation) so a signal handler can remove it. The home
+ * is the user's: its canary directory is handled through fds (home, dir)
+ * only, so a directory swapped for a link never redirects root. */
 static struct {
 	char file[4096], dir[4096];
+	int home_fd, dir_fd;
 	volatile sig_atomic_t armed;
-} home_canary;
+} home_canary = { .home_fd = -1, .dir_fd = -1 };
+
+#define CANARY_KEY "id_key"
 
 void agsbx_conformance_remove_canaries(void)
 {
 	if (!home_canary.armed)
 		return;
-	unlink(home_canary.file);
-	rmdir(home_canary.dir);
+	if (home_canary.dir_fd >= 0)
+		unlinkat(home_canary.dir_fd, CANARY_KEY, 0);
+	if (home_canary.home_fd >= 0)
+		unlinkat(home_canary.home_fd, strrchr(home_canary.dir, '/') + 1, AT_REMOVEDIR);
+	close(home_canary.dir_fd);
+	close(home_canary.home_fd);
+	home_canary.dir_fd = home_canary.home_fd = -1;
 	home_canary.armed = 0;
 }
 
@@ -93,19 +105,39 @@ static const char *home_of(const struct check_env *env)
 /* The home canary is one at a time (it lives in a static slot). */
 static pthread_mutex_t home_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* mkdir as root in the user's home, then everything through fds: the
+ * directory is checked to be one of ours (the user cannot make one) before the
+ * key is created in it and both are handed to the user. */
 static int home_canary_create(const struct check_env *env, const char *home, const char *secret)
 {
 	char n[17];
 	agsbx_random_hex(n, 8);
 	if (snprintf(home_canary.dir, sizeof home_canary.dir, "%s/.agsbx-canary-%s", home, n) >= (int)sizeof home_canary.dir ||
-	    snprintf(home_canary.file, sizeof home_canary.file, "%s/id_key", home_canary.dir) >= (int)sizeof home_canary.file)
+	    snprintf(home_canary.file, sizeof home_canary.file, "%s/" CANARY_KEY, home_canary.dir) >= (int)sizeof home_canary.file)
 		return -ENAMETOOLONG;
-	if (mkdir(home_canary.dir, 0700) < 0)
-		return -errno;
+	/* Listed before it exists: `cleanup` removes a killed run's. */
+	int nr = agsbx_rundir_note_canary(home_canary.dir);
+	if (nr < 0)
+		return nr;
+	const char *name = strrchr(home_canary.dir, '/') + 1;
+	home_canary.home_fd = agsbx_dir_open(home);
+	if (home_canary.home_fd < 0)
+		return home_canary.home_fd;
+	if (mkdirat(home_canary.home_fd, name, 0700) < 0) {
+		int e = -errno;
+		close(TAKE_FD(home_canary.home_fd));
+		return e;
+	}
 	home_canary.armed = 1;
-	int r = agsbx_write_file_atomic(home_canary.file, secret, strlen(secret), 0600);
-	if (r == 0 && env->ctx->run_as &&
-	    (chown(home_canary.file, run_uid(env), run_gid(env)) < 0 || chown(home_canary.dir, run_uid(env), run_gid(env)) < 0))
+	home_canary.dir_fd = agsbx_dir_open_at(home_canary.home_fd, name);
+	struct stat st;
+	if (home_canary.dir_fd < 0 || fstat(home_canary.dir_fd, &st) < 0)
+		return home_canary.dir_fd < 0 ? home_canary.dir_fd : -errno;
+	if (st.st_uid != geteuid())
+		return -EPERM; /* not the directory just made: the user swapped it */
+	uid_t uid = env->ctx->run_as ? run_uid(env) : (uid_t)-1;
+	int r = agsbx_create_file_at(home_canary.dir_fd, CANARY_KEY, secret, strlen(secret), 0600, uid, run_gid(env));
+	if (r == 0 && env->ctx->run_as && fchown(home_canary.dir_fd, run_uid(env), run_gid(env)) < 0)
 		r = -errno;
 	return r;
 }
@@ -988,6 +1020,28 @@ static int integrity_grant(const struct check_env *env, struct agsbx_grant **g, 
 	return r;
 }
 
+/* The change a process with write access to the source root could make
+ * between materialisation and execution: an append to the file name. Only
+ * through fds and only to the very file the grant materialised (same
+ * inode, one link, ours): the sandbox user owns the directory and may have
+ * put a link to any file in its place. */
+static bool tamper_source(const struct agsbx_grant *g, const char *name)
+{
+	const struct agsbx_bundle_file *f = NULL;
+	for (size_t i = 0; i < g->nfiles; i++)
+		if (strcmp(g->files[i].name, name) == 0)
+			f = &g->files[i];
+	_cleanup_close_ int dfd = f ? agsbx_dir_open(g->roots[AGSBX_ROOT_SOURCE].path) : -1;
+	struct stat st;
+	_cleanup_close_ int rd = dfd >= 0 ? agsbx_open_file_at(dfd, name, O_RDONLY, geteuid(), &st) : -1;
+	if (rd < 0 || st.st_dev != f->dev || st.st_ino != f->ino)
+		return false;
+	if (fchmod(rd, 0644) < 0) /* the owner may: materialisation made it read-only */
+		return false;
+	_cleanup_close_ int fd = agsbx_open_file_at(dfd, name, O_WRONLY | O_APPEND, geteuid(), &st);
+	return fd >= 0 && st.st_dev == f->dev && st.st_ino == f->ino && write(fd, "tampered\n", 9) == 9;
+}
+
 void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out)
 {
 	struct agsbx_grant *g = NULL;
@@ -1005,15 +1059,9 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 	}
 	json_t *before = NULL;
 	cf_sandbox_op(env, out, h, NULL, ARGS("true"), &before, NULL);
-	_cleanup_free_ char *data = agsbx_path_join(g->roots[AGSBX_ROOT_SOURCE].path, "data.txt");
 	_cleanup_free_ char *inside = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, "after-change");
 	_cleanup_free_ char *host = agsbx_path_join(g->roots[AGSBX_ROOT_OUTPUT].path, "after-change");
-	/* The change a process with write access to the source root could
-	 * make between materialisation and execution. */
-	if (data)
-		chmod(data, 0644); /* the owner may: materialisation made it read-only */
-	_cleanup_close_ int fd = data ? open(data, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
-	bool changed = fd >= 0 && write(fd, "tampered\n", 9) == 9;
+	bool changed = tamper_source(g, "data.txt");
 	int after = changed ? cf_sandbox_op(env, out, h, NULL, ARGS("write", inside, "ran"), NULL, NULL) : 0;
 	const char *why = after < 0 ? last_refusal(out) : NULL;
 	bool ran = host && access(host, F_OK) == 0;
@@ -1024,7 +1072,7 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 	json_object_set_new(out->facts, "refusal_reason", why ? json_string(why) : json_null());
 	json_object_set_new(out->facts, "executed_after_change", json_boolean(ran));
 	if (!cf_result_ok(before) || !changed) {
-		cf_reason(out, !changed ? "internal: cannot change the materialised source file"
+		cf_reason(out, !changed ? "the materialised source file is gone or was replaced (never followed)"
 					   : "the unchanged bundle did not execute (%s)", cf_result_errno(before));
 		return;
 	}

@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/proc.h"
+#include "base/rundir.h"
 #include "base/util.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -60,16 +62,24 @@ static void fs_grant_write(const struct check_env *env, struct check_out *out)
 	if (!n || asprintf(&name, "gw-%s", n) < 0)
 		return;
 	_cleanup_free_ char *inside = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, name);
-	_cleanup_free_ char *host = host_path(env, AGSBX_ROOT_OUTPUT, name);
 	json_t *res;
 	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("write", inside, n), &res, NULL) < 0) {
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	_cleanup_free_ char *got = agsbx_read_line(host);
+	/* Read through the output root's fd, never a link, only a file of the
+	 * sandbox user's with one link: whatever else sits there could be a
+	 * host file it cannot read, and this line goes into the bundle. */
+	_cleanup_close_ int dfd = agsbx_dir_open(env->grant->roots[AGSBX_ROOT_OUTPUT].path);
+	_cleanup_free_ char *got = NULL;
+	uid_t owner = env->ctx->run_as ? env->ctx->run_uid : AGSBX_ANY_OWNER;
+	int rr = dfd < 0 ? dfd : agsbx_read_line_at(dfd, name, owner, 1 << 16, &got);
 	out->observed_pass = got && strcmp(got, n) == 0;
 	json_object_set_new(out->facts, "host_read", got ? agsbx_json_string_sanitized(got, strlen(got)) : json_null());
-	if (!res && !out->observed_pass)
+	if (rr == -ELOOP || rr == -EMLINK || rr == -EPERM || rr == -EINVAL)
+		cf_reason(out, "output/%s is not a file of the sandbox user's with one link (%s): not read", name,
+			     strerror(-rr));
+	else if (!res && !out->observed_pass)
 		cf_reason(out, "the nonce written into output did not reach the host: the payload gave no result (%s)",
 			  out->no_result);
 	else
@@ -554,14 +564,16 @@ static void output_bounded(const struct check_env *env, struct check_out *out)
 	agsbx_exec_result_clear(&xr);
 }
 
-/* After a run ends, no process carrying the marker may remain; a dying
- * process can linger a few ms, so poll briefly before judging. */
+/* After a run ends, no process of ours carrying the marker may remain
+ * (base/runner.h: anybody can copy a marker they see in ps into a process
+ * of their own; only our tree's, and root's, count); a dying process can
+ * linger a few ms, so poll briefly before judging. */
 static int survivors(const char *marker, json_t *facts)
 {
 	int n = 0;
 	for (int i = 0; i < 20; i++) {
 		_cleanup_free_ pid_t *pids = NULL;
-		n = agsbx_find_processes_with_marker(marker, &pids);
+		n = agsbx_find_tree_processes_with_marker(marker, &pids);
 		if (n <= 0)
 			break;
 		usleep(50 * 1000);
@@ -596,9 +608,10 @@ static void leftovers_text(int n, char *buf, size_t size)
 
 static void kill_marker(const char *marker)
 {
-	/* Never leave an escapee behind for the next check or the host. */
+	/* Never leave an escapee behind for the next check or the host; and
+	 * never hit another user's copy of the marker. */
 	_cleanup_free_ pid_t *pids = NULL;
-	int n = agsbx_find_processes_with_marker(marker, &pids);
+	int n = agsbx_find_tree_processes_with_marker(marker, &pids);
 	for (int i = 0; i < n; i++)
 		kill(pids[i], SIGKILL);
 }
@@ -644,7 +657,10 @@ static bool wait_for_ready(const char *path, const struct cancel_arg *a, int ms)
 static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out, bool cancel, int64_t timeout_ms)
 {
 	_cleanup_free_ char *n = nonce(), *marker = NULL, *ready = NULL;
-	if (!n || asprintf(&marker, "agsbx-marker-%s", n) < 0 || asprintf(&ready, "ready-%s", n) < 0)
+	/* The run's nonce (its work dir's record holds it) and the check's: a
+	 * killed run's detached tree is known to `cleanup` by it. */
+	if (!n || asprintf(&marker, "agsbx-marker-%s-%s", agsbx_run_nonce(), n) < 0 ||
+	    asprintf(&ready, "ready-%s", n) < 0)
 		return false;
 	_cleanup_free_ char *in_ready = agsbx_handle_path(env->h, AGSBX_ROOT_OUTPUT, ready);
 	_cleanup_free_ char *host_ready = host_path(env, AGSBX_ROOT_OUTPUT, ready);

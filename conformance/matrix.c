@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -38,12 +39,16 @@ struct fixture {
 	char ro_content[65];
 };
 
-static int write_owned(const char *path, const char *text, mode_t mode, const struct agsbx_ctx *ctx)
+/* A new file name in dir, handed to the sandbox user: created exclusively
+ * and chowned through its fd, no rename. dir may be the user's already
+ * (the source root): any path in it could be a link by the next call. */
+static int write_owned(const char *dir, const char *name, const char *text, mode_t mode, const struct agsbx_ctx *ctx)
 {
-	int r = agsbx_write_file_atomic(path, text, strlen(text), mode);
-	if (r == 0 && ctx->run_as && chown(path, ctx->run_uid, ctx->run_gid) < 0)
-		r = -errno;
-	return r;
+	_cleanup_close_ int dfd = agsbx_dir_open(dir);
+	if (dfd < 0)
+		return dfd;
+	return agsbx_create_file_at(dfd, name, text, strlen(text), mode, ctx->run_as ? ctx->run_uid : (uid_t)-1,
+				    ctx->run_gid);
 }
 
 static int fixture_setup(struct fixture *f, const struct agsbx_conformance_opts *o, const struct agsbx_ctx *ctx)
@@ -66,7 +71,7 @@ static int fixture_setup(struct fixture *f, const struct agsbx_conformance_opts 
 	f->ro_canary = agsbx_path_join(f->grant->roots[AGSBX_ROOT_SOURCE].path, "ro-canary.txt");
 	if (!f->ro_canary)
 		return -ENOMEM;
-	r = write_owned(f->ro_canary, f->ro_content, 0644, ctx);
+	r = write_owned(f->grant->roots[AGSBX_ROOT_SOURCE].path, "ro-canary.txt", f->ro_content, 0644, ctx);
 	if (r < 0)
 		return r;
 	/* Canaries outside the grant, owned by whoever the sandbox runs as and
@@ -84,7 +89,7 @@ static int fixture_setup(struct fixture *f, const struct agsbx_conformance_opts 
 	f->canary_wdir = agsbx_path_join(f->canary_dir, "writable");
 	if (!f->canary_file || !f->canary_wdir)
 		return -ENOMEM;
-	r = write_owned(f->canary_file, f->secret, 0644, ctx);
+	r = write_owned(f->canary_dir, "secret.txt", f->secret, 0644, ctx);
 	if (r < 0)
 		return r;
 	if (mkdir(f->canary_wdir, 0755) < 0)

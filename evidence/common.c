@@ -229,7 +229,7 @@ const char *ev_jstr(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* Glob with '*' and '?', as OpenSSH's ev_match_pattern(). */
+/* Glob with '*' and '?', as OpenSSH's match.c:match_pattern(). */
 bool ev_match_pattern(const char *s, const char *p)
 {
 	for (;;) {
@@ -254,27 +254,31 @@ bool ev_match_pattern(const char *s, const char *p)
 	}
 }
 
-bool ev_match_pattern_list(const char *s, const char *list)
+/* match.c:match_pattern_list(), its limits kept: a subpattern is copied
+ * into 1024 bytes, and one that fills them makes the whole list fail to
+ * match, whatever matched before it; a negated match returns at once. */
+int ev_match_pattern_list(const char *s, const char *list)
 {
-	bool got = false;
-	const char *p = list;
-	while (*p) {
-		size_t n = strcspn(p, ",");
-		bool neg = *p == '!';
-		char pat[512];
-		size_t off = neg ? 1 : 0;
-		if (n - off < sizeof pat) {
-			memcpy(pat, p + off, n - off);
-			pat[n - off] = '\0';
-			if (ev_match_pattern(s, pat)) {
-				if (neg)
-					return false;
-				got = true;
-			}
+	char sub[1024];
+	int got = 0;
+	size_t len = strlen(list);
+	for (size_t i = 0; i < len;) {
+		bool neg = list[i] == '!';
+		if (neg)
+			i++;
+		size_t subi = 0;
+		for (; i < len && subi < sizeof sub - 1 && list[i] != ','; subi++, i++)
+			sub[subi] = list[i];
+		if (subi >= sizeof sub - 1)
+			return 0;
+		if (i < len && list[i] == ',')
+			i++;
+		sub[subi] = '\0';
+		if (ev_match_pattern(s, sub)) {
+			if (neg)
+				return -1;
+			got = 1;
 		}
-		p += n;
-		if (*p == ',')
-			p++;
 	}
 	return got;
 }

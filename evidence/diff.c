@@ -111,6 +111,14 @@ static json_t *change(const char *k1, const char *v1, const char *k2, const char
 	return e;
 }
 
+static json_t *findings_line(const json_t *v)
+{
+	if (!agsbx_is_findings(v))
+		return NULL;
+	_cleanup_free_ char *s = agsbx_findings_text(v);
+	return s ? json_string(s) : NULL;
+}
+
 static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 {
 	_cleanup_json_ json_t *families = union_keys(oh, nh);
@@ -129,8 +137,10 @@ static void diff_host(json_t *out, const json_t *oh, const json_t *nh)
 		json_object_foreach(facts, name, unused) {
 			const json_t *ov = fact_value(json_object_get(of, name));
 			const json_t *nv = fact_value(json_object_get(nf, name));
-			if (!same(ov, nv))
-				json_array_append_new(out, change("family", fam, "fact", name, ov, nv));
+			/* an advisory list compares and reads as its flagged findings */
+			_cleanup_json_ json_t *os = findings_line(ov), *ns = findings_line(nv);
+			if (!same(os ? os : ov, ns ? ns : nv))
+				json_array_append_new(out, change("family", fam, "fact", name, os ? os : ov, ns ? ns : nv));
 		}
 	}
 }
@@ -326,40 +336,288 @@ json_t *agsbx_bundle_diff(const json_t *old_bundle, const json_t *new_bundle)
 
 /* ---- rendering ---------------------------------------------------------- */
 
-static const char *const sections[] = { "providers", "checks", "host", "claims", "versions" };
-static const char *const titles[] = { "Providers", "Checks", "Host facts", "Capability claims",
-				      "Mechanism versions" };
+/* What a maintainer reads first: regressions and lost evidence, in one
+ * table whatever their kind; then host changes, one row per provider (a
+ * provider the host stopped takes every check and claim it lost with it,
+ * so 31 near-identical "pass -> blocked" rows become one); then the other
+ * changes, the host facts one row per family, the mechanism versions. */
+enum section { SEC_PROVIDERS, SEC_CHECKS, SEC_HOST, SEC_CLAIMS, SEC_VERSIONS, SEC_COUNT };
+static const char *const sections[SEC_COUNT] = { "providers", "checks", "host", "claims", "versions" };
 
-static void put_subject(struct sbuf *b, const char *section, const json_t *e, enum esc_mode m)
+enum place { PLACE_REGRESSION, PLACE_HOST, PLACE_OTHER };
+
+struct view {
+	struct sbuf *b;
+	const json_t *d;
+	bool md;
+	enum esc_mode m;
+};
+
+static const char *arrow(const struct view *v)
 {
-	if (strcmp(section, "host") == 0) {
-		ev_put_esc(b, ev_jstr(e, "family"), m, 64);
-		if (ev_jstr(e, "fact"))
-			ev_putf(b, m, ".%.64s", ev_jstr(e, "fact"));
-	} else if (strcmp(section, "providers") == 0) {
-		ev_put_esc(b, ev_jstr(e, "id"), m, 64);
-	} else if (strcmp(section, "checks") == 0) {
-		ev_putf(b, m, "%.64s/%.128s", ev_jstr(e, "provider"), ev_jstr(e, "id"));
-	} else {
-		if (ev_jstr(e, "provider"))
-			ev_putf(b, m, "%.64s.", ev_jstr(e, "provider"));
-		ev_put_esc(b, ev_jstr(e, strcmp(section, "claims") == 0 ? "axis" : "fact"), m, 64);
+	return v->md ? " \xE2\x86\x92 " : " -> ";
+}
+
+static const char *or_q(const char *s)
+{
+	return s ? s : "?";
+}
+
+static const char *provider_of(enum section s, const json_t *e)
+{
+	return ev_jstr(e, s == SEC_PROVIDERS ? "id" : "provider");
+}
+
+/* The provider's own verdict change is a host change (now blocked). */
+static bool host_stopped(const json_t *d, const char *pid)
+{
+	const json_t *arr = json_object_get(d, "providers");
+	for (size_t i = 0; pid && i < json_array_size(arr); i++) {
+		const json_t *e = json_array_get(arr, i);
+		if (json_is_true(json_object_get(e, "host_change")) && ev_jstr(e, "id") && strcmp(ev_jstr(e, "id"), pid) == 0)
+			return true;
+	}
+	return false;
+}
+
+static enum place place_of(const json_t *d, enum section s, const json_t *e)
+{
+	if (json_is_true(json_object_get(e, "regression")))
+		return PLACE_REGRESSION;
+	if (s == SEC_HOST || s == SEC_VERSIONS)
+		return PLACE_OTHER;
+	if (json_is_true(json_object_get(e, "host_change")) || host_stopped(d, provider_of(s, e)))
+		return PLACE_HOST;
+	return PLACE_OTHER;
+}
+
+/* null: the record is missing on that side. */
+static void put_value(const struct view *v, enum section s, const json_t *val)
+{
+	if (json_is_string(val))
+		ev_put_esc(v->b, json_string_value(val), v->m, 120);
+	else if (json_is_null(val) || !val)
+		sbuf_puts(v->b, s == SEC_PROVIDERS || s == SEC_CHECKS ? (v->md ? "*not in this bundle*" : "(not in this bundle)")
+								       : "(none)");
+	else
+		ev_put_json_esc(v->b, val, v->m, 120);
+}
+
+static void put_name(const struct view *v, const char *s, size_t max)
+{
+	if (v->md)
+		ev_put_code(v->b, s, max);
+	else
+		ev_put_esc(v->b, s, ESC_TEXT, max);
+}
+
+/* "landlock/fs.host_read_denied", "provider seatbelt", "claim landlock.network". */
+static void put_subject(const struct view *v, enum section s, const json_t *e)
+{
+	struct sbuf name = { 0 };
+	const char *kind = s == SEC_PROVIDERS ? "provider " : s == SEC_CLAIMS ? "claim " : "";
+	if (s == SEC_PROVIDERS)
+		sbuf_puts(&name, or_q(ev_jstr(e, "id")));
+	else if (s == SEC_CHECKS)
+		sbuf_printf(&name, "%s/%s", or_q(provider_of(s, e)), or_q(ev_jstr(e, "id")));
+	else if (ev_jstr(e, "provider"))
+		sbuf_printf(&name, "%s.%s", ev_jstr(e, "provider"), or_q(ev_jstr(e, s == SEC_CLAIMS ? "axis" : "fact")));
+	else
+		sbuf_puts(&name, or_q(ev_jstr(e, "fact")));
+	sbuf_puts(v->b, kind);
+	put_name(v, name.oom || !name.p ? "?" : name.p, 200);
+	v->b->oom |= name.oom;
+	sbuf_clear(&name);
+}
+
+static void put_change_row(const struct view *v, enum section s, const json_t *e, const char *text_tag)
+{
+	sbuf_puts(v->b, v->md ? "| " : text_tag);
+	put_subject(v, s, e);
+	sbuf_puts(v->b, v->md ? " | " : ": ");
+	put_value(v, s, json_object_get(e, "old"));
+	sbuf_puts(v->b, v->md ? " | " : " -> ");
+	put_value(v, s, json_object_get(e, "new"));
+	sbuf_puts(v->b, v->md ? " |\n" : "\n");
+}
+
+/* One table of every entry of the given sections placed at place. */
+static void put_changes(const struct view *v, enum place place, const char *title, const char *text_tag)
+{
+	static const enum section order[] = { SEC_PROVIDERS, SEC_CHECKS, SEC_CLAIMS };
+	bool header = false;
+	for (size_t k = 0; k < AGSBX_ARRAY_SIZE(order); k++) {
+		const json_t *arr = json_object_get(v->d, sections[order[k]]);
+		for (size_t i = 0; i < json_array_size(arr); i++) {
+			const json_t *e = json_array_get(arr, i);
+			if (place_of(v->d, order[k], e) != place)
+				continue;
+			if (!header)
+				sbuf_printf(v->b, v->md ? "\n#### %s\n\n| What | Old | New |\n|---|---|---|\n" : "\n%s:\n", title);
+			header = true;
+			put_change_row(v, order[k], e, text_tag);
+		}
 	}
 }
 
-static void put_value(struct sbuf *b, const json_t *v, enum esc_mode m)
+/* ---- host changes, one row per provider ---- */
+
+/* The entries of one provider's host change that share a transition
+ * (kind, old, new): {section, old, new, ids: [check id or axis]}. */
+static void group_add(json_t *groups, enum section s, const json_t *e)
 {
-	if (json_is_string(v))
-		ev_put_esc(b, json_string_value(v), m, 120);
-	else if (json_is_null(v))
-		sbuf_puts(b, "(none)");
+	const json_t *o = json_object_get(e, "old"), *n = json_object_get(e, "new");
+	char *os = json_dumps(o ? o : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+	char *ns = json_dumps(n ? n : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+	_cleanup_free_ char *key = NULL;
+	int r = asprintf(&key, "%d %s %s", (int)s, os ? os : "?", ns ? ns : "?");
+	free(os);
+	free(ns);
+	if (r < 0)
+		return;
+	json_t *g = json_object_get(groups, key);
+	if (!g) {
+		g = json_pack("{s:i, s:O?, s:O?, s:[]}", "section", (json_int_t)s, "old", o, "new", n, "ids");
+		if (!g || json_object_set_new(groups, key, g) < 0)
+			return;
+	}
+	const char *id = ev_jstr(e, s == SEC_CHECKS ? "id" : "axis");
+	json_array_append_new(json_object_get(g, "ids"), json_string(or_q(id)));
+}
+
+/* "27 checks: pass -> blocked" or, for a few, "checks a, b: pass -> blocked". */
+static void put_group(const struct view *v, const json_t *g)
+{
+	enum section s = (enum section)json_integer_value(json_object_get(g, "section"));
+	const json_t *ids = json_object_get(g, "ids");
+	size_t n = json_array_size(ids);
+	const char *noun = s == SEC_CHECKS ? (n == 1 ? "check" : "checks") : (n == 1 ? "claim" : "claims");
+	if (n > 3)
+		sbuf_printf(v->b, "%zu %s", n, noun);
 	else
-		ev_put_json_esc(b, v, m, 120);
+		sbuf_puts(v->b, noun);
+	for (size_t i = 0; n <= 3 && i < n; i++) {
+		sbuf_puts(v->b, i ? ", " : " ");
+		put_name(v, json_string_value(json_array_get(ids, i)), 128);
+	}
+	sbuf_puts(v->b, ": ");
+	put_value(v, s, json_object_get(g, "old"));
+	sbuf_puts(v->b, arrow(v));
+	put_value(v, s, json_object_get(g, "new"));
+}
+
+static void put_host_row(const struct view *v, const char *pid)
+{
+	_cleanup_json_ json_t *groups = json_object();
+	const json_t *verdict = NULL;
+	for (enum section s = SEC_PROVIDERS; groups && s <= SEC_CLAIMS; s++) {
+		const json_t *arr = json_object_get(v->d, sections[s]);
+		for (size_t i = 0; s != SEC_HOST && i < json_array_size(arr); i++) {
+			const json_t *e = json_array_get(arr, i);
+			const char *p = provider_of(s, e);
+			if (!p || strcmp(p, pid) != 0 || place_of(v->d, s, e) != PLACE_HOST)
+				continue;
+			if (s == SEC_PROVIDERS)
+				verdict = e;
+			else
+				group_add(groups, s, e);
+		}
+	}
+	sbuf_puts(v->b, v->md ? "| " : "  HOST-CHANGE ");
+	put_name(v, pid, 64);
+	sbuf_puts(v->b, v->md ? " | " : ": ");
+	if (verdict) {
+		put_value(v, SEC_PROVIDERS, json_object_get(verdict, "old"));
+		sbuf_puts(v->b, arrow(v));
+		put_value(v, SEC_PROVIDERS, json_object_get(verdict, "new"));
+	} else if (v->md)
+		sbuf_puts(v->b, "unchanged");
+	sbuf_puts(v->b, v->md ? " | " : verdict && json_object_size(groups) ? "; " : "");
+	const char *k;
+	json_t *g;
+	bool first = true;
+	json_object_foreach(groups, k, g) {
+		sbuf_puts(v->b, first ? "" : "; ");
+		put_group(v, g);
+		first = false;
+	}
+	sbuf_puts(v->b, v->md ? " |\n" : "\n");
+}
+
+static void put_host_changes(const struct view *v)
+{
+	_cleanup_json_ json_t *seen = json_object();
+	for (enum section s = SEC_PROVIDERS; seen && s <= SEC_CLAIMS; s++) {
+		const json_t *arr = json_object_get(v->d, sections[s]);
+		for (size_t i = 0; s != SEC_HOST && i < json_array_size(arr); i++) {
+			const json_t *e = json_array_get(arr, i);
+			const char *p = provider_of(s, e);
+			if (!p || place_of(v->d, s, e) != PLACE_HOST || json_object_get(seen, p))
+				continue;
+			if (json_object_size(seen) == 0)
+				sbuf_puts(v->b, v->md ? "\n#### Host changes (the host stopped a mechanism)\n\n"
+						      "| Provider | Verdict | Checks and claims |\n|---|---|---|\n"
+						    : "\nhost changes (the host stopped a mechanism):\n");
+			json_object_set_new(seen, p, json_true());
+			put_host_row(v, p);
+		}
+	}
+}
+
+/* ---- host facts, one row per family; mechanism versions ---- */
+
+static void put_family_row(const struct view *v, const json_t *arr, const char *fam)
+{
+	sbuf_puts(v->b, v->md ? "| " : "  ");
+	put_name(v, fam, 64);
+	sbuf_puts(v->b, v->md ? " | " : ": ");
+	bool first = true;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *e = json_array_get(arr, i);
+		if (!ev_jstr(e, "family") || strcmp(ev_jstr(e, "family"), fam) != 0)
+			continue;
+		sbuf_puts(v->b, first ? "" : v->md ? " \xC2\xB7 " : "; ");
+		first = false;
+		if (ev_jstr(e, "fact")) {
+			put_name(v, ev_jstr(e, "fact"), 64);
+			sbuf_puts(v->b, v->md ? ": " : " ");
+		}
+		put_value(v, SEC_HOST, json_object_get(e, "old"));
+		sbuf_puts(v->b, arrow(v));
+		put_value(v, SEC_HOST, json_object_get(e, "new"));
+	}
+	sbuf_puts(v->b, v->md ? " |\n" : "\n");
+}
+
+static void put_host_facts(const struct view *v)
+{
+	const json_t *arr = json_object_get(v->d, "host");
+	_cleanup_json_ json_t *seen = json_object();
+	for (size_t i = 0; seen && i < json_array_size(arr); i++) {
+		const char *fam = ev_jstr(json_array_get(arr, i), "family");
+		if (!fam || json_object_get(seen, fam))
+			continue;
+		if (json_object_size(seen) == 0)
+			sbuf_puts(v->b, v->md ? "\n#### Host facts\n\n| Family | Changed |\n|---|---|\n" : "\nhost facts:\n");
+		json_object_set_new(seen, fam, json_true());
+		put_family_row(v, arr, fam);
+	}
+}
+
+static void put_versions(const struct view *v)
+{
+	const json_t *arr = json_object_get(v->d, "versions");
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		if (i == 0)
+			sbuf_puts(v->b, v->md ? "\n#### Mechanism versions\n\n| What | Old | New |\n|---|---|---|\n"
+					      : "\nmechanism versions:\n");
+		put_change_row(v, SEC_VERSIONS, json_array_get(arr, i), "  ");
+	}
 }
 
 static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
 {
-	enum esc_mode m = md ? ESC_MD : ESC_TEXT;
+	const struct view v = { .b = b, .d = d, .md = md, .m = md ? ESC_MD : ESC_TEXT };
 	json_int_t changes = json_integer_value(json_object_get(d, "changes"));
 	json_int_t reg = json_integer_value(json_object_get(d, "regressions"));
 	if (changes == 0) {
@@ -367,39 +625,17 @@ static void render_diff_text(struct sbuf *b, const json_t *d, bool md)
 		return;
 	}
 	json_int_t host = json_integer_value(json_object_get(d, "host_changes"));
-	sbuf_printf(b, "%s%" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT " regression%s", md ? "### agsbx-evidence diff: " : "",
-		    changes, changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
+	sbuf_printf(b, "%s%" JSON_INTEGER_FORMAT " change%s, %" JSON_INTEGER_FORMAT " regression%s",
+		    md ? "### agsbx-evidence diff: " : "", changes, changes == 1 ? "" : "s", reg, reg == 1 ? "" : "s");
 	if (host)
 		sbuf_printf(b, ", %" JSON_INTEGER_FORMAT " host change%s", host, host == 1 ? "" : "s");
 	sbuf_putc(b, '\n');
-	for (size_t s = 0; s < AGSBX_ARRAY_SIZE(sections); s++) {
-		const json_t *arr = json_object_get(d, sections[s]);
-		if (json_array_size(arr) == 0)
-			continue;
-		if (md)
-			sbuf_printf(b, "\n#### %s\n\n| | What | Old | New |\n|---|---|---|---|\n", titles[s]);
-		else
-			sbuf_printf(b, "\n%s:\n", titles[s]);
-		for (size_t i = 0; i < json_array_size(arr); i++) {
-			const json_t *e = json_array_get(arr, i);
-			bool r = json_is_true(json_object_get(e, "regression"));
-			bool h = json_is_true(json_object_get(e, "host_change"));
-			if (md)
-				sbuf_puts(b, r ? "| \xE2\x9D\x8C regression | " : h ? "| host changed | " : "| | ");
-			else
-				sbuf_puts(b, r ? "  REGRESSION " : h ? "  HOST-CHANGE " : "  ");
-			if (md)
-				sbuf_putc(b, '`');
-			put_subject(b, sections[s], e, md ? ESC_MDCODE : m);
-			if (md)
-				sbuf_putc(b, '`');
-			sbuf_puts(b, md ? " | " : ": ");
-			put_value(b, json_object_get(e, "old"), m);
-			sbuf_puts(b, md ? " | " : " -> ");
-			put_value(b, json_object_get(e, "new"), m);
-			sbuf_puts(b, md ? " |\n" : "\n");
-		}
-	}
+	put_changes(&v, PLACE_REGRESSION, md ? "\xE2\x9D\x8C Regressions and lost evidence" : "regressions and lost evidence",
+		    "  REGRESSION ");
+	put_host_changes(&v);
+	put_changes(&v, PLACE_OTHER, md ? "Other changes" : "other changes", "  ");
+	put_host_facts(&v);
+	put_versions(&v);
 }
 
 static void render_diff_plain(struct sbuf *b, const json_t *d) { render_diff_text(b, d, false); }

@@ -38,8 +38,12 @@ char *agsbx_bundle_canonical(const json_t *bundle, size_t *len);
 
 /* Signs in place: sets "signature" {format, namespace, hash, armored,
  * public_key, fingerprint}. Built-in for unencrypted OpenSSH Ed25519 keys,
- * `ssh-keygen -Y sign` for encrypted keys / agent keys. */
+ * `ssh-keygen -Y sign` for RSA/ECDSA keys, encrypted keys and agent keys. */
 int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t err_size);
+/* The key is one agsbx_bundle_sign can use: loaded, of a supported type,
+ * and (unless encrypted) a trial signature made and verified. Run before
+ * the matrix so that a bad key costs no run. */
+int agsbx_bundle_sign_check(const char *key_path, char *err, size_t err_size);
 
 /* Writes the bundle (indented, sorted keys) atomically: temp name + rename;
  * no partial file on failure. */
@@ -89,9 +93,11 @@ char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len);
 int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size);
 
 /* Writes a new Ed25519 key pair: path (mode 0600, unencrypted
- * openssh-key-v1, readable by ssh-keygen) and path.pub. Refuses to replace
- * either file (-EEXIST). Both files appear complete or not at all. */
-int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_size);
+ * openssh-key-v1, readable by ssh-keygen) and path.pub, commented with
+ * comment (NULL: none), its "SHA256:..." fingerprint into fingerprint.
+ * Refuses to replace either file (-EEXIST). Both files appear complete or
+ * not at all. */
+int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], char *err, size_t err_size);
 
 /* Trust anchors for verification; at most one of key_path, allowed_signers
  * and keys_url. */
@@ -143,6 +149,12 @@ const char *agsbx_verify_status_name(enum agsbx_verify_status s);
  * characters (0: no limit) then "...". NULL s gives "?". malloc'd; NULL
  * on ENOMEM. */
 char *agsbx_text_oneline(const char *s, size_t max_chars);
+/* Whether v is an advisory list (an array of objects with "status"), and
+ * that list in one line: the findings worth a look by id or knob
+ * ("CVE-2024-21626 in_range, kptr_restrict exposed"), or "none of N
+ * flagged" (malloc'd; NULL when out of memory). */
+bool agsbx_is_findings(const json_t *v);
+char *agsbx_findings_text(const json_t *list);
 
 /* Differences OLD -> NEW as a JSON object (new reference):
  * {"host": [{family, fact, old, new}], "providers": [{id, old, new, regression,
@@ -162,8 +174,14 @@ int agsbx_diff_render(const json_t *diff, const char *format, FILE *out);
 json_t *agsbx_matrix_build(const json_t *const *bundles, const char *const *names, size_t n);
 /* format "markdown" | "json" | "badge" (a shields.io endpoint JSON);
  * -EINVAL for another. Rows may carry "provenance" (agsbx_bundle_provenance),
- * shown as a column. */
+ * listed under the markdown table. */
 int agsbx_matrix_render(const json_t *matrix, const char *format, FILE *out);
+/* Adds each row's "provenance" (agsbx_bundle_provenance of bundles[i]);
+ * with trust anchors also "trusted_only": true, and the badge then counts
+ * only bundles whose signature verifies and whose signer is trusted,
+ * naming how many it left out. 0 or -ENOMEM. */
+int agsbx_matrix_add_provenance(json_t *matrix, const json_t *const *bundles, size_t n,
+				const struct agsbx_verify_opts *trust);
 
 /* Shipped JSON Schemas, embedded at build time: the text of schema name
  * ("evidence-bundle", "host-probe", ...) or NULL. */

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "evidence/bundle.h"
+
 /* The largest magnitude jq 1.6 (which stores numbers as doubles) prints
  * exactly; the canonical form refuses anything beyond it. */
 #define AGSBX_JSON_INT_MAX 9007199254740992LL
@@ -109,6 +111,9 @@ void sshkey_ed25519_blob(struct sbuf *b, const uint8_t pk[ED25519_PK]);
 int sshkey_ed25519_raw(const uint8_t *blob, size_t n, const uint8_t **pk);
 /* "SHA256:<base64 without padding>" of the blob (out >= 64 bytes). */
 void sshkey_fingerprint(const uint8_t *blob, size_t n, char out[64]);
+/* The key type a blob starts with into out ("?" when it has none or it is
+ * not printable); returns out. */
+const char *sshkey_blob_type(const uint8_t *blob, size_t n, char out[64]);
 /* "TYPE BASE64[ COMMENT]" malloc'd. */
 char *sshkey_format(const char *type, const uint8_t *blob, size_t n, const char *comment);
 
@@ -116,13 +121,14 @@ struct ed25519_private {
 	uint8_t pk[ED25519_PK];
 	uint8_t sk[ED25519_SK];
 	char *comment;
+	char type[64];            /* the file's public key type, every kind */
 };
 void ed25519_private_clear(struct ed25519_private *k);
 
 enum private_key_kind {
 	PRIVKEY_ED25519,          /* parsed: k is filled */
 	PRIVKEY_ENCRYPTED,        /* bcrypt kdf / a cipher: needs ssh-keygen */
-	PRIVKEY_OTHER_TYPE,       /* unencrypted but not Ed25519 */
+	PRIVKEY_OTHER_TYPE,       /* unencrypted but not Ed25519 (k->type says which) */
 };
 /* Parses an openssh-key-v1 PEM text. -EINVAL when it is not one. */
 int openssh_private_parse(const char *text, size_t len, enum private_key_kind *kind,
@@ -153,7 +159,15 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 /* Armored SSHSIG over msg with an Ed25519 key (malloc'd). */
 char *sshsig_sign_ed25519(const struct ed25519_private *k, const char *namespace, const void *msg,
 			  size_t len);
-/* 0 when the signature is a good Ed25519 signature over msg for namespace;
+/* The public-key step: 0 when sig (of algorithm sigtype) is good over data
+ * for the key blob (Ed25519, RSA rsa-sha2-256/512, ECDSA P-256/384/521, as
+ * OpenSSH 9.2 accepts them); -EBADMSG bad signature, -EINVAL unsupported
+ * or malformed key or signature. */
+int sshsig_verify_key(const uint8_t *blob, size_t blob_n, const char *sigtype, const uint8_t *sig,
+		      size_t sig_n, const uint8_t *data, size_t data_n);
+/* Whether sshsig_verify_key knows keys of this type. */
+bool sshkey_type_supported(const char *type);
+/* 0 when the signature is a good signature over msg for namespace;
  * -EBADMSG bad signature, -EINVAL unsupported/malformed (err set). */
 int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg, size_t len,
 		  char *err, size_t err_size);
@@ -179,6 +193,9 @@ void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...) __attribu
 void ev_put_code(struct sbuf *b, const char *s, size_t max_chars);
 /* A JSON value compactly, then escaped (for diff output). */
 void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t max_chars);
+/* The icon report and matrix put before a provider verdict in markdown
+ * (with its trailing space): conformant, defective, blocked, else. */
+const char *ev_provider_icon(enum agsbx_provider_verdict v);
 /* host.<family>.<fact>.value, borrowed or NULL. */
 const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact);
 /* "Linux 6.18.0 x86_64, Debian GNU/Linux 12" or "?" pieces. */
@@ -241,8 +258,25 @@ int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_c
 void ev_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Borrowed string member or NULL. */
 const char *ev_jstr(const json_t *obj, const char *key);
-/* OpenSSH-style pattern lists: "a*,b?,!c". Negation wins. */
+/* OpenSSH-style pattern lists: "a*,b?,!c", as match.c:match_pattern_list:
+ * 1 a positive match, -1 a negated one (it wins), 0 neither, and 0 too
+ * when a subpattern of 1023 bytes or more is reached. */
 bool ev_match_pattern(const char *s, const char *pattern);
-bool ev_match_pattern_list(const char *s, const char *list);
+int ev_match_pattern_list(const char *s, const char *list);
+
+/* ---- allowed_signers (signers.c) ------------------------------------ */
+
+struct ev_signer {
+	struct sshkey key;        /* blob: canonical, for comparing keys */
+	char *principals;         /* pattern list, quotes removed as OpenSSH does */
+	char *namespaces;         /* namespaces="..." or NULL */
+	uint64_t valid_after, valid_before; /* 0: no such option */
+	bool cert_authority;
+};
+void ev_signer_clear(struct ev_signer *s);
+/* One line as getline() gives it (its '\n' kept) read as OpenSSH 9.2p1's
+ * sshsig.c reads it: 1 a signer, 0 a blank or comment line, -EINVAL with
+ * OpenSSH's reason in why, -ENOMEM; s is to be cleared in every case. */
+int ev_signer_parse(const char *line, struct ev_signer *s, char *why, size_t why_size);
 
 #endif

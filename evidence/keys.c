@@ -88,6 +88,22 @@ void sshkey_fingerprint(const uint8_t *blob, size_t n, char out[64])
 	snprintf(out, 64, "SHA256:%s", b64);
 }
 
+const char *sshkey_blob_type(const uint8_t *blob, size_t n, char out[64])
+{
+	struct sshrd rd = { blob, n };
+	const uint8_t *t;
+	size_t tn;
+	strcpy(out, "?");
+	if (sshrd_str(&rd, &t, &tn) < 0 || tn == 0 || tn >= 64)
+		return out;
+	for (size_t i = 0; i < tn; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return out;
+	memcpy(out, t, tn);
+	out[tn] = '\0';
+	return out;
+}
+
 char *sshkey_format(const char *type, const uint8_t *blob, size_t n, const char *comment)
 {
 	_cleanup_free_ char *b64 = ev_b64_encode(blob, n);
@@ -180,6 +196,9 @@ int openssh_private_parse(const char *text, size_t len, enum private_key_kind *k
 		ev_set_err(err, err_size, "malformed openssh-key-v1 private key");
 		return -EINVAL;
 	}
+	char type[64];
+	sshkey_blob_type(pub, pub_n, type);
+	memcpy(k->type, type, sizeof type);
 	bool plain_cipher = cipher_n == 4 && memcmp(cipher, "none", 4) == 0;
 	bool plain_kdf = kdf_n == 4 && memcmp(kdf, "none", 4) == 0;
 	if (!plain_cipher || !plain_kdf) {
@@ -273,7 +292,7 @@ static int write_exclusive(const char *path, const char *data, size_t len, mode_
 	return r;
 }
 
-int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_size)
+int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], char *err, size_t err_size)
 {
 	if (sodium_init() < 0)
 		return -ENOMEM;
@@ -290,7 +309,7 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 			lstat(path, &st) == 0 ? path : pub_path);
 		return -EEXIST;
 	}
-	struct ed25519_private k = { .comment = strdup(comment ? comment : AGSBX_SSHSIG_NAMESPACE) };
+	struct ed25519_private k = { .comment = strdup(comment ? comment : "") };
 	if (!k.comment)
 		return -ENOMEM;
 	crypto_sign_keypair(k.pk, k.sk);
@@ -299,6 +318,8 @@ int agsbx_keygen(const char *path, const char *comment, char *err, size_t err_si
 	sshkey_ed25519_blob(&blob, k.pk);
 	_cleanup_free_ char *line = blob.oom ? NULL : sshkey_format("ssh-ed25519", (uint8_t *)blob.p, blob.len,
 								   k.comment);
+	if (!blob.oom)
+		sshkey_fingerprint((uint8_t *)blob.p, blob.len, fingerprint);
 	sbuf_clear(&blob);
 	ed25519_private_clear(&k);
 	if (!pem || !line)

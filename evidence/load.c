@@ -401,6 +401,9 @@ int agsbx_bundle_write(const char *path, const json_t *bundle)
 	if (!text)
 		return -ENOMEM;
 	size_t n = strlen(text);
+	/* Never a bundle this tool's own reader (verify, report) refuses. */
+	if (n + 1 > AGSBX_BUNDLE_MAX_BYTES)
+		return -EFBIG;
 	_cleanup_free_ char *withnl = malloc(n + 2);
 	if (!withnl)
 		return -ENOMEM;

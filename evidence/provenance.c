@@ -169,16 +169,20 @@ int agsbx_provenance_render(const json_t *const *provs, const char *const *label
 		return -EINVAL;
 	enum esc_mode m = md ? ESC_MD : ESC_TEXT;
 	struct sbuf b = { 0 };
-	sbuf_puts(&b, md ? "#### Provenance\n\n| Bundle | Provenance | Blocked |\n|---|---|---|\n" : "provenance:\n");
+	/* markdown: a list, not a table: a fingerprint or a CI path is one
+	 * word a table cell cannot wrap, and would push it past a PR
+	 * comment's width (760 px); a list item wraps it */
+	sbuf_puts(&b, md ? "#### Provenance\n\n" : "provenance:\n");
 	for (size_t i = 0; i < n; i++) {
-		sbuf_puts(&b, md ? "| " : "  ");
-		ev_put_esc(&b, labels[i], m, 80);
-		sbuf_puts(&b, md ? " | " : ": ");
+		sbuf_puts(&b, md ? "- **" : "  ");
+		ev_put_esc(&b, labels[i], m, 240); /* whole: a path differs at its end */
+		sbuf_puts(&b, md ? "**: " : ": ");
 		ev_provenance_put(&b, provs[i], m, md ? "; " : "\n      ");
 		if (md) {
-			sbuf_puts(&b, " | ");
+			if (json_array_size(json_object_get(provs[i], "blocked")))
+				sbuf_puts(&b, "; ");
 			ev_provenance_put_blocked(&b, provs[i], m, "; ");
-			sbuf_puts(&b, " |\n");
+			sbuf_putc(&b, '\n');
 		} else if (json_array_size(json_object_get(provs[i], "blocked"))) {
 			sbuf_puts(&b, "\n      ");
 			ev_provenance_put_blocked(&b, provs[i], m, "\n      ");
@@ -201,7 +205,7 @@ int agsbx_provenance_notes(const json_t *const *provs, const char *const *labels
 		if (!json_array_size(sims))
 			continue;
 		sbuf_puts(&b, md ? "> **Note:** " : "note: ");
-		ev_put_esc(&b, labels[i], m, 80);
+		ev_put_esc(&b, labels[i], m, 240); /* whole: a path differs at its end */
 		sbuf_puts(&b, " is a labelled simulation (");
 		put_list(&b, sims, m, "");
 		sbuf_puts(&b, "): what it shows blocked is simulated, not this host's policy\n");

@@ -264,6 +264,36 @@ void ev_putf(struct sbuf *b, enum esc_mode mode, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* An advisory list (probes' advisories family) in one line. */
+char *agsbx_findings_text(const json_t *list)
+{
+	char *s = strdup("");
+	size_t i;
+	const json_t *f;
+	json_array_foreach(list, i, f) {
+		const char *st = json_string_value(json_object_get(f, "status"));
+		const char *id = json_string_value(json_object_get(f, json_object_get(f, "id") ? "id" : "fact"));
+		if (!s || !st || !id || (strcmp(st, "in_range") != 0 && strcmp(st, "exposed") != 0))
+			continue;
+		char *n = NULL;
+		if (asprintf(&n, "%s%s%s %s", s, *s ? ", " : "", id, st) < 0)
+			n = NULL;
+		free(s);
+		s = n;
+	}
+	if (s && !*s) {
+		free(s);
+		if (asprintf(&s, "none of %zu flagged", json_array_size(list)) < 0)
+			s = NULL;
+	}
+	return s;
+}
+
+bool agsbx_is_findings(const json_t *v)
+{
+	return json_is_array(v) && json_array_size(v) && json_object_get(json_array_get(v, 0), "status");
+}
+
 char *agsbx_text_oneline(const char *s, size_t max_chars)
 {
 	return agsbx_term_escape(s, max_chars);
@@ -278,6 +308,20 @@ void ev_put_json_esc(struct sbuf *b, const json_t *v, enum esc_mode mode, size_t
 	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	ev_put_esc(b, s ? s : "?", mode, max_chars);
 	free(s);
+}
+
+const char *ev_provider_icon(enum agsbx_provider_verdict v)
+{
+	switch (v) {
+	case AGSBX_PROVIDER_CONFORMANT:
+		return "\xE2\x9C\x85 ";
+	case AGSBX_PROVIDER_DEFECTIVE:
+		return "\xE2\x9D\x8C ";
+	case AGSBX_PROVIDER_BLOCKED:
+		return "\xE2\x9B\x94 ";
+	default:
+		return "\xE2\x9E\x96 ";
+	}
 }
 
 const json_t *ev_host_value(const json_t *bundle, const char *family, const char *fact)
@@ -328,10 +372,11 @@ int sbuf_flush(struct sbuf *b, int r, FILE *out)
 {
 	if (r == 0 && b->oom)
 		r = -ENOMEM;
+	errno = 0; /* a failed write's own errno (ENOSPC), EIO when none */
 	if (r == 0 && b->len > 0 && fwrite(b->p, 1, b->len, out) != b->len)
-		r = -EIO;
+		r = errno ? -errno : -EIO;
 	if (r == 0 && fflush(out) != 0)
-		r = -EIO;
+		r = errno ? -errno : -EIO;
 	sbuf_clear(b);
 	return r;
 }

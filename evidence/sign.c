@@ -1,6 +1,8 @@
 /* Signing a bundle: built in for unencrypted OpenSSH Ed25519 keys; through
- * `ssh-keygen -Y sign` (run by the bounded runner) for encrypted keys and
- * for keys held by an ssh-agent (KEY is the .pub file, SSH_AUTH_SOCK set). */
+ * `ssh-keygen -Y sign` (run by the bounded runner) for RSA and ECDSA keys,
+ * encrypted keys and keys held by an ssh-agent (KEY is the .pub file,
+ * SSH_AUTH_SOCK set). Every signature is verified in process before it is
+ * stored, whoever made it. */
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
@@ -33,7 +35,9 @@ static int set_signature(json_t *bundle, const char *armored, const char *canon,
 	}
 	char fp[64];
 	sshkey_fingerprint(s.pubkey, s.pubkey_len, fp);
-	_cleanup_free_ char *pub = sshkey_format("ssh-ed25519", s.pubkey, s.pubkey_len, comment);
+	char type[64];
+	_cleanup_free_ char *pub = sshkey_format(sshkey_blob_type(s.pubkey, s.pubkey_len, type), s.pubkey,
+						 s.pubkey_len, comment);
 	/* a key comment is arbitrary bytes: keep the member valid UTF-8 */
 	json_t *sig = pub ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:s}", "format", "sshsig", "namespace",
 				      AGSBX_SSHSIG_NAMESPACE, "hash", s.hash, "armored", armored, "public_key",
@@ -126,13 +130,106 @@ static int sign_with_ssh_keygen(const char *key_path, const char *canon, size_t 
 	return r;
 }
 
-static bool looks_public(const char *text)
+static bool looks_public(const char *text, char type[64])
 {
 	struct sshkey k;
 	if (sshkey_parse_line(text, &k) < 0)
 		return false;
+	memcpy(type, k.type, sizeof k.type);
 	sshkey_clear(&k);
 	return true;
+}
+
+/* How a key signs: built in (an unencrypted Ed25519 key, k filled) or
+ * through ssh-keygen (an agent's key named by its .pub file, an encrypted
+ * key, an RSA or ECDSA key: ssh-keygen is the reference signer for them and
+ * keeps their private-key formats out of this code). */
+struct signer {
+	bool builtin, is_pub, encrypted;
+	char type[64];
+	struct ed25519_private k;
+};
+
+static void signer_clear(struct signer *sg)
+{
+	ed25519_private_clear(&sg->k);
+}
+
+static int unsupported_type(const char *key_path, const char *type, char *err, size_t err_size)
+{
+	ev_set_err(err, err_size, "%s: %s keys cannot sign bundles (Ed25519, RSA and ECDSA P-256/384/521 can)",
+		   key_path, type);
+	return -EINVAL;
+}
+
+static int signer_load(const char *key_path, struct signer *sg, char *err, size_t err_size)
+{
+	memset(sg, 0, sizeof *sg);
+	_cleanup_free_ char *text = NULL;
+	size_t tlen;
+	int r = agsbx_read_file(key_path, KEY_FILE_MAX, &text, &tlen);
+	if (r < 0) {
+		ev_set_err(err, err_size, "%s: %s", key_path, agsbx_file_strerror(r));
+		return r;
+	}
+	if (looks_public(text, sg->type)) {
+		sg->is_pub = true;
+		if (!sshkey_type_supported(sg->type))
+			return unsupported_type(key_path, sg->type, err, err_size);
+		if (!getenv("SSH_AUTH_SOCK")) {
+			ev_set_err(err, err_size, "%s is a public key and SSH_AUTH_SOCK is not set (no ssh-agent to sign with)",
+				key_path);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	enum private_key_kind kind;
+	r = openssh_private_parse(text, tlen, &kind, &sg->k, err, err_size);
+	sodium_memzero(text, tlen);
+	if (r < 0)
+		return r;
+	memcpy(sg->type, sg->k.type, sizeof sg->type);
+	if (!sshkey_type_supported(sg->type)) {
+		signer_clear(sg);
+		return unsupported_type(key_path, sg->type, err, err_size);
+	}
+	sg->builtin = kind == PRIVKEY_ED25519;
+	sg->encrypted = kind == PRIVKEY_ENCRYPTED;
+	return 0;
+}
+
+static int signer_sign(const struct signer *sg, const char *key_path, const char *canon, size_t clen,
+		       char **armored, char *err, size_t err_size)
+{
+	if (!sg->builtin)
+		return sign_with_ssh_keygen(key_path, canon, clen, armored, err, err_size);
+	*armored = sshsig_sign_ed25519(&sg->k, AGSBX_SSHSIG_NAMESPACE, canon, clen);
+	return *armored ? 0 : -ENOMEM;
+}
+
+/* The signature's own check (set_signature) on a fixed message, so that a
+ * key ssh-keygen or the agent cannot use fails before the matrix runs. An
+ * encrypted key is only parsed: a trial would ask for its passphrase twice. */
+int agsbx_bundle_sign_check(const char *key_path, char *err, size_t err_size)
+{
+	if (sodium_init() < 0)
+		return -ENOMEM;
+	struct signer sg;
+	int r = signer_load(key_path, &sg, err, err_size);
+	if (r < 0 || sg.encrypted) {
+		signer_clear(&sg);
+		return r;
+	}
+	static const char probe[] = "agsbx-evidence: signing key check";
+	_cleanup_free_ char *armored = NULL;
+	r = signer_sign(&sg, key_path, probe, sizeof probe - 1, &armored, err, err_size);
+	signer_clear(&sg);
+	if (r < 0)
+		return r;
+	_cleanup_json_ json_t *scratch = json_object();
+	if (!scratch)
+		return -ENOMEM;
+	return set_signature(scratch, armored, probe, sizeof probe - 1, NULL, err, err_size);
 }
 
 int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t err_size)
@@ -146,50 +243,17 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
 		ev_set_err(err, err_size, "bundle has no canonical form: %s", strerror(e));
 		return -e;
 	}
-	_cleanup_free_ char *text = NULL;
-	size_t tlen;
-	int r = agsbx_read_file(key_path, KEY_FILE_MAX, &text, &tlen);
-	if (r < 0) {
-		ev_set_err(err, err_size, "%s: %s", key_path, agsbx_file_strerror(r));
-		return r;
-	}
-	if (looks_public(text)) {
-		if (!getenv("SSH_AUTH_SOCK")) {
-			ev_set_err(err, err_size, "%s is a public key and SSH_AUTH_SOCK is not set (no ssh-agent to sign with)",
-				key_path);
-			return -EINVAL;
-		}
-		_cleanup_free_ char *armored = NULL;
-		r = sign_with_ssh_keygen(key_path, canon, clen, &armored, err, err_size);
-		if (r < 0)
-			return r;
-		_cleanup_free_ char *comment = key_comment(key_path, true);
-		return set_signature(bundle, armored, canon, clen, comment, err, err_size);
-	}
-	enum private_key_kind kind;
-	struct ed25519_private k;
-	r = openssh_private_parse(text, tlen, &kind, &k, err, err_size);
-	sodium_memzero(text, tlen);
+	struct signer sg;
+	int r = signer_load(key_path, &sg, err, err_size);
+	_cleanup_free_ char *armored = NULL;
+	if (r == 0)
+		r = signer_sign(&sg, key_path, canon, clen, &armored, err, err_size);
+	/* the private key's own comment, else the .pub file's */
+	_cleanup_free_ char *comment = r < 0			       ? NULL
+				       : sg.builtin && sg.k.comment && *sg.k.comment ? strdup(sg.k.comment)
+										      : key_comment(key_path, sg.is_pub);
+	signer_clear(&sg);
 	if (r < 0)
 		return r;
-	if (kind == PRIVKEY_OTHER_TYPE) {
-		ev_set_err(err, err_size, "%s: only Ed25519 keys are supported", key_path);
-		return -EINVAL;
-	}
-	_cleanup_free_ char *armored = NULL;
-	_cleanup_free_ char *comment = NULL;
-	if (kind == PRIVKEY_ENCRYPTED) {
-		r = sign_with_ssh_keygen(key_path, canon, clen, &armored, err, err_size);
-		if (r < 0)
-			return r;
-		comment = key_comment(key_path, false);
-	} else {
-		armored = sshsig_sign_ed25519(&k, AGSBX_SSHSIG_NAMESPACE, canon, clen);
-		/* the private key's own comment, else the .pub file's */
-		comment = k.comment && *k.comment ? strdup(k.comment) : key_comment(key_path, false);
-		ed25519_private_clear(&k);
-		if (!armored)
-			return -ENOMEM;
-	}
 	return set_signature(bundle, armored, canon, clen, comment, err, err_size);
 }

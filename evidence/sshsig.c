@@ -1,4 +1,6 @@
-/* OpenSSH SSHSIG (PROTOCOL.sshsig), Ed25519 only, with libsodium.
+/* OpenSSH SSHSIG (PROTOCOL.sshsig): the blob and its signed data; signing
+ * with Ed25519 (libsodium), verification for every key type sshsig-pk.c
+ * knows.
  *
  * Blob:        "SSHSIG" u32(1) string(pubkey) string(namespace)
  *              string(reserved) string(hash_alg) string(signature)
@@ -173,12 +175,6 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 		ev_set_err(err, err_size, "signature namespace is \"%s\", expected \"%s\"", s->namespace, namespace);
 		return -EBADMSG;
 	}
-	const uint8_t *pk;
-	if (sshkey_ed25519_raw(s->pubkey, s->pubkey_len, &pk) < 0 || strcmp(s->sigtype, "ssh-ed25519") != 0 ||
-	    s->sig_len != ED25519_SIG) {
-		ev_set_err(err, err_size, "unsupported signature key type \"%s\" (only ssh-ed25519)", s->sigtype);
-		return -EINVAL;
-	}
 	size_t want = strcmp(s->hash, "sha512") == 0 ? crypto_hash_sha512_BYTES
 		      : strcmp(s->hash, "sha256") == 0 ? crypto_hash_sha256_BYTES
 							: 0;
@@ -192,13 +188,17 @@ int sshsig_verify_digest(const struct sshsig *s, const char *namespace, const ui
 		sbuf_clear(&data);
 		return -ENOMEM;
 	}
-	int ok = crypto_sign_verify_detached(s->sig, (const uint8_t *)data.p, data.len, pk);
+	int r = sshsig_verify_key(s->pubkey, s->pubkey_len, s->sigtype, s->sig, s->sig_len,
+				  (const uint8_t *)data.p, data.len);
 	sbuf_clear(&data);
-	if (ok != 0) {
+	if (r == -EBADMSG)
 		ev_set_err(err, err_size, "signature does not match the bundle content");
-		return -EBADMSG;
+	else if (r < 0) {
+		char type[64];
+		ev_set_err(err, err_size, "unsupported or malformed %s signature (%s key)", s->sigtype,
+			   sshkey_blob_type(s->pubkey, s->pubkey_len, type));
 	}
-	return 0;
+	return r;
 }
 
 int sshsig_verify(const struct sshsig *s, const char *namespace, const void *msg, size_t len, char *err,

@@ -8,7 +8,6 @@
 #include "base/http.h"
 #include "base/util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -34,13 +33,7 @@ const char *agsbx_verify_status_name(enum agsbx_verify_status s)
 /* ---- trust anchors ---------------------------------------------------- */
 
 struct anchor {
-	struct sshkey key;
-	char *principals;         /* allowed_signers only */
-	char *namespaces;         /* namespaces="..." or NULL */
-	int64_t valid_after;      /* when has_valid_after */
-	int64_t valid_before;     /* when has_valid_before */
-	bool has_valid_after, has_valid_before;
-	bool cert_authority;
+	struct ev_signer s;       /* key files and keys URLs: only s.key */
 	int line;
 };
 
@@ -53,11 +46,8 @@ struct anchors {
 
 static void anchors_free(struct anchors *a)
 {
-	for (size_t i = 0; i < a->n; i++) {
-		sshkey_clear(&a->v[i].key);
-		free(a->v[i].principals);
-		free(a->v[i].namespaces);
-	}
+	for (size_t i = 0; i < a->n; i++)
+		ev_signer_clear(&a->v[i].s);
 	free(a->v);
 	memset(a, 0, sizeof *a);
 }
@@ -72,157 +62,22 @@ static struct anchor *anchors_add(struct anchors *a)
 	return &v[a->n++];
 }
 
-/* Next field: a "quoted" run (quotes kept out) or up to a blank. Quotes
- * inside an option value (namespaces="a,b") stay part of the field. */
-static char *next_field(const char **p)
+/* One line: 1 an anchor, 0 nothing (blank, comment), < 0 malformed. An
+ * allowed_signers line is read with its line end, as OpenSSH's getline()
+ * hands it over (a '\r' is a separator there, see signers.c). */
+static int parse_anchor_line(struct anchor *an, const char *line, size_t n, bool signers, char *why,
+			     size_t why_size)
 {
-	const char *s = *p + strspn(*p, " \t");
-	if (!*s)
-		return NULL;
-	const char *e = s;
-	bool quoted = false;
-	if (*s == '"') {
-		s++;
-		e = strchr(s, '"');
-		if (!e)
-			return NULL;
-		*p = e + 1;
-		return strndup(s, (size_t)(e - s));
-	}
-	for (; *e && (quoted || (*e != ' ' && *e != '\t')); e++)
-		if (*e == '"')
-			quoted = !quoted;
-	if (quoted)
-		return NULL;
-	*p = e;
-	return strndup(s, (size_t)(e - s));
-}
-
-/* valid-after / valid-before exactly as OpenSSH's parse_absolute_time()
- * (misc.c): YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, then an optional
- * "Z" or "UTC" (any case) for UTC, else local time; rebuilt as
- * "YYYY-MM-DDTHH:MM:SS" and read by strptime, which must consume all of
- * it; and as sshsig.c's option parser, a time at or before the epoch is
- * malformed: 19700101Z is bad input, never "no limit" (*set says the option
- * was given; a second clause of the same option is malformed too). */
-static int parse_ssh_time(const char *s, int64_t *t, bool *set)
-{
-	size_t l = strlen(s);
-	bool utc = false;
-	if (l > 1 && strcasecmp(s + l - 1, "Z") == 0) {
-		utc = true;
-		l--;
-	} else if (l > 3 && strcasecmp(s + l - 3, "UTC") == 0) {
-		utc = true;
-		l -= 3;
-	}
-	char buf[32];
-	const char *fmt;
-	switch (l) {
-	case 8:
-		fmt = "%Y-%m-%d";
-		snprintf(buf, sizeof buf, "%.4s-%.2s-%.2s", s, s + 4, s + 6);
-		break;
-	case 12:
-		fmt = "%Y-%m-%dT%H:%M";
-		snprintf(buf, sizeof buf, "%.4s-%.2s-%.2sT%.2s:%.2s", s, s + 4, s + 6, s + 8, s + 10);
-		break;
-	case 14:
-		fmt = "%Y-%m-%dT%H:%M:%S";
-		snprintf(buf, sizeof buf, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2s", s, s + 4, s + 6, s + 8, s + 10, s + 12);
-		break;
-	default:
-		return -EINVAL;
-	}
-	struct tm tm;
-	memset(&tm, 0, sizeof tm);
-	const char *end = strptime(buf, fmt, &tm);
-	if (!end || *end)
-		return -EINVAL;
-	time_t v = utc ? timegm(&tm) : mktime(&tm);
-	if (v <= 0 || *set)
-		return -EINVAL;
-	*t = (int64_t)v;
-	*set = true;
-	return 0;
-}
-
-static int parse_options(struct anchor *a, const char *opts, char *why, size_t why_size)
-{
-	const char *p = opts;
-	while (*p) {
-		size_t n = 0;
-		bool q = false;
-		while (p[n] && (q || p[n] != ',')) {
-			if (p[n] == '"')
-				q = !q;
-			n++;
-		}
-		_cleanup_free_ char *opt = strndup(p, n);
-		if (!opt)
-			return -ENOMEM;
-		char *eq = strchr(opt, '=');
-		char *val = NULL;
-		if (eq) {
-			*eq = '\0';
-			val = eq + 1;
-			size_t vl = strlen(val);
-			if (vl < 2 || val[0] != '"' || val[vl - 1] != '"') {
-				ev_set_err(why, why_size, "option %s: value must be quoted", opt);
-				return -EINVAL;
-			}
-			val[vl - 1] = '\0';
-			val++;
-		}
-		if (strcasecmp(opt, "cert-authority") == 0 && !val) {
-			a->cert_authority = true;
-		} else if (strcasecmp(opt, "namespaces") == 0 && val) {
-			free(a->namespaces);
-			a->namespaces = strdup(val);
-			if (!a->namespaces)
-				return -ENOMEM;
-		} else if ((strcasecmp(opt, "valid-after") == 0 || strcasecmp(opt, "valid-before") == 0) && val) {
-			bool after = strcasecmp(opt, "valid-after") == 0;
-			if (parse_ssh_time(val, after ? &a->valid_after : &a->valid_before,
-					   after ? &a->has_valid_after : &a->has_valid_before) < 0) {
-				ev_set_err(why, why_size, "option %s: bad time \"%s\"", opt, val);
-				return -EINVAL;
-			}
-		} else {
-			ev_set_err(why, why_size, "unsupported option \"%s\"", opt);
-			return -EINVAL;
-		}
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
-/* principals [options] keytype base64 [comment] */
-static int parse_signer_line(struct anchor *a, const char *line, char *why, size_t why_size)
-{
-	const char *p = line;
-	a->principals = next_field(&p);
-	if (!a->principals || !*a->principals) {
-		ev_set_err(why, why_size, "no principals");
-		return -EINVAL;
-	}
-	if (sshkey_parse_line(p, &a->key) == 0)
+	_cleanup_free_ char *text = strndup(line, n);
+	if (!text)
+		return -ENOMEM;
+	if (signers)
+		return ev_signer_parse(text, &an->s, why, why_size);
+	text[strcspn(text, "\r\n")] = '\0';
+	const char *s = text + strspn(text, " \t");
+	if (!*s || *s == '#')
 		return 0;
-	_cleanup_free_ char *opts = next_field(&p);
-	if (!opts) {
-		ev_set_err(why, why_size, "no key");
-		return -EINVAL;
-	}
-	int r = parse_options(a, opts, why, why_size);
-	if (r < 0)
-		return r;
-	if (sshkey_parse_line(p, &a->key) < 0) {
-		ev_set_err(why, why_size, "malformed public key");
-		return -EINVAL;
-	}
-	return 0;
+	return sshkey_parse_line(s, &an->s.key) < 0 ? -EINVAL : 1;
 }
 
 /* Lines of a key file / allowed_signers / keys URL body. Blank and '#'
@@ -233,23 +88,21 @@ static int parse_anchors(struct anchors *a, const char *text, bool signers, char
 	int lineno = 0;
 	for (const char *p = text; *p;) {
 		size_t n = strcspn(p, "\n");
+		if (p[n] == '\n')
+			n++;
 		lineno++;
-		_cleanup_free_ char *line = strndup(p, n);
-		p += n;
-		if (*p == '\n')
-			p++;
-		if (!line)
-			return -ENOMEM;
-		line[strcspn(line, "\r")] = '\0';
-		const char *s = line + strspn(line, " \t");
-		if (!*s || *s == '#')
-			continue;
 		struct anchor *an = anchors_add(a);
 		if (!an)
 			return -ENOMEM;
 		an->line = lineno;
 		char why[256] = "malformed public key";
-		int r = signers ? parse_signer_line(an, s, why, sizeof why) : sshkey_parse_line(s, &an->key);
+		int r = parse_anchor_line(an, p, n, signers, why, sizeof why);
+		p += n;
+		if (r == 0) {
+			ev_signer_clear(&an->s);
+			a->n--;
+			continue;
+		}
 		if (r < 0) {
 			ev_set_err(err, err_size, "%s line %d: %s", a->source, lineno, why);
 			return r == -ENOMEM ? r : -EINVAL;
@@ -275,6 +128,12 @@ static int load_file_anchors(struct anchors *a, const char *path, bool signers, 
 	 * silently dropped */
 	if (memchr(text, '\0', len)) {
 		ev_set_err(err, err_size, "%s: binary file (NUL byte)", path);
+		return -EINVAL;
+	}
+	/* the commonest slip: the private half where the public one goes */
+	if (!signers && strstr(text, "PRIVATE KEY-----")) {
+		ev_set_err(err, err_size, "%s is a private key; --key takes the public key (%s.pub, or ssh-keygen -y -f %s)",
+			   path, path, path);
 		return -EINVAL;
 	}
 	a->source = path;
@@ -326,6 +185,22 @@ static bool same_key(const struct sshkey *k, const uint8_t *blob, size_t n)
 	return k->blob_len == n && memcmp(k->blob, blob, n) == 0;
 }
 
+/* The trust of one allowed_signers line, in sshsig.c:check_allowed_keys_line()'s
+ * order: NULL when it trusts the signature, else why not. */
+static const char *signer_refuses(const struct ev_signer *sg, const char *identity, int64_t now)
+{
+	/* parse_principals_key_and_options: a match is exactly 1 (a negated
+	 * principal is -1) */
+	if (identity && ev_match_pattern_list(identity, sg->principals) != 1)
+		return "key listed, but not for this identity";
+	if (sg->namespaces && ev_match_pattern_list(AGSBX_SSHSIG_NAMESPACE, sg->namespaces) != 1)
+		return "key listed, but its namespaces= does not allow " AGSBX_SSHSIG_NAMESPACE;
+	if ((sg->valid_after && (uint64_t)now < sg->valid_after) ||
+	    (sg->valid_before && (uint64_t)now > sg->valid_before))
+		return "key listed, but outside its valid-after/valid-before window";
+	return NULL;
+}
+
 /* Decides trust; fills res->trusted/identity/reason. */
 static void check_anchors(const struct anchors *a, const struct agsbx_verify_opts *o, const uint8_t *blob,
 			  size_t n, struct agsbx_verify_result *res)
@@ -334,29 +209,23 @@ static void check_anchors(const struct anchors *a, const struct agsbx_verify_opt
 	const char *last_why = NULL;
 	snprintf(res->trust_source, sizeof res->trust_source, "%s", a->kind);
 	for (size_t i = 0; i < a->n; i++) {
-		const struct anchor *an = &a->v[i];
-		if (an->cert_authority || !same_key(&an->key, blob, n))
+		const struct ev_signer *sg = &a->v[i].s;
+		/* a cert-authority line names a CA key, which only a
+		 * certificate can match: never a plain signing key */
+		if (sg->cert_authority || !same_key(&sg->key, blob, n))
 			continue;
-		if (!an->principals) { /* key file or keys URL */
+		if (!sg->principals) { /* key file or keys URL */
 			snprintf(res->identity, sizeof res->identity, "%s",
-				 an->key.comment ? an->key.comment : a->source);
+				 sg->key.comment ? sg->key.comment : a->source);
 			res->trusted = true;
 			return;
 		}
-		if (o->identity && !ev_match_pattern_list(o->identity, an->principals)) {
-			last_why = "key listed, but not for this identity";
+		const char *why = signer_refuses(sg, o->identity, now);
+		if (why) {
+			last_why = why;
 			continue;
 		}
-		if (an->namespaces && !ev_match_pattern_list(AGSBX_SSHSIG_NAMESPACE, an->namespaces)) {
-			last_why = "key listed, but its namespaces= does not allow " AGSBX_SSHSIG_NAMESPACE;
-			continue;
-		}
-		if ((an->has_valid_after && now < an->valid_after) ||
-		    (an->has_valid_before && now > an->valid_before)) {
-			last_why = "key listed, but outside its valid-after/valid-before window";
-			continue;
-		}
-		snprintf(res->identity, sizeof res->identity, "%s", o->identity ? o->identity : an->principals);
+		snprintf(res->identity, sizeof res->identity, "%s", o->identity ? o->identity : sg->principals);
 		res->trusted = true;
 		return;
 	}

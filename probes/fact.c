@@ -1,6 +1,7 @@
 /* The small file readers every family uses (the fact objects are
  * base/fact.c). */
 #include "probes/internal.h"
+#include "probes/probes.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -104,4 +105,17 @@ json_t *agsbx_fact_file_bool(const char *path)
 	if (strcmp(s, "N") == 0 || strcmp(s, "n") == 0 || strcmp(s, "0") == 0)
 		return agsbx_fact_bool(false, path);
 	return agsbx_fact_detail(agsbx_fact_absent("unparsable", path), line);
+}
+
+/* The host object's lookup lives beside the fact readers: the advisories
+ * (derived from other families) and the fuzz targets use it without the
+ * families themselves. */
+const json_t *agsbx_probe_value(const json_t *host, const char *family, const char *name)
+{
+	if (!host || !family || !name)
+		return NULL;
+	const json_t *fact = json_object_get(json_object_get(host, family), name);
+	if (!json_is_object(fact) || json_is_true(json_object_get(fact, "absent")))
+		return NULL;
+	return json_object_get(fact, "value");
 }

@@ -17,20 +17,25 @@ static json_t *cgroup(const struct agsbx_probe_opts *o) { (void)o; return agsbx_
 static json_t *bubblewrap(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_bubblewrap(); }
 static json_t *runsc(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_runsc(); }
 static json_t *macos(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_macos(); }
+static json_t *hardening(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_hardening(); }
+static json_t *runtimes(const struct agsbx_probe_opts *o) { (void)o; return agsbx_probe_runtimes(); }
 
 static const struct agsbx_probe_family families[] = {
-	{ "kernel", kernel },
-	{ "os", os },
-	{ "privilege", privilege },
-	{ "container", container },
-	{ "userns", userns },
-	{ "apparmor", apparmor },
-	{ "landlock", landlock },
-	{ "cgroup", cgroup },
-	{ "bubblewrap", bubblewrap },
-	{ "runsc", runsc },
-	{ "docker", agsbx_probe_docker },
-	{ "macos", macos },
+	{ "kernel", kernel, NULL },
+	{ "os", os, NULL },
+	{ "privilege", privilege, NULL },
+	{ "container", container, NULL },
+	{ "userns", userns, NULL },
+	{ "apparmor", apparmor, NULL },
+	{ "landlock", landlock, NULL },
+	{ "cgroup", cgroup, NULL },
+	{ "bubblewrap", bubblewrap, NULL },
+	{ "runsc", runsc, NULL },
+	{ "docker", agsbx_probe_docker, NULL },
+	{ "macos", macos, NULL },
+	{ "hardening", hardening, NULL },
+	{ "runtimes", runtimes, NULL },
+	{ "advisories", NULL, agsbx_probe_advisories },
 };
 
 const struct agsbx_probe_family *agsbx_probe_families(size_t *n)
@@ -47,21 +52,11 @@ json_t *agsbx_probe_host(const struct agsbx_probe_opts *opts)
 		return NULL;
 	}
 	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
-		json_t *fam = families[i].probe(opts);
+		json_t *fam = families[i].derive ? families[i].derive(host) : families[i].probe(opts);
 		if (!fam || json_object_set_new(host, families[i].name, fam) < 0) {
 			json_decref(host);
 			return NULL;
 		}
 	}
 	return host;
-}
-
-const json_t *agsbx_probe_value(const json_t *host, const char *family, const char *name)
-{
-	if (!host || !family || !name)
-		return NULL;
-	const json_t *fact = json_object_get(json_object_get(host, family), name);
-	if (!json_is_object(fact) || json_is_true(json_object_get(fact, "absent")))
-		return NULL;
-	return json_object_get(fact, "value");
 }

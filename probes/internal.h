@@ -95,4 +95,18 @@ json_t *agsbx_probe_cgroup_markers(const char *path, bool *fired);
  * /sys, /proc and /etc/apparmor.d as they are). */
 json_t *agsbx_probe_apparmor_at(const char *root);
 
+/* ---- versions (advisories.c) ---- */
+
+/* "1.1.5+ds1", "1.0.0-rc93", "1.4.0-rc.3", "6.18.44-fc-v1098": up to four
+ * numbers, then a release candidate number (-rcN or -rc.N; a release sorts
+ * after its candidates). Anything else after the numbers is a local or
+ * distribution suffix and is ignored. */
+struct agsbx_version {
+	long part[4];
+	long rc; /* -1: not a candidate */
+};
+/* 0, or -1 when s does not start with a digit. */
+int agsbx_version_parse(const char *s, struct agsbx_version *v);
+int agsbx_version_cmp(const struct agsbx_version *a, const struct agsbx_version *b);
+
 #endif

@@ -23,7 +23,7 @@ struct agsbx_probe_opts {
 /* The whole host object (what `probe --json` prints), new reference:
  * {"schema": "agsbx-evidence/host-probe/v1", "kernel", "os", "privilege",
  *  "container", "userns", "apparmor", "landlock", "cgroup", "bubblewrap",
- *  "runsc", "docker", "macos"} */
+ *  "runsc", "docker", "macos", "hardening", "runtimes", "advisories"} */
 json_t *agsbx_probe_host(const struct agsbx_probe_opts *opts);
 
 /* Families (each a new reference). */
@@ -39,6 +39,14 @@ json_t *agsbx_probe_bubblewrap(void);   /* path, version, setuid, options */
 json_t *agsbx_probe_runsc(void);        /* path, version */
 json_t *agsbx_probe_docker(const struct agsbx_probe_opts *opts); /* endpoint, reachable, version, api_version, runtimes, default_runtime, security_options, cgroup_version */
 json_t *agsbx_probe_macos(void);        /* sw_vers, sandbox_exec */
+json_t *agsbx_probe_hardening(void);    /* /proc/sys knobs of the kernel attack surface (read only) */
+json_t *agsbx_probe_runtimes(void);     /* runc, crun, containerd versions on PATH */
+/* Advice from the other families (kernel, runtimes, hardening, userns):
+ * upstream_ranges (each advisory of probes/advisories.json with the
+ * observed version and "in_range" / "fixed" / "before_introduced" /
+ * "not_observed"), hardening (each knob "exposed" / "restricted"),
+ * table_updated. Never a verdict. */
+json_t *agsbx_probe_advisories(const json_t *host);
 
 /* Value of a fact inside a probe object, by family and name: borrowed,
  * NULL when absent. e.g. agsbx_probe_value(host, "userns", "max_user_namespaces"). */
@@ -56,6 +64,8 @@ int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, si
 struct agsbx_probe_family {
 	const char *name;
 	json_t *(*probe)(const struct agsbx_probe_opts *opts);
+	/* instead of probe: facts derived from the families before it */
+	json_t *(*derive)(const json_t *host);
 };
 const struct agsbx_probe_family *agsbx_probe_families(size_t *n);
 

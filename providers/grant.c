@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/fsat.h"
 #include "base/util.h"
 
 static const char *const role_names[AGSBX_ROOT_COUNT] = { "source", "build", "output", "logs" };
@@ -145,7 +145,8 @@ static int materialise(const char *src, const char *dst, bool executable)
 	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* read too: the digest is taken from this fd, never from the path again */
+	_cleanup_close_ int out = open(dst, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0)
 		return -errno;
 	int r = copy_fd(in, out);
@@ -179,7 +180,7 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 	struct stat st;
 	if (fstat(out, &st) < 0)
 		return -errno;
-	int r = agsbx_sha256_file(dst, f->sha256);
+	int r = lseek(out, 0, SEEK_SET) < 0 ? -errno : agsbx_sha256_fd(out, f->sha256);
 	if (r < 0)
 		return r;
 	f->name = strdup(name);
@@ -205,62 +206,44 @@ int agsbx_grant_seal(struct agsbx_grant *g)
 	return 0;
 }
 
-int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size)
+/* One file: opened without following a link and judged by that fd (the
+ * source root is the sandbox user's, who may swap the entry any time). */
+static int verify_file(const struct agsbx_bundle_file *f, char *why, size_t why_size)
 {
-	for (size_t i = 0; i < g->nfiles; i++) {
-		const struct agsbx_bundle_file *f = &g->files[i];
-		struct stat st;
-		if (lstat(f->path, &st) < 0) {
-			snprintf(why, why_size, "%s: %s", f->name, strerror(errno));
-			return -ENOENT;
-		}
-		if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
-			snprintf(why, why_size, "%s is no longer a regular file", f->name);
-			return -ELOOP;
-		}
-		if (same_fingerprint(&st, f))
-			continue;
-		char hex[65];
-		int r = agsbx_sha256_file(f->path, hex);
-		if (r < 0) {
-			snprintf(why, why_size, "%s: %s", f->name, strerror(-r));
-			return r;
-		}
-		if (strcmp(hex, f->sha256) != 0) {
-			snprintf(why, why_size, "digest of %s changed before execution (sha256 %s, recorded %s)",
-				 f->name, hex, f->sha256);
-			return -EBADMSG;
-		}
+	struct stat st;
+	_cleanup_close_ int fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno != ELOOP && errno != ENXIO) {
+		int e = errno;
+		snprintf(why, why_size, "%s: %s", f->name, strerror(e));
+		return -e;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, why_size, "%s is no longer a regular file", f->name);
+		return -ELOOP;
+	}
+	if (same_fingerprint(&st, f))
+		return 0;
+	char hex[65];
+	int r = agsbx_sha256_fd(fd, hex);
+	if (r < 0) {
+		snprintf(why, why_size, "%s: %s", f->name, strerror(-r));
+		return r;
+	}
+	if (strcmp(hex, f->sha256) != 0) {
+		snprintf(why, why_size, "digest of %s changed before execution (sha256 %s, recorded %s)", f->name, hex,
+			 f->sha256);
+		return -EBADMSG;
 	}
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size)
 {
-	(void)ftw;
-	(void)st;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0; /* best effort: keep removing the rest */
-}
-
-/* Directories nftw could not read in the current unlock pass (thread-local:
- * nftw callbacks take no user data). */
-static __thread unsigned unreadable_dirs;
-
-static int unlock_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)ftw;
-	/* NOFOLLOW: an entry swapped for a symlink since nftw's lstat (by a
-	 * process still writing in a root) must not chmod the link's target. */
-	if ((flag == FTW_D || flag == FTW_DP || flag == FTW_DNR) && !S_ISLNK(st->st_mode))
-		fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW);
-	/* A directory made unreadable (mode 0) is reported, not entered: it
-	 * is readable now, and the next pass sees what it holds. */
-	if (flag == FTW_DNR)
-		unreadable_dirs++;
+	for (size_t i = 0; i < g->nfiles; i++) {
+		int r = verify_file(&g->files[i], why, why_size);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -268,18 +251,10 @@ void agsbx_grant_destroy(struct agsbx_grant *g)
 {
 	if (!g)
 		return;
-	if (g->area) {
-		/* FTW_PHYS: never follow a symlink a sandbox left behind. */
-		/* One pass per level of nested unreadable directories (bounded:
-		 * a pass that finds none ends it). */
-		for (int pass = 0; pass < 64; pass++) {
-			unreadable_dirs = 0;
-			nftw(g->area, unlock_entry, 32, FTW_PHYS);
-			if (!unreadable_dirs)
-				break;
-		}
-		nftw(g->area, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-	}
+	/* The roots belong to the sandbox user, who may still be swapping
+	 * directories for links: an fd walk that never follows one. */
+	if (g->area)
+		agsbx_remove_tree(g->area, NULL);
 	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
 		free(g->roots[i].path);
 	for (size_t i = 0; i < g->nfiles; i++) {

@@ -155,6 +155,8 @@ START_TEST(test_hostile_text_all_targets)
 			ck_assert_ptr_null(strstr(out, "https://"));
 		}
 	}
+	/* a blocked provider's reason: in the matrix's list under the table */
+	json_object_set_new(json_array_get(json_object_get(b, "providers"), 2), "reason", json_string(HOSTILE));
 	const json_t *bundles[] = { b };
 	const char *names[] = { "@octocat-https://evil.example-\xe2\x80\xae.json" };
 	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 1);
@@ -164,6 +166,8 @@ START_TEST(test_hostile_text_all_targets)
 	ck_assert_msg(!raw_hostile(mm, false), "matrix: %s", raw_hostile(mm, false));
 	ck_assert_ptr_null(strstr(mm, "@octocat"));
 	ck_assert_ptr_null(strstr(mm, "https://"));
+	ck_assert_ptr_null(strstr(mm, "<done>"));
+	ck_assert_ptr_nonnull(strstr(mm, "gvisor blocked: @\xE2\x80\x8Boctocat"));
 }
 END_TEST
 
@@ -234,7 +238,19 @@ START_TEST(test_report_junit)
 	json_object_set_new(c, "reason", json_string("]]> <x a=\"'\"> & \x01\x1b \xef\xbf\xbe end"));
 	_cleanup_free_ char *x = report(b, "junit");
 	ck_assert_int_eq(strncmp(x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 50), 0);
-	ck_assert_ptr_nonnull(strstr(x, "tests=\"8\" failures=\"1\" skipped=\"4\""));
+	/* junit-10.xsd allows no skipped on <testsuites> */
+	ck_assert_ptr_nonnull(strstr(x, "<testsuites name=\"agsbx-evidence\" tests=\"8\" failures=\"1\" errors=\"0\">\n"));
+	/* every suite says where and when: hostname, timestamp (UTC, Ant form) */
+	size_t suites = 0;
+	for (const char *t = x; (t = strstr(t, "<testsuite ")); t++, suites++) {
+		const char *end = strchr(t, '>');
+		ck_assert_ptr_nonnull(end);
+		_cleanup_free_ char *open_tag = strndup(t, (size_t)(end - t));
+		ck_assert_msg(strstr(open_tag, " hostname=\"Linux 6.18.0-ci x86_64, Debian GNU/Linux 12 (bookworm)\""), "%s",
+			      open_tag);
+		ck_assert_msg(strstr(open_tag, " timestamp=\"2026-11-30T02:40:00\""), "%s", open_tag);
+	}
+	ck_assert_uint_eq(suites, 4);
 	ck_assert_ptr_nonnull(strstr(x, "<testsuite name=\"bubblewrap\" tests=\"3\" failures=\"1\" skipped=\"1\""));
 	ck_assert_ptr_nonnull(strstr(x, "<failure type=\"fail\" message=\"]]&gt; &lt;x a=&quot;&apos;&quot;&gt; &amp;"));
 	ck_assert_ptr_nonnull(strstr(x, "<skipped message=\"not_claimed: host pid visible"));
@@ -243,11 +259,22 @@ START_TEST(test_report_junit)
 	ck_assert_ptr_null(strstr(x, "\xef\xbf\xbe")); /* U+FFFE is not an XML character */
 	_cleanup_free_ char *path = agsbx_path_join(tmp, "junit.xml");
 	ck_assert_int_eq(agsbx_write_file_atomic(path, x, strlen(x), 0644), 0);
-	/* xmllint is a test dependency: missing on the CI host, it is a failure */
+	/* xmllint is a test dependency: missing on the CI host, it is a failure.
+	 * Valid against Jenkins' junit-10.xsd (a copy in tests/data/junit). */
+	_cleanup_free_ char *xsd = agsbx_test_source_path("tests/data/junit/junit-10.xsd");
 	if (sh("command -v xmllint >/dev/null") == 0)
-		ck_assert_int_eq(sh("xmllint --noout '%s'", path), 0);
+		ck_assert_int_eq(sh("xmllint --noout --schema '%s' '%s'", xsd, path), 0);
 	else
 		ck_assert_msg(!agsbx_test_require_mechanisms(), "xmllint missing (libxml2-utils)");
+	/* a bundle that recorded no host and no time: still valid, and says so */
+	_cleanup_json_ json_t *bare = json_pack("{s:s, s:[{s:s, s:s, s:s, s:[]}]}", "schema", "agsbx-evidence/v1",
+						"providers", "id", "landlock", "verdict", "skipped", "reason", "r", "checks");
+	_cleanup_free_ char *bx = report(bare, "junit");
+	ck_assert_ptr_nonnull(strstr(bx, " hostname=\"unknown\" time="));
+	_cleanup_free_ char *bpath = agsbx_path_join(tmp, "bare.xml");
+	ck_assert_int_eq(agsbx_write_file_atomic(bpath, bx, strlen(bx), 0644), 0);
+	if (sh("command -v xmllint >/dev/null") == 0)
+		ck_assert_int_eq(sh("xmllint --noout --schema '%s' '%s'", xsd, bpath), 0);
 	ck_assert_int_eq(sh("/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; "
 			    "r = E.parse(sys.argv[1]).getroot(); "
 			    "assert r.tag == \"testsuites\" and len(r.findall(\"testsuite\")) == 4; "
@@ -435,10 +462,15 @@ START_TEST(test_diff_changes_and_regressions)
 	_cleanup_free_ char *t = render(agsbx_diff_render, d, "text", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_ptr_nonnull(strstr(t, "REGRESSION landlock/fs.host_read_denied: pass -> fail"));
-	ck_assert_ptr_nonnull(strstr(t, "kernel.release: 6.18.0-ci -> 6.19.0"));
-	ck_assert_ptr_nonnull(strstr(t, "docker.version: (none) -> 24.0.7"));
+	/* host facts: one line per family */
+	ck_assert_ptr_nonnull(strstr(t, "\n  kernel: release 6.18.0-ci -> 6.19.0\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\n  docker: version (none) -> 24.0.7\n"));
 	_cleanup_free_ char *m = render(agsbx_diff_render, d, "markdown", &r);
-	ck_assert_ptr_nonnull(strstr(m, "| \xE2\x9D\x8C regression | `landlock/fs.host_read_denied` | pass | fail |"));
+	ck_assert_ptr_nonnull(strstr(m, "#### \xE2\x9D\x8C Regressions and lost evidence\n\n| What | Old | New |\n|---|---|---|\n"
+					"| provider `landlock` | conformant | defective |\n"
+					"| provider `seatbelt` | skipped | *not in this bundle* |\n"
+					"| `landlock/fs.host_read_denied` | pass | fail |\n"));
+	ck_assert_ptr_nonnull(strstr(m, "| `kernel` | `release`: 6.18.0-ci \xE2\x86\x92 6.19.0 |\n"));
 	_cleanup_free_ char *j = render(agsbx_diff_render, d, "json", &r);
 	json_error_t je;
 	_cleanup_json_ json_t *back = json_loads(j, JSON_REJECT_DUPLICATES, &je);
@@ -446,9 +478,13 @@ START_TEST(test_diff_changes_and_regressions)
 	_cleanup_free_ char *bad = render(agsbx_diff_render, d, "yaml", &r);
 	ck_assert_int_eq(r, -EINVAL);
 
-	ck_assert_ptr_nonnull(strstr(t, "HOST-CHANGE landlock/net.connect_denied: pass -> blocked"));
+	ck_assert_ptr_nonnull(strstr(t, "HOST-CHANGE landlock: check net.connect_denied: pass -> blocked\n"));
 	ck_assert_ptr_nonnull(strstr(t, "3 regressions, 1 host change\n"));
-	ck_assert_ptr_nonnull(strstr(m, "| host changed | `landlock/net.connect_denied` | pass | blocked |"));
+	ck_assert_ptr_nonnull(strstr(m, "| `landlock` | unchanged | check `net.connect_denied`: pass \xE2\x86\x92 blocked |"));
+	/* the rest after both: an improvement, a claim that changed value */
+	ck_assert_ptr_nonnull(strstr(m, "#### Other changes\n\n| What | Old | New |\n|---|---|---|\n| provider `gvisor` | blocked | conformant |\n"));
+	ck_assert(strstr(m, "Regressions") < strstr(m, "#### Host changes"));
+	ck_assert(strstr(m, "#### Host changes") < strstr(m, "#### Other changes"));
 
 	/* the other direction: bubblewrap/proc.pid_hidden pass -> fail regresses,
 	 * gvisor conformant -> blocked is a host change */
@@ -591,14 +627,298 @@ START_TEST(test_matrix)
 	int r;
 	_cleanup_free_ char *md = render(agsbx_matrix_render, mx, "markdown", &r);
 	ck_assert_int_eq(r, 0);
-	ck_assert_ptr_nonnull(strstr(md, "| Host | Created | Tool | landlock | bubblewrap | gvisor | seatbelt |"));
-	ck_assert_ptr_nonnull(strstr(md, "defective: `proc.pid_hidden`"));
-	/* minimal has no providers: every cell is "?" */
-	ck_assert_ptr_nonnull(strstr(md, "(m.json) | 2026-11-29T10:00:00Z | 0.1.0 | ? | ? | ? | ? |"));
+	/* host and verdicts only; icons as report's; failing ids inline */
+	ck_assert_ptr_nonnull(strstr(md, "\n| Host | landlock | bubblewrap | gvisor | seatbelt |\n|---|---|---|---|---|\n"
+					 "| **1** 6.18.0-ci x86\\_64 \xC2\xB7 Debian GNU/Linux 12 (bookworm) | \xE2\x9C\x85 conformant | "
+					 "\xE2\x9D\x8C defective: <code>proc.<wbr>pid\\_<wbr>hidden</code> | "
+					 "\xE2\x9B\x94 blocked | \xE2\x9E\x96 skipped |\n"));
+	/* minimal has no providers: spelled out, not "?" */
+	ck_assert_ptr_nonnull(strstr(md, "| **2** 6.1.0-28-amd64 \xC2\xB7 Debian GNU/Linux 12 (bookworm) | *not in this bundle* | "
+					 "*not in this bundle* | *not in this bundle* | *not in this bundle* |\n"));
+	/* members another tool version left out are named, not "?" */
+	ck_assert_ptr_nonnull(strstr(md, "| **3** *host not recorded* | \xE2\x9D\x94 *no verdict recorded* | *not in this bundle* |"));
+	ck_assert_ptr_null(strstr(md, "| ? |"));
+	/* file, created, tool and blocked reasons: the numbered list under the table */
+	ck_assert_ptr_nonnull(strstr(md, "\n<details><summary>"));
+	ck_assert_ptr_nonnull(strstr(md, "\n1. a.json \xC2\xB7 created 2026-11-30T02:40:00Z \xC2\xB7 tool 0.1.0; "
+					 "gvisor blocked: docker\\_unreachable\n"));
+	ck_assert_ptr_nonnull(strstr(md, "\n3. old.json \xC2\xB7 created not recorded \xC2\xB7 tool not recorded\n"));
 	_cleanup_free_ char *js = render(agsbx_matrix_render, mx, "json", &r);
 	ck_assert_int_eq(r, 0);
 	_cleanup_free_ char *bad = render(agsbx_matrix_render, mx, "text", &r);
 	ck_assert_int_eq(r, -EINVAL);
+}
+END_TEST
+
+/* The markdown matrix fits GitHub's comment column (760 px) by
+ * construction: only host and verdict columns, and no run of text a
+ * browser cannot break wider than a cell can be. Chromium is not a test
+ * dependency: tests/tools/render-views.sh shows the real rendering (and
+ * checks it at 728 px, inside the comment body's padding); this is its
+ * structural guard. Per column the widest unbreakable run (spaces, <wbr>
+ * and hyphens break; markup, escapes and italics are invisible) at 8.5 px
+ * a character, plus 26 px of cell padding, summed over the columns. Against
+ * Chromium's min-content width of the table below that errs high: 736 px
+ * estimated, 709 px rendered (no column more than 1 px under). */
+static size_t longest_run(const char *cell, size_t len)
+{
+	size_t best = 0, run = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (strncmp(cell + i, "<wbr>", 5) == 0 || cell[i] == ' ') {
+			run = 0;
+			i += cell[i] == ' ' ? 0 : 4;
+			continue;
+		}
+		if (strncmp(cell + i, "<code>", 6) == 0 || strncmp(cell + i, "</code>", 7) == 0) {
+			i += cell[i + 1] == '/' ? 6 : 5;
+			continue;
+		}
+		if (cell[i] == '\\' || cell[i] == '*' || ((unsigned char)cell[i] & 0xC0) == 0x80)
+			continue;
+		if (++run > best)
+			best = run;
+		/* a browser breaks after a hyphen, but not before a digit (UAX #14) */
+		if (cell[i] == '-' && i + 1 < len && (cell[i + 1] < '0' || cell[i + 1] > '9'))
+			run = 0;
+	}
+	return best;
+}
+
+/* Min-content estimate of the table starting at md (px) and its column count. */
+static size_t table_min_px(const char *md, size_t *columns)
+{
+	size_t widest[32] = { 0 }, ncol = 0;
+	for (const char *l = md; l && *l == '|'; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n') ? strchr(l, '\n') : l + strlen(l);
+		if (l[1] == '-')
+			continue; /* the delimiter row */
+		size_t col = 0;
+		for (const char *c = l + 1; c < end && col < 32; col++) {
+			const char *bar = c;
+			while (bar < end && (*bar != '|' || bar[-1] == '\\'))
+				bar++;
+			size_t run = longest_run(c, (size_t)(bar - c));
+			widest[col] = run > widest[col] ? run : widest[col];
+			c = bar + 1;
+		}
+		ncol = col;
+	}
+	size_t px = 0;
+	for (size_t i = 0; i < ncol; i++)
+		px += 26 + (17 * widest[i] + 1) / 2;
+	*columns = ncol;
+	return px;
+}
+
+/* Bundles as a maintainer's matrix has them: real providers' longest
+ * check ids failing, long blocked reasons, six providers. */
+static json_t *wide_bundle(const char *base, const char *failing, const char *reason)
+{
+	json_t *b = load_src(base);
+	json_t *providers = json_object_get(b, "providers");
+	json_t *bw = json_array_get(providers, 1), *gv = json_array_get(providers, 2);
+	json_object_set_new(json_array_get(json_object_get(bw, "checks"), 1), "id", json_string(failing));
+	json_object_set_new(gv, "reason", json_string(reason));
+	static const char *const extra[] = { "trusted_local", "firejail_negative_control" };
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(extra); i++)
+		json_array_append_new(providers, json_pack("{s:s, s:s, s:s, s:[]}", "id", extra[i], "verdict", "blocked",
+							   "reason", "bwrap_user_namespace_blocked", "checks"));
+	return b;
+}
+
+START_TEST(test_matrix_fits_comment_width)
+{
+	_cleanup_json_ json_t *a = wide_bundle("tests/data/bundles/full.json", "priv.capabilities_dropped",
+					       "docker_daemon_unreachable");
+	_cleanup_json_ json_t *s = wide_bundle("tests/data/bundles/signed.json", "bundle.integrity_enforced",
+					       "runsc_platform_unavailable");
+	_cleanup_json_ json_t *m = load_src("tests/data/bundles/minimal.json");
+	const json_t *bundles[] = { a, s, m };
+	const char *names[] = { "bundles/agsbx-evidence-runner-ubuntu-24.04-root-20261130T024000Z.json", "s.json",
+				"m.json" };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 3);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(mx, bundles, 3, NULL), 0);
+	int r;
+	_cleanup_free_ char *md = render(agsbx_matrix_render, mx, "markdown", &r);
+	ck_assert_int_eq(r, 0);
+	const char *table = strncmp(md, "| Host |", 8) == 0 ? md : strstr(md, "\n| Host |");
+	ck_assert_ptr_nonnull(table);
+	table += *table == '\n';
+	size_t cols;
+	size_t px = table_min_px(table, &cols);
+	fprintf(stderr, "matrix: %zu columns, %zu px estimated\n", cols, px);
+	ck_assert_uint_eq(cols, 1 + json_array_size(json_object_get(mx, "providers")));
+	ck_assert_msg(px <= 760, "the matrix needs at least %zu px:\n%s", px, md);
+	/* provenance (fingerprints, paths) is under the table, not in it */
+	ck_assert_ptr_null(strstr(table, "| Provenance"));
+	ck_assert_ptr_nonnull(strstr(strstr(md, "</summary>"), "SHA256:"));
+	/* GitHub's renderer (cmark-gfm) reads it as one table of 3 rows and 7
+	 * columns, and a list of 3 under it */
+	_cleanup_free_ char *path = agsbx_path_join(tmp, "matrix.md");
+	ck_assert_int_eq(agsbx_write_file_atomic(path, md, strlen(md), 0644), 0);
+	if (sh("command -v cmark-gfm >/dev/null") != 0) {
+		ck_assert_msg(!agsbx_test_require_mechanisms(), "cmark-gfm missing");
+		fprintf(stderr, "note: cmark-gfm not installed: the GFM rendering is not checked\n");
+		return;
+	}
+	ck_assert_int_eq(sh("cmark-gfm --unsafe -e table '%s' >'%s.html'", path, path), 0);
+	ck_assert_int_eq(sh("h='%s.html'; test $(grep -c '<th>' $h) = 7 && test $(grep -c '<tr>' $h) = 4 && "
+			    "grep -q '^<th>Host</th>$' $h && test $(grep -c '^<li>' $h) = 3 && "
+			    "grep -q '<td><strong>1</strong> 6.18.0-ci' $h && ! grep -q '^<p>|' $h",
+			    path),
+			 0);
+}
+END_TEST
+
+/* With trust anchors the badge speaks for trusted bundles only: a forged
+ * one (a verdict edited after signing) changes nothing, and is counted as
+ * excluded. */
+START_TEST(test_matrix_badge_trust)
+{
+	_cleanup_json_ json_t *s = load_src("tests/data/bundles/signed.json");
+	_cleanup_json_ json_t *forged = json_deep_copy(s);
+	json_t *p = json_array_get(json_object_get(forged, "providers"), 0);
+	json_object_set_new(p, "verdict", json_string("defective"));
+	const json_t *bundles[] = { s, forged };
+	const char *names[] = { "s.json", "forged.json" };
+	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
+	struct agsbx_verify_opts trust = { .key_path = pub };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 2);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(mx, bundles, 2, &trust), 0);
+	int r;
+	_cleanup_free_ char *badge = render(agsbx_matrix_render, mx, "badge", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_str_eq(badge, "{\"color\": \"red\", \"label\": \"sandbox evidence\", \"message\": \"1 conformant, 1 defective, "
+				"1 blocked, 1 skipped; 1 bundle excluded (signature not verified or signer not trusted)\", "
+				"\"schemaVersion\": 1}\n");
+	/* only the forged one: nothing trusted, grey, and it says so */
+	_cleanup_json_ json_t *only = agsbx_matrix_build(bundles + 1, names + 1, 1);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(only, bundles + 1, 1, &trust), 0);
+	_cleanup_free_ char *grey = render(agsbx_matrix_render, only, "badge", &r);
+	ck_assert_ptr_nonnull(strstr(grey, "\"color\": \"lightgrey\""));
+	ck_assert_ptr_nonnull(strstr(grey, "no trusted bundle; 1 bundle excluded"));
+	/* a good signature by a key the anchors do not hold: excluded too */
+	_cleanup_free_ char *other = agsbx_path_join(tmp, "other");
+	char err[256], fp[64];
+	ck_assert_int_eq(agsbx_keygen(other, "other", fp, err, sizeof err), 0);
+	_cleanup_free_ char *other_pub = agsbx_path_join(tmp, "other.pub");
+	struct agsbx_verify_opts untrusted = { .key_path = other_pub };
+	_cleanup_json_ json_t *u = agsbx_matrix_build(bundles, names, 1);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(u, bundles, 1, &untrusted), 0);
+	_cleanup_free_ char *ub = render(agsbx_matrix_render, u, "badge", &r);
+	ck_assert_ptr_nonnull(strstr(ub, "no trusted bundle; 1 bundle excluded"));
+	/* a trust anchor that fails (a keys URL down, a key file gone): nothing
+	 * is trusted, and the row says its signer was not checked */
+	_cleanup_free_ char *gone = agsbx_path_join(tmp, "gone.pub");
+	struct agsbx_verify_opts failing = { .key_path = gone };
+	_cleanup_json_ json_t *f = agsbx_matrix_build(bundles, names, 1);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(f, bundles, 1, &failing), 0);
+	_cleanup_free_ char *fb = render(agsbx_matrix_render, f, "badge", &r);
+	ck_assert_ptr_nonnull(strstr(fb, "no trusted bundle; 1 bundle excluded"));
+	_cleanup_free_ char *fm = render(agsbx_matrix_render, f, "markdown", &r);
+	ck_assert_ptr_nonnull(strstr(fm, " \xC2\xB7 \xE2\x9A\xA0\xEF\xB8\x8F signer not checked |"));
+	/* without trust anchors every bundle counts, as before */
+	_cleanup_json_ json_t *all = agsbx_matrix_build(bundles, names, 2);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(all, bundles, 2, NULL), 0);
+	_cleanup_free_ char *ab = render(agsbx_matrix_render, all, "badge", &r);
+	ck_assert_ptr_nonnull(strstr(ab, "\"message\": \"1 conformant, 3 defective, 2 blocked, 2 skipped\""));
+}
+END_TEST
+
+/* A provider the host stopped is one row under "Host changes", whatever
+ * number of checks and claims it lost with it; regressions come first. */
+START_TEST(test_diff_host_changes_grouped)
+{
+	_cleanup_json_ json_t *a = load_src("tests/data/bundles/full.json");
+	json_t *ll = json_array_get(json_object_get(a, "providers"), 0);
+	for (int i = 0; i < 26; i++) {
+		char id[32];
+		snprintf(id, sizeof id, "extra.check_%02d", i);
+		json_array_append_new(json_object_get(ll, "checks"),
+				      json_pack("{s:s, s:s, s:s}", "id", id, "axis", "process_contained", "verdict", "pass"));
+	}
+	_cleanup_json_ json_t *b = json_deep_copy(a);
+	json_t *nl = json_array_get(json_object_get(b, "providers"), 0);
+	json_object_set_new(nl, "verdict", json_string("blocked"));
+	json_t *checks = json_object_get(nl, "checks");
+	for (size_t i = 0; i < json_array_size(checks); i++)
+		json_object_set_new(json_array_get(checks, i), "verdict", json_string("blocked"));
+	json_t *claims = json_object_get(nl, "claims");
+	const char *k;
+	json_t *v;
+	json_object_foreach(claims, k, v) if (json_is_true(v)) json_object_set_new(claims, k, json_false());
+	/* and one real regression elsewhere */
+	json_t *bw = json_array_get(json_object_get(b, "providers"), 1);
+	json_object_set_new(json_array_get(json_object_get(bw, "checks"), 0), "verdict", json_string("fail"));
+	_cleanup_json_ json_t *d = diff(a, b);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "regressions")), 1);
+	ck_assert_int_ge(json_integer_value(json_object_get(d, "host_changes")), 29);
+	int r;
+	_cleanup_free_ char *m = render(agsbx_diff_render, d, "markdown", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(m, "\n#### \xE2\x9D\x8C Regressions and lost evidence\n\n| What | Old | New |\n|---|---|---|\n"
+				"| `bubblewrap/fs.host_read_denied` | pass | fail |\n\n#### Host changes"),
+		      "%s", m);
+	const char *host = strstr(m, "#### Host changes");
+	const char *row = strstr(host, "\n| `landlock` | conformant \xE2\x86\x92 blocked | 28 checks: pass \xE2\x86\x92 blocked; "
+				       "check `proc.pid_hidden`: not\\_claimed \xE2\x86\x92 blocked; ");
+	ck_assert_msg(row, "%s", m);
+	/* one row: landlock appears nowhere else */
+	ck_assert_msg(!strstr(strchr(row + 1, '\n'), "landlock"), "%s", m);
+	_cleanup_free_ char *t = render(agsbx_diff_render, d, "text", &r);
+	ck_assert_ptr_nonnull(strstr(t, "\n  HOST-CHANGE landlock: conformant -> blocked; 28 checks: pass -> blocked; "));
+	ck_assert_uint_eq(strstr(t, "REGRESSION") < strstr(t, "HOST-CHANGE"), 1);
+}
+END_TEST
+
+/* ---- goldens ------------------------------------------------------------------ */
+
+/* The renders a maintainer sees, byte for byte against reviewed copies in
+ * tests/data/views: a renderer change shows up as a diff of these files.
+ * AGSBX_UPDATE_GOLDENS=1 rewrites them (then review git diff). */
+static void golden(const char *name, const char *got)
+{
+	_cleanup_free_ char *rel = NULL;
+	ck_assert_int_ge(asprintf(&rel, "tests/data/views/%s", name), 0);
+	_cleanup_free_ char *path = agsbx_test_source_path(rel);
+	if (getenv("AGSBX_UPDATE_GOLDENS")) {
+		ck_assert_int_eq(agsbx_write_file_atomic(path, got, strlen(got), 0644), 0);
+		return;
+	}
+	char *want = NULL;
+	size_t len;
+	ck_assert_msg(agsbx_read_file(path, 1 << 20, &want, &len) == 0, "%s missing (AGSBX_UPDATE_GOLDENS=1)", rel);
+	ck_assert_msg(len == strlen(got) && memcmp(want, got, len) == 0,
+		      "%s differs (review, then AGSBX_UPDATE_GOLDENS=1 to rewrite it); got:\n%s", rel, got);
+	free(want);
+}
+
+START_TEST(test_golden_views)
+{
+	_cleanup_json_ json_t *full = load_src("tests/data/bundles/full.json");
+	_cleanup_json_ json_t *sig = load_src("tests/data/bundles/signed.json");
+	_cleanup_json_ json_t *min = load_src("tests/data/bundles/minimal.json");
+	_cleanup_json_ json_t *chg = load_src("tests/data/views/changed.json");
+	_cleanup_json_ json_t *forged = json_deep_copy(sig);
+	json_object_set_new(json_array_get(json_object_get(forged, "providers"), 1), "verdict", json_string("conformant"));
+	const json_t *bundles[] = { full, sig, forged, min, chg };
+	const char *names[] = { "full.json", "signed.json", "forged.json", "minimal.json", "changed.json" };
+	_cleanup_free_ char *pub = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
+	struct agsbx_verify_opts trust = { .key_path = pub, .now = 1795000000 };
+	_cleanup_json_ json_t *mx = agsbx_matrix_build(bundles, names, 5);
+	ck_assert_int_eq(agsbx_matrix_add_provenance(mx, bundles, 5, &trust), 0);
+	int r;
+	_cleanup_free_ char *mmd = render(agsbx_matrix_render, mx, "markdown", &r);
+	golden("matrix.md", mmd);
+	_cleanup_free_ char *badge = render(agsbx_matrix_render, mx, "badge", &r);
+	golden("badge.json", badge);
+	_cleanup_json_ json_t *d = diff(full, chg);
+	_cleanup_free_ char *dmd = render(agsbx_diff_render, d, "markdown", &r);
+	golden("diff.md", dmd);
+	_cleanup_free_ char *dtxt = render(agsbx_diff_render, d, "text", &r);
+	golden("diff.txt", dtxt);
+	_cleanup_free_ char *junit = report(sig, "junit");
+	golden("report-junit.xml", junit);
 }
 END_TEST
 
@@ -905,6 +1225,10 @@ int main(void)
 	tcase_add_test(t, test_diff_mechanism_versions);
 	tcase_add_test(t, test_diff_tolerates_missing_members);
 	tcase_add_test(t, test_matrix);
+	tcase_add_test(t, test_matrix_fits_comment_width);
+	tcase_add_test(t, test_matrix_badge_trust);
+	tcase_add_test(t, test_diff_host_changes_grouped);
+	tcase_add_test(t, test_golden_views);
 	tcase_add_test(t, test_embedded_schema);
 	suite_add_tcase(s, t);
 

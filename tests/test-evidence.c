@@ -24,6 +24,7 @@
 /* ---- helpers -------------------------------------------------------------- */
 
 static char *tmp;
+static char keygen_fp[64]; /* the last keygen's fingerprint */
 
 static void setup(void)
 {
@@ -93,7 +94,7 @@ static char *new_key(const char *name)
 {
 	char *k = in_tmp(name);
 	char err[256] = "";
-	ck_assert_msg(agsbx_keygen(k, "tester@example.invalid", err, sizeof err) == 0, "keygen: %s", err);
+	ck_assert_msg(agsbx_keygen(k, "tester@example.invalid", keygen_fp, err, sizeof err) == 0, "keygen: %s", err);
 	return k;
 }
 
@@ -641,14 +642,14 @@ START_TEST(test_keygen)
 	ck_assert_int_eq(strncmp(d, pubtext, strcspn(pubtext, " ") + 1 + 68), 0);
 	/* never overwrites, neither the key nor a lone .pub */
 	char err[256] = "";
-	ck_assert_int_eq(agsbx_keygen(key, NULL, err, sizeof err), -EEXIST);
+	ck_assert_int_eq(agsbx_keygen(key, NULL, keygen_fp, err, sizeof err), -EEXIST);
 	_cleanup_free_ char *lone = in_tmp("lone");
 	_cleanup_free_ char *lone_pub = in_tmp("lone.pub");
 	spit(lone_pub, "x\n", 2);
-	ck_assert_int_eq(agsbx_keygen(lone, NULL, err, sizeof err), -EEXIST);
+	ck_assert_int_eq(agsbx_keygen(lone, NULL, keygen_fp, err, sizeof err), -EEXIST);
 	ck_assert_int_ne(access(lone, F_OK), 0);
 	_cleanup_free_ char *nodir = in_tmp("no/such/dir/key");
-	ck_assert_int_eq(agsbx_keygen(nodir, NULL, err, sizeof err), -ENOENT);
+	ck_assert_int_eq(agsbx_keygen(nodir, NULL, keygen_fp, err, sizeof err), -ENOENT);
 	/* no temporary files left behind */
 	ck_assert_int_eq(sh("ls -A '%s' | grep -q tmp", tmp), 1);
 }
@@ -771,6 +772,32 @@ START_TEST(test_sign_with_agent_key)
 }
 END_TEST
 
+/* RSA and ECDSA keys sign through ssh-keygen and verify in process; the
+ * pre-matrix check accepts them; a flipped byte of the bundle is refused. */
+START_TEST(test_sign_rsa_ecdsa)
+{
+	static const char *const kinds[] = { "rsa -b 2048", "ecdsa -b 256", "ecdsa -b 384", "ecdsa -b 521" };
+	static const char *const types[] = { "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+					     "ecdsa-sha2-nistp521" };
+	for (size_t i = 0; i < 4; i++) {
+		char name[16], err[512] = "";
+		snprintf(name, sizeof name, "k%zu", i);
+		ck_assert_int_eq(sh("cd '%s' && ssh-keygen -q -t %s -N '' -C k@x -f %s", tmp, kinds[i], name), 0);
+		_cleanup_free_ char *key = in_tmp(name);
+		_cleanup_free_ char *pub = NULL;
+		ck_assert_int_ge(asprintf(&pub, "%s.pub", key), 0);
+		ck_assert_msg(agsbx_bundle_sign_check(key, err, sizeof err) == 0, "%s: %s", kinds[i], err);
+		_cleanup_json_ json_t *b = load_src("tests/data/bundles/minimal.json");
+		ck_assert_msg(agsbx_bundle_sign(b, key, err, sizeof err) == 0, "%s: %s", kinds[i], err);
+		const char *shown = json_string_value(json_object_get(json_object_get(b, "signature"), "public_key"));
+		ck_assert_msg(shown && strncmp(shown, types[i], strlen(types[i])) == 0, "%s", shown);
+		ck_assert_int_eq(verify_with_key(b, pub), AGSBX_VERIFY_OK);
+		json_object_set_new(b, "created_at", json_string("2001-01-01T00:00:00Z"));
+		ck_assert_int_eq(verify_with_key(b, pub), AGSBX_VERIFY_INVALID);
+	}
+}
+END_TEST
+
 START_TEST(test_sign_bad_keys)
 {
 	char err[512];
@@ -780,10 +807,15 @@ START_TEST(test_sign_bad_keys)
 	_cleanup_free_ char *junk = in_tmp("junk");
 	spit(junk, "not a key\n", 10);
 	ck_assert_int_eq(agsbx_bundle_sign(b, junk, err, sizeof err), -EINVAL);
-	ck_assert_int_eq(sh("cd '%s' && ssh-keygen -q -t ecdsa -N '' -f ec", tmp), 0);
-	_cleanup_free_ char *ec = in_tmp("ec");
-	ck_assert_int_eq(agsbx_bundle_sign(b, ec, err, sizeof err), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "Ed25519"));
+	/* DSA: a type OpenSSH 9.2 still makes but nothing here verifies,
+	 * refused by the check that runs before the matrix and by sign */
+	ck_assert_int_eq(sh("cd '%s' && ssh-keygen -q -t dsa -N '' -f dsa", tmp), 0);
+	_cleanup_free_ char *dsa = in_tmp("dsa");
+	ck_assert_int_eq(agsbx_bundle_sign_check(dsa, err, sizeof err), -EINVAL);
+	ck_assert_msg(strstr(err, "ssh-dss keys cannot sign"), "%s", err);
+	ck_assert_int_eq(agsbx_bundle_sign(b, dsa, err, sizeof err), -EINVAL);
+	ck_assert_int_eq(agsbx_bundle_sign_check(junk, err, sizeof err), -EINVAL);
+	ck_assert_int_eq(agsbx_bundle_sign_check(missing, err, sizeof err), -ENOENT);
 	/* a truncated key body */
 	_cleanup_free_ char *key = new_key("k");
 	size_t len;
@@ -870,7 +902,7 @@ START_TEST(test_keygen_errors)
 {
 	char err[256] = "";
 	_cleanup_free_ char *k = in_tmp("k");
-	ck_assert_int_eq(agsbx_keygen(k, "two\nlines", err, sizeof err), -EINVAL);
+	ck_assert_int_eq(agsbx_keygen(k, "two\nlines", keygen_fp, err, sizeof err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "one line"));
 	ck_assert_int_ne(access(k, F_OK), 0);
 	if (!agsbx_test_own_namespaces())
@@ -881,7 +913,7 @@ START_TEST(test_keygen_errors)
 	ck_assert_ptr_nonnull(mp);
 	_cleanup_free_ char *key = agsbx_path_join(mp, "id");
 	err[0] = '\0';
-	ck_assert_int_eq(agsbx_keygen(key, NULL, err, sizeof err), -ENOSPC);
+	ck_assert_int_eq(agsbx_keygen(key, NULL, keygen_fp, err, sizeof err), -ENOSPC);
 	ck_assert_msg(strstr(err, ".pub") != NULL, "message: %s", err);
 	ck_assert_int_eq(sh("test -z \"$(ls -A '%s')\"", mp), 0);
 }
@@ -1196,6 +1228,7 @@ int main(void)
 	tcase_add_test(t, test_we_verify_stock_ssh_keygen_signature);
 	tcase_add_test(t, test_sign_encrypted_key_through_ssh_keygen);
 	tcase_add_test(t, test_sign_with_agent_key);
+	tcase_add_test(t, test_sign_rsa_ecdsa);
 	tcase_add_test(t, test_sign_bad_keys);
 	tcase_add_loop_test(t, test_sign_through_ssh_keygen_fails_closed, 0, (int)AGSBX_ARRAY_SIZE(sign_fail_cases));
 	tcase_add_test(t, test_keygen_errors);

@@ -1240,6 +1240,119 @@ END_TEST
 
 /* ------------------------------------------------------------------ suite */
 
+/* ---- advisories ------------------------------------------------------------ */
+
+static const struct {
+	const char *a, *b;
+	int want;
+} version_cases[] = {
+	{ "1.1.5+ds1", "1.1.12", -1 },   { "1.0.0-rc93", "1.0.0-rc6", 1 }, { "1.0.0-rc93", "1.0.0", -1 },
+	{ "1.4.0-rc.3", "1.4.0-rc.2", 1 }, { "1.4.0", "1.4.0-rc.3", 1 },  { "6.18.44-fc-v1098", "6.18.22", 1 },
+	{ "5.10.0-28-amd64", "5.10.0", 0 }, { "1.6.20~ds1", "1.6.20", 0 }, { "7.0", "6.19.12", 1 },
+};
+
+START_TEST(version_order)
+{
+	struct agsbx_version a, b;
+	ck_assert_int_eq(agsbx_version_parse(version_cases[_i].a, &a), 0);
+	ck_assert_int_eq(agsbx_version_parse(version_cases[_i].b, &b), 0);
+	ck_assert_msg(agsbx_version_cmp(&a, &b) == version_cases[_i].want, "%s vs %s", version_cases[_i].a,
+		      version_cases[_i].b);
+	ck_assert_int_eq(agsbx_version_cmp(&b, &a), -version_cases[_i].want);
+	ck_assert_int_lt(agsbx_version_parse("v1.2", &a), 0);
+}
+END_TEST
+
+/* A host object with just the facts the advisories read. */
+static json_t *adv_host(const char *release, const char *uname_v, const char *runc)
+{
+	json_t *h = json_pack("{s:{s:{s:s,s:s},s:{s:s,s:s}}, s:{s:{s:s,s:s}}, s:{s:{s:i,s:s}}}", "kernel", "release",
+			      "value", release, "source", "t", "version", "value", uname_v, "source", "t", "runtimes",
+			      "runc_version", "value", runc, "source", "t", "hardening", "kptr_restrict", "value", 0,
+			      "source", "t");
+	json_t *adv = agsbx_probe_advisories(h);
+	json_object_set_new(h, "advisories", adv);
+	return h;
+}
+
+static const char *status_of(const json_t *host, const char *list, const char *key, const char *id)
+{
+	const json_t *v = agsbx_probe_value(host, "advisories", list);
+	size_t i;
+	const json_t *f;
+	json_array_foreach(v, i, f) if (strcmp(json_string_value(json_object_get(f, key)), id) == 0) return json_string_value(json_object_get(f, "status"));
+	return NULL;
+}
+
+static const struct {
+	const char *release, *uname_v, *runc;
+	const char *id, *want;
+} range_cases[] = {
+	{ "5.10.50", "#1 SMP", "1.1.5", "CVE-2022-0847", "in_range" },
+	{ "5.10.102", "#1 SMP", "1.1.5", "CVE-2022-0847", "fixed" },
+	{ "5.7.19", "#1 SMP", "1.1.5", "CVE-2022-0847", "before_introduced" },
+	{ "5.12.3", "#1 SMP", "1.1.5", "CVE-2022-0847", "in_range" },   /* a line that ended unfixed */
+	{ "5.17.1", "#1 SMP", "1.1.5", "CVE-2022-0847", "fixed" },
+	/* Debian's release names the ABI; uname -v has the code's version */
+	{ "5.10.0-28-amd64", "#1 SMP Debian 5.10.209-2 (2024-01-31)", "1.1.5", "CVE-2022-0847", "fixed" },
+	{ "6.1.0-28-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)", "1.1.5", "CVE-2026-31431", "in_range" },
+	{ "6.18.44-fc", "#1 SMP", "1.1.5", "CVE-2026-31431", "fixed" },
+	{ "6.1.0", "#1", "1.0.0-rc92", "CVE-2024-21626", "before_introduced" },
+	{ "6.1.0", "#1", "1.0.0-rc93", "CVE-2024-21626", "in_range" },
+	{ "6.1.0", "#1", "1.1.5+ds1", "CVE-2024-21626", "in_range" },
+	{ "6.1.0", "#1", "1.1.12", "CVE-2024-21626", "fixed" },
+	{ "6.1.0", "#1", "1.3.2", "CVE-2025-31133", "in_range" },
+	{ "6.1.0", "#1", "1.3.3", "CVE-2025-31133", "fixed" },
+	{ "6.1.0", "#1", "1.4.0-rc.2", "CVE-2025-31133", "in_range" },
+	{ "6.1.0", "#1", "1.4.0", "CVE-2025-31133", "fixed" },
+	{ "6.1.0", "#1", "1.0.0-rc5", "CVE-2019-5736", "in_range" },
+	{ "6.1.0", "#1", "1.0.0-rc6", "CVE-2019-5736", "fixed" },
+};
+
+START_TEST(advisory_ranges)
+{
+	json_t *h = adv_host(range_cases[_i].release, range_cases[_i].uname_v, range_cases[_i].runc);
+	const char *got = status_of(h, "upstream_ranges", "id", range_cases[_i].id);
+	ck_assert_msg(got && strcmp(got, range_cases[_i].want) == 0, "%s %s/%s: %s, want %s", range_cases[_i].id,
+		      range_cases[_i].release, range_cases[_i].runc, got ? got : "(none)", range_cases[_i].want);
+	json_decref(h);
+}
+END_TEST
+
+START_TEST(advisory_knobs_and_absent_versions)
+{
+	json_t *h = json_pack("{s:{s:{s:b,s:s,s:s}}, s:{s:{s:i,s:s}}}", "kernel", "release", "absent", 1, "reason",
+			      "EPERM", "source", "uname(2)", "hardening", "kptr_restrict", "value", 1, "source", "t");
+	json_object_set_new(h, "advisories", agsbx_probe_advisories(h));
+	ck_assert_str_eq(status_of(h, "upstream_ranges", "id", "CVE-2022-0847"), "not_observed");
+	ck_assert_str_eq(status_of(h, "hardening", "fact", "kptr_restrict"), "restricted");
+	ck_assert_str_eq(status_of(h, "hardening", "fact", "io_uring_disabled"), "not_observed");
+	json_decref(h);
+	h = adv_host("6.1.0", "#1", "1.1.5");
+	ck_assert_str_eq(status_of(h, "hardening", "fact", "kptr_restrict"), "exposed");
+	/* every advisory names its sources */
+	size_t i;
+	const json_t *f;
+	json_array_foreach(agsbx_probe_value(h, "advisories", "upstream_ranges"), i, f)
+		ck_assert_int_gt(json_array_size(json_object_get(f, "sources")), 0);
+	json_decref(h);
+}
+END_TEST
+
+/* The hardening family reads what /proc/sys says (never writes). */
+START_TEST(hardening_matches_proc_sys)
+{
+	json_t *f = agsbx_probe_hardening();
+	FILE *p = fopen("/proc/sys/kernel/kptr_restrict", "re");
+	int want;
+	if (p && fscanf(p, "%d", &want) == 1)
+		ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(f, "kptr_restrict"), "value")), want);
+	if (p)
+		fclose(p);
+	json_decref(f);
+}
+END_TEST
+
 static Suite *probes_suite(void)
 {
 	Suite *s = suite_create("probes");
@@ -1274,6 +1387,10 @@ static Suite *probes_suite(void)
 	tcase_add_test(fx, runsc_not_in_path);
 	tcase_add_loop_test(fx, fact_file_readers, 0, sizeof file_cases / sizeof file_cases[0]);
 	tcase_add_test(fx, fact_errno_names);
+	tcase_add_loop_test(fx, version_order, 0, sizeof version_cases / sizeof version_cases[0]);
+	tcase_add_loop_test(fx, advisory_ranges, 0, sizeof range_cases / sizeof range_cases[0]);
+	tcase_add_test(fx, advisory_knobs_and_absent_versions);
+	tcase_add_test(fx, hardening_matches_proc_sys);
 	suite_add_tcase(s, fx);
 
 	TCase *dk = tcase_create("docker");

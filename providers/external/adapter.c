@@ -177,6 +177,9 @@ static bool reason_allowed(const struct ext_adapter *a, const char *r)
 /* Envelope checks; the caller checks the op's own fields. */
 static void handle_line(struct ext_adapter *a, const char *line, size_t len)
 {
+	const char *unfit = ext_line_unconfined(line, len);
+	if (unfit)
+		return protocol_error(a, line, len, "%s", unfit);
 	json_error_t jerr;
 	json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j)
@@ -184,6 +187,11 @@ static void handle_line(struct ext_adapter *a, const char *line, size_t len)
 	_cleanup_json_ json_t *guard = j;
 	if (!json_is_object(j))
 		return protocol_error(a, line, len, "not a JSON object");
+	/* Before anything of it is kept: what the bundle cannot hold breaks
+	 * this adapter, not the run (confine.c). */
+	unfit = ext_json_unconfined(j, 1);
+	if (unfit)
+		return protocol_error(a, line, len, "%s", unfit);
 	json_t *id = json_object_get(j, "id"), *ok = json_object_get(j, "ok");
 	if (!json_is_integer(id))
 		return protocol_error(a, line, len, "response without an integer id");

@@ -153,10 +153,18 @@ static void fill_status(struct agsbx_run_result *run, const json_t *res)
 static json_t *meta_json(struct agsbx_handle *h, const json_t *res, struct ext_instance *in)
 {
 	json_t *m = agsbx_handle_meta(h);
-	const json_t *am = json_object_get(res, "meta");
+	/* Capped and charged to the bundle's budget (confine.c); past either
+	 * the adapter's word is a truncation marker and claims nothing. */
+	bool truncated;
+	_cleanup_json_ json_t *said = json_pack("{s:O, s:O}", "meta", json_object_get(res, "meta"), "inferred",
+						json_object_get(res, "inferred"));
+	_cleanup_json_ json_t *kept = ext_supplied(in, said, EXT_META_DEPTH, EXT_PIECE_MAX, &truncated);
+	const json_t *am = truncated ? NULL : json_object_get(kept, "meta");
+	json_t *inferred = truncated ? json_array() : json_incref(json_object_get(kept, "inferred"));
 	json_object_set_new(m, "adapter",
-			    json_pack("{s:O, s:O, s:O, s:b}", "meta", am, "inferred", json_object_get(res, "inferred"),
-				      "duration_us", json_object_get(res, "duration_us"), "supplied_by_adapter", 1));
+			    json_pack("{s:O, s:o, s:O, s:b, s:b}", "meta", am ? am : kept, "inferred", inferred,
+				      "duration_us", json_object_get(res, "duration_us"), "supplied_by_adapter", 1,
+				      "truncated", truncated));
 	/* Another check thread's probe may replace last_probe meanwhile: take
 	 * a reference under the lock (CI caught the use-after-free). */
 	pthread_mutex_lock(&in->lock);
@@ -244,7 +252,16 @@ static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_er
 	}
 	in->nhandles = 0;
 	pthread_mutex_unlock(&in->lock);
-	json_object_set_new(d, "adapter", a ? ext_adapter_finish(a, defect) : json_null());
+	json_t *rec = a ? ext_adapter_finish(a, defect) : json_null();
+	/* How much of what it said the bundle kept (confine.c). */
+	pthread_mutex_lock(&in->lock);
+	if (a)
+		json_object_set_new(rec, "supplied_json",
+				    json_pack("{s:I, s:I, s:I}", "kept_bytes", (json_int_t)in->supplied, "share_bytes",
+					      (json_int_t)ext_supplied_share(), "truncated_pieces",
+					      (json_int_t)in->supplied_truncated));
+	pthread_mutex_unlock(&in->lock);
+	json_object_set_new(d, "adapter", rec);
 	/* hello is the adapter's word, labelled as such. */
 	json_object_set(d, "hello", in->hello ? in->hello : json_null());
 	json_object_set_new(d, "adapter_supplied",

@@ -13,6 +13,21 @@
 #define EXT_DEADLINE_MS 10000
 #define EXT_ENSURE_DEADLINE_MS 60000
 #define EXT_EXECUTE_GRACE_MS 5000
+/* What an adapter's JSON may be (confine.c; docs/external-protocol.md). */
+#define EXT_INT_MAX (1LL << 53)           /* the bundle's integers: canonical.c */
+#define EXT_MAX_DEPTH 32                  /* arrays/objects in one line, its own object included */
+#define EXT_MAX_DEPTH_STR "32"
+#define EXT_MAX_VALUES 262144            /* values in one line (before it is parsed) */
+#define EXT_MAX_VALUES_STR "262144"
+#define EXT_PIECE_MAX (64u << 10)         /* one execute's meta + inferred, one probe's facts, hello */
+#define EXT_NAME_MAX 128                  /* provider name/version, mechanism, safety_class, handle */
+#define EXT_NAME_MAX_STR "128"
+#define EXT_TEXT_MAX 4096                 /* probe detail and hint */
+#define EXT_SUPPLIED_MAX (16u << 20)      /* all adapters' JSON in one bundle, split among the declared */
+/* Where it sits in the bundle: providers[].checks[].observations[].meta.adapter.{meta,inferred} */
+#define EXT_META_DEPTH 9
+#define EXT_FACTS_DEPTH 5                 /* providers[].probe.facts (and a check's facts) */
+#define EXT_HELLO_DEPTH 4                 /* providers[].declared.hello */
 
 /* Violation reasons (the provider becomes defective). */
 #define EXT_R_PROTOCOL "adapter_protocol_error"
@@ -47,6 +62,8 @@ struct ext_instance {
 	size_t ninterned;
 	struct agsbx_caps wrap_claims;    /* --config ID.claims */
 	json_t *wrap_claims_json;
+	size_t supplied;                  /* adapter-supplied bytes kept (confine.c) */
+	unsigned long supplied_truncated; /* pieces replaced by a truncation marker */
 	bool wrap_home_real;              /* --config ID.home=real */
 	char **wrap_inventory;            /* --config ID.inventory=COMMAND, split; NULL: none */
 };
@@ -54,6 +71,26 @@ struct ext_instance {
 struct ext_instance *ext_instance_of(const struct agsbx_provider_ops *ops);
 /* A string that lives as long as the instance (caps point to it). */
 const char *ext_intern(struct ext_instance *in, const char *s);
+
+/* ---- confining the adapter's JSON (confine.c) ---- */
+
+/* NULL when j (depth levels of arrays/objects already open around it,
+ * counting j if it is one) fits the bundle: integers within +-2^53, no
+ * reals, at most EXT_MAX_DEPTH levels; else what is wrong. */
+const char *ext_json_unconfined(const json_t *j, int depth);
+/* The same depth limit, and at most EXT_MAX_VALUES values, on a raw line
+ * before it is parsed (NULL: fine, or not JSON at all). */
+const char *ext_line_unconfined(const char *line, size_t len);
+/* An upper bound of the bytes j takes in the bundle as written at depth
+ * (indented) or in the worker report (ASCII-escaped); counting stops
+ * soon after stop. */
+size_t ext_json_written_size(const json_t *j, int depth, size_t stop);
+/* This provider's share of EXT_SUPPLIED_MAX. */
+size_t ext_supplied_share(void);
+/* v as it may go into the bundle (new ref): v itself, charged to the
+ * instance's share, when it is within cap and the share; else a marker
+ * {truncated, why, limit_bytes} and *truncated. */
+json_t *ext_supplied(struct ext_instance *in, const json_t *v, int depth, size_t cap, bool *truncated);
 
 /* ---- the protocol client (adapter.c) ---- */
 

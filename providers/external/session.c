@@ -86,6 +86,12 @@ static const char *hello_invalid(const json_t *r)
 	if (!json_is_object(prov) || !json_is_string(json_object_get(prov, "name")) ||
 	    !json_is_string(json_object_get(prov, "version")))
 		return "provider {name, version} missing or mistyped";
+	/* Kept whole in the bundle, and name/version in every handle's versions. */
+	if (ext_json_written_size(r, EXT_HELLO_DEPTH, EXT_PIECE_MAX) > EXT_PIECE_MAX)
+		return "larger than the cap for one piece of adapter-supplied JSON";
+	if (json_string_length(json_object_get(prov, "name")) > EXT_NAME_MAX ||
+	    json_string_length(json_object_get(prov, "version")) > EXT_NAME_MAX)
+		return "provider name or version longer than " EXT_NAME_MAX_STR " bytes";
 	if (!strings_ok(reasons, true) || json_array_size(reasons) == 0)
 		return "reasons missing, empty, or not [a-z0-9_] strings";
 	if (ready && !strings_ok(ready, true))
@@ -203,6 +209,9 @@ static const char *caps_parse(struct ext_instance *in, const json_t *c, struct a
 	const char *cls = json_string_value(json_object_get(c, "safety_class"));
 	if (!net_ok(net) || !mech || !cls)
 		return "network, mechanism or safety_class missing or invalid";
+	/* Names, copied into every handle's record. */
+	if (strlen(mech) > EXT_NAME_MAX || strlen(cls) > EXT_NAME_MAX)
+		return "mechanism or safety_class longer than " EXT_NAME_MAX_STR " bytes";
 	caps->network = ext_intern(in, net);
 	caps->mechanism = ext_intern(in, mech);
 	caps->safety_class = ext_intern(in, cls);
@@ -223,7 +232,21 @@ static bool is_ready_reason(const struct ext_instance *in, const char *r)
 	return ready ? in_array(ready, r) : strcmp(r, "ready") == 0;
 }
 
-static const char *probe_fill(struct ext_instance *in, const json_t *r, struct agsbx_probe *out)
+/* A copy of s cut to EXT_TEXT_MAX bytes at a character boundary, marked. */
+static char *text_capped(const char *s)
+{
+	size_t n = strlen(s);
+	if (n <= EXT_TEXT_MAX)
+		return strdup(s);
+	while (n > EXT_TEXT_MAX || (n && ((unsigned char)s[n] & 0xC0) == 0x80))
+		n--;
+	char *c = NULL;
+	return asprintf(&c, "%.*s [truncated: over %u bytes]", (int)n, s, EXT_TEXT_MAX) < 0 ? NULL : c;
+}
+
+/* kept: this probe's facts go into the bundle (capped and charged);
+ * ensure's fresh probe only needs the capabilities. */
+static const char *probe_fill(struct ext_instance *in, const json_t *r, bool kept, struct agsbx_probe *out)
 {
 	const json_t *av = json_object_get(r, "available"), *facts = json_object_get(r, "facts");
 	const char *reason = json_string_value(json_object_get(r, "reason"));
@@ -248,13 +271,15 @@ static const char *probe_fill(struct ext_instance *in, const json_t *r, struct a
 	 * stays in the facts. A ready reason with available false (or the
 	 * reverse) is kept as is, so probe.truthful sees the contradiction. */
 	out->reason = out->available && is_ready_reason(in, reason) ? "ready" : ext_intern(in, reason);
-	out->facts = json_deep_copy(facts);
+	bool truncated = false;
+	_cleanup_json_ json_t *kf = kept ? ext_supplied(in, facts, EXT_FACTS_DEPTH, EXT_PIECE_MAX, &truncated) : NULL;
+	out->facts = kf ? json_deep_copy(kf) : json_object();
 	json_object_set_new(out->facts, "adapter_reason", json_string(reason));
 	json_object_set_new(out->facts, "adapter_supplied", json_true());
 	if (detail)
-		out->detail = strdup(json_string_value(detail));
+		out->detail = text_capped(json_string_value(detail));
 	if (hint)
-		out->hint = strdup(json_string_value(hint));
+		out->hint = text_capped(json_string_value(hint));
 	return NULL;
 }
 
@@ -266,14 +291,14 @@ static void probe_broken(struct agsbx_probe *out, const struct agsbx_error *f)
 	out->detail = strdup(f->message);
 }
 
-int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static void probe_once(struct ext_instance *in, const struct agsbx_ctx *ctx, bool kept, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	struct agsbx_error f = { 0 };
 	struct ext_adapter *a = adapter(in, ctx, &f);
 	json_t *r = NULL;
 	if (a && ext_call(a, "probe", NULL, EXT_DEADLINE_MS, -1, NULL, &r, &f) == 0) {
-		const char *bad = probe_fill(in, r, out);
+		const char *bad = probe_fill(in, r, kept, out);
 		if (bad) {
 			ext_violation(a, EXT_R_PROTOCOL, r, "probe: %s", bad);
 			agsbx_provider_probe_clear(out);
@@ -283,6 +308,11 @@ int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, stru
 	json_decref(r);
 	if (!out->reason)
 		probe_broken(out, &f);
+}
+
+int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	probe_once(in, ctx, true, out);
 	return 0;
 }
 
@@ -321,7 +351,7 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 		return -EINVAL;
 	/* The caps ensure verified: a fresh probe's (never a cached one). */
 	struct agsbx_probe p;
-	ext_adapter_probe(in, ctx, &p);
+	probe_once(in, ctx, false, &p);
 	struct agsbx_caps caps = p.caps;
 	agsbx_provider_probe_clear(&p);
 	json_t *req = json_pack("{s:o, s:o, s:{s:I}}", "grant", grant_json(g), "config",
@@ -334,8 +364,8 @@ int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, con
 	if (!json_is_true(json_object_get(r, "ok")))
 		return ext_refusal(in, r, "ensure", fail);
 	const char *hs = json_string_value(json_object_get(r, "handle"));
-	if (!hs || !json_is_object(json_object_get(r, "meta"))) {
-		ext_violation(a, EXT_R_PROTOCOL, r, "ensure: handle or meta missing or mistyped");
+	if (!hs || strlen(hs) > EXT_NAME_MAX || !json_is_object(json_object_get(r, "meta"))) {
+		ext_violation(a, EXT_R_PROTOCOL, r, "ensure: handle (at most " EXT_NAME_MAX_STR " bytes) or meta missing or mistyped");
 		ext_broken(a, fail);
 		return -EPROTO;
 	}

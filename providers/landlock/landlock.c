@@ -419,8 +419,13 @@ static int probe_dir(const struct agsbx_ctx *ctx, char **dir)
 	}
 	/* Owned by this process: `cleanup` removes a killed run's. */
 	int e = agsbx_rundir_claim(d);
-	if (e == 0 && ctx->run_as && chown(d, ctx->run_uid, ctx->run_gid) < 0)
-		e = -errno;
+	/* The record goes to that user with the directory: the sweep trusts
+	 * only a record owned like its directory. */
+	_cleanup_free_ char *rec = agsbx_path_join(d, AGSBX_RUNDIR_OWNER_FILE);
+	if (e == 0 && ctx->run_as &&
+	    (!rec || fchownat(AT_FDCWD, rec, ctx->run_uid, ctx->run_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     chown(d, ctx->run_uid, ctx->run_gid) < 0))
+		e = rec ? -errno : -ENOMEM;
 	if (e < 0) {
 		agsbx_rm_tree(d);
 		free(d);

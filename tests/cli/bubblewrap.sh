@@ -64,8 +64,9 @@ prov root .probe.hint | grep -qF -- '--run-as' || fail "root: hint does not ment
 [[ $(prov root '.probe.facts.sandbox_probe // "none"') == none ]] || fail "root: bwrap was run as root"
 pass "root without --run-as: bwrap_unsafe_as_root"
 
-# 3. root dropping to the test user before bwrap.
-expect_rc 0 collect_as root runas --run-as "$AGSBX_TEST_USER"
+# 3. root dropping to the test user before bwrap (a later --work-dir wins:
+# with --run-as it must be one only root can write, and $w is the user's).
+expect_rc 0 collect_as root runas --run-as "$AGSBX_TEST_USER" --work-dir "$(t_tmpdir bwrunas)"
 [[ $(prov runas .verdict) == conformant ]] || fail "run-as: verdict $(prov runas .verdict), failing $(prov runas '.failing_checks|join(",")')"
 [[ $(prov runas .probe.facts.run_as.uid) == "$(id -u "$AGSBX_TEST_USER")" ]] || fail "run-as: uid not recorded"
 pass "root --run-as: conformant"

@@ -8,7 +8,7 @@ D=$AGSBX_SOURCE_DIR/tests/data/bundles
 
 jq '.providers[0].checks[1].verdict = "blocked"' "$D/full.json" > "$T/blocked.json"
 expect_rc 0 "$B" diff "$D/full.json" "$T/blocked.json" >"$T/out"
-grep -q 'HOST-CHANGE landlock/net.connect_denied: pass -> blocked' "$T/out" || fail "host change not shown: $(cat "$T/out")"
+grep -q 'HOST-CHANGE landlock: check net.connect_denied: pass -> blocked' "$T/out" || fail "host change not shown: $(cat "$T/out")"
 expect_rc 1 "$B" diff "$D/full.json" "$T/blocked.json" --fail-on host-change >/dev/null
 expect_rc 1 "$B" diff "$D/full.json" "$T/blocked.json" --fail-on=host-change >/dev/null
 expect_rc 2 "$B" diff "$D/full.json" "$T/blocked.json" --fail-on everything 2>/dev/null

@@ -18,7 +18,11 @@ run_rc() {
 # ---- keygen ----------------------------------------------------------------
 run_rc 0 "$T/o" "$T/e" "$B" keygen -f "$T/key"
 [[ $(stat -c %a "$T/key") == 600 ]] || fail "private key mode $(stat -c %a "$T/key")"
-grep -q '^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/=]* agsbx-evidence$' "$T/key.pub" || fail "bad .pub: $(cat "$T/key.pub")"
+# commented USER@HOST as ssh-keygen does; stdout's third line is the
+# fingerprint and comment as ssh-keygen -l prints them
+grep -q "^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/=]* $(id -un)@$(hostname)\$" "$T/key.pub" || fail "bad .pub: $(cat "$T/key.pub")"
+[[ $(sed -n 3p "$T/o") == "$(ssh-keygen -l -E sha256 -f "$T/key.pub" | cut -d' ' -f2,3)" ]] ||
+  fail "keygen's fingerprint line: $(sed -n 3p "$T/o") vs $(ssh-keygen -l -E sha256 -f "$T/key.pub")"
 [[ $(ssh-keygen -y -f "$T/key" | cut -d' ' -f2) == $(cut -d' ' -f2 "$T/key.pub") ]] || fail "ssh-keygen -y disagrees"
 before=$(sha256sum "$T/key")
 run_rc 2 "$T/o" "$T/e" "$B" keygen -f "$T/key"
@@ -71,7 +75,7 @@ run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --key "$T/missing.pub"
 [[ ! -s "$T/o" ]] || fail "stdout for a bad trust file"
 printf 'x@y bogus="1" %s\n' "$(cat "$D/keys/fixture_ed25519.pub")" >"$T/bad_signers"
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --allowed-signers "$T/bad_signers"
-grep -q 'line 1: unsupported option' "$T/e" || fail "allowed_signers error: $(cat "$T/e")"
+grep -q 'line 1: bad options: unknown key option' "$T/e" || fail "allowed_signers error: $(cat "$T/e")"
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --key "$D/keys/fixture_ed25519.pub" --allowed-signers "$D/keys/allowed_signers"
 run_rc 2 "$T/o" "$T/e" "$B" verify
 run_rc 2 "$T/o" "$T/e" "$B" verify "$D/signed.json" --bogus
@@ -125,9 +129,11 @@ run_rc 0 "$T/o" "$T/e" "$B" diff "$D/full.json" "$D/signed.json" --format json
 jq '.providers[0].checks[0].verdict = "fail" | .host.kernel.release.value = "6.19"' "$D/full.json" >"$T/new.json"
 run_rc 1 "$T/o" "$T/e" "$B" diff "$D/full.json" "$T/new.json"
 head -4 "$T/o" | grep -q 'REGRESSION landlock/fs.host_read_denied: pass -> fail' || fail "regression not first: $(cat "$T/o")"
-grep -q 'kernel.release: 6.18.0-ci -> 6.19' "$T/o" || fail "host fact change"
+grep -q '^  kernel: release 6.18.0-ci -> 6.19$' "$T/o" || fail "host fact change"
 run_rc 0 "$T/o" "$T/e" "$B" diff "$T/new.json" "$D/full.json" --format markdown
-grep -qF '| | `landlock/fs.host_read_denied` | fail | pass |' "$T/o" || fail "markdown diff: $(cat "$T/o")"
+grep -qF '| `landlock/fs.host_read_denied` | fail | pass |' "$T/o" || fail "markdown diff: $(cat "$T/o")"
+# provenance: a list (a table cell cannot wrap a fingerprint or a CI path)
+grep -q '^- \*\*old .*new\.json\*\*: signature none; representative' "$T/o" || fail "markdown diff provenance: $(cat "$T/o")"
 run_rc 2 "$T/o" "$T/e" "$B" diff "$D/full.json"
 run_rc 2 "$T/o" "$T/e" "$B" diff "$D/full.json" "$D/full.json" --format xml
 pass "diff"
@@ -140,6 +146,15 @@ run_rc 0 "$T/o" "$T/e" "$B" matrix "$D/full.json" "$T/missing.json" "$D/invalid/
 [[ $(grep -c 'skipping' "$T/e") == 2 ]] || fail "unreadable files not reported: $(cat "$T/e")"
 run_rc 2 "$T/o" "$T/e" "$B" matrix "$T/missing.json" "$D/invalid/empty.json"
 [[ ! -s "$T/o" ]] || fail "matrix wrote stdout without any bundle"
+# With a trust option the badge counts only bundles that verify and whose
+# signer is trusted: a verdict edited after signing changes nothing.
+jq '.providers[1].verdict = "conformant" | .providers[2].verdict = "conformant"' "$D/signed.json" >"$T/forged.json"
+run_rc 0 "$T/o" "$T/e" "$B" matrix "$T/forged.json" --format badge --key "$D/keys/fixture_ed25519.pub"
+jq -e '.color == "lightgrey" and (.message | startswith("no trusted bundle; 1 bundle excluded"))' "$T/o" >/dev/null \
+  || fail "badge counted a forged bundle: $(cat "$T/o")"
+run_rc 0 "$T/o" "$T/e" "$B" matrix "$D/signed.json" "$T/forged.json" --format badge --key "$D/keys/fixture_ed25519.pub"
+jq -e '.color == "red" and .message == "1 conformant, 1 defective, 1 blocked, 1 skipped; 1 bundle excluded (signature not verified or signer not trusted)"' \
+  "$T/o" >/dev/null || fail "badge with one trusted, one forged: $(cat "$T/o")"
 pass "matrix"
 
 # ---- schema ------------------------------------------------------------------

@@ -142,9 +142,10 @@ neg liar not_failed "[$must_fail] - [.checks[] | select(.verdict == \"fail\") | 
 [[ ! -e ${P[cwd]} ]] || fail "liar: adapter dir not removed"
 pass "liar: defective through the real checks (capabilities.truthful + attacks); transport as specified"
 
-# As root with --run-as: the adapter is started as the sandbox user, not root.
+# As root with --run-as: the adapter is started as the sandbox user, not root
+# (in a work dir only root can write: $w is the test user's).
 set +e
-"$stage/agsbx-evidence" collect -q --unsigned --work-dir "$w" --output "$w/runas.json" --run-as "$AGSBX_TEST_USER" \
+"$stage/agsbx-evidence" collect -q --unsigned --work-dir "$(t_tmpdir runas)" --output "$w/runas.json" --run-as "$AGSBX_TEST_USER" \
   --timeout-ms 1000 --provider liar --adapter "liar=python3 $adapters/neg-liar.py" 2>"$w/runas.err"
 rc=$?
 set -e

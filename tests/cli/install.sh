@@ -3,7 +3,10 @@
 # CPack (contents, Debian relationships, dpkg-deb -x), each then used for a
 # real `collect --provider landlock` from another directory as the
 # unprivileged test user: the helpers are found in libexec/agsbx-evidence
-# relative to the binary. AGSBX_LIBEXEC_DIR overrides the lookup; a missing
+# relative to the binary. The .deb is lintian-clean: no error, no warning,
+# the one override carries its reason; copyright (DEP-5), a Debian-format
+# gzipped changelog, a gzipped man page, stripped binaries built with the
+# hardening flags, python3 in Depends for the adapter script. AGSBX_LIBEXEC_DIR overrides the lookup; a missing
 # helper directory is a one-line error with exit 3.
 source "$(dirname "$0")/../lib/common.sh"
 d=$(t_tmpdir install)
@@ -38,9 +41,11 @@ prefix=/opt/agsbx-t
 DESTDIR="$d/dest" cmake --install "$AGSBX_BUILD_DIR" --prefix "$prefix" >"$d/install.log"
 root="$d/dest$prefix"
 helpers=$(t_helpers)
-for f in bin/agsbx-evidence $(sed 's|^|libexec/agsbx-evidence/|' <<<"$helpers") share/man/man1/agsbx-evidence.1 \
+for f in bin/agsbx-evidence $(sed 's|^|libexec/agsbx-evidence/|' <<<"$helpers") share/man/man1/agsbx-evidence.1.gz \
          share/bash-completion/completions/agsbx-evidence share/doc/agsbx-evidence/LICENSE \
-         share/agsbx-evidence/schemas/evidence-bundle.schema.json; do
+         share/agsbx-evidence/schemas/evidence-bundle.schema.json \
+         share/agsbx-evidence/workflows/agsbx-evidence-reusable.yml share/agsbx-evidence/workflows/agsbx-evidence.yml \
+         share/agsbx-evidence/action/install-mechanisms.sh share/agsbx-evidence/action/pr-comment.sh; do
   [[ -e "$root/$f" ]] || fail "install: $f missing"
 done
 for f in agsbx-payload agsbx-landlock-exec agsbx-simulate; do   # the list itself is not empty or stale
@@ -79,7 +84,9 @@ command -v cpack >/dev/null || fail "cpack missing (cmake)"
 deb=$(ls "$d"/pkg/agsbx-evidence_*.deb)
 dpkg-deb -c "$deb" >"$d/contents"
 for f in ./usr/bin/agsbx-evidence $(sed 's|^|./usr/libexec/agsbx-evidence/|' <<<"$helpers") \
-         ./usr/share/bash-completion/completions/agsbx-evidence ./usr/share/man/man1/agsbx-evidence.1; do
+         ./usr/share/bash-completion/completions/agsbx-evidence ./usr/share/man/man1/agsbx-evidence.1.gz \
+         ./usr/share/doc/agsbx-evidence/copyright ./usr/share/doc/agsbx-evidence/changelog.gz \
+         ./usr/share/lintian/overrides/agsbx-evidence; do
   grep -q " $f\$" "$d/contents" || fail ".deb lacks $f"
 done
 [[ $(dpkg-deb -f "$deb" Package) == agsbx-evidence ]] || fail ".deb Package"
@@ -89,8 +96,47 @@ dpkg-deb -f "$deb" Depends | grep -q bubblewrap && fail "bubblewrap must be a Re
 dpkg-deb -f "$deb" Recommends | grep -qw bubblewrap || fail ".deb Recommends lacks bubblewrap"
 dpkg-deb -f "$deb" Suggests | grep -qw docker.io || fail ".deb Suggests lacks docker.io"
 dpkg-deb -f "$deb" Suggests | grep -qw runsc || fail ".deb Suggests lacks runsc"
+dpkg-deb -f "$deb" Depends | grep -qw python3 || fail ".deb Depends lacks python3 (the adapter script)"
 # Installable here (dependencies satisfied) without touching the system.
 dpkg --dry-run -i "$deb" >"$d/dry.log" 2>&1 || { cat "$d/dry.log" >&2; fail "dpkg -i --dry-run refuses the package"; }
 dpkg-deb -x "$deb" "$d/debroot"
 chmod -R a+rX "$d/debroot"
+
+# lintian: 0 errors, 0 warnings (info and pedantic tags shown, for the log);
+# every override has a comment saying why.
+have lintian || fail "lintian missing (workflows/install-deps.sh --test installs it)"
+set +e
+lintian --no-cfg --fail-on error,warning -I --pedantic "$deb" >"$d/lintian.log" 2>&1
+lrc=$?
+set -e
+grep -v 'running with root privileges' "$d/lintian.log" >&2 || true
+[[ $lrc == 0 ]] || fail "lintian exited $lrc"
+[[ $(grep -c '^E: ' "$d/lintian.log") == 0 && $(grep -c '^W: ' "$d/lintian.log") == 0 ]] || fail "lintian: errors or warnings"
+ov="$d/debroot/usr/share/lintian/overrides/agsbx-evidence"
+awk '/^agsbx-evidence: / { if (!c) bad = bad $0 "\n"; c = 0; next } /^#/ { c = 1 }' "$ov" >"$d/ov-bad"
+[[ ! -s $d/ov-bad ]] || fail "lintian overrides without a reason: $(cat "$d/ov-bad")"
+grep -q '^agsbx-evidence: statically-linked-binary \[usr/libexec/agsbx-evidence/agsbx-payload\]' "$ov" || fail "no override for the static payload"
+# the control: lintian does see a packaging error (an unstripped binary)
+cp -a "$d/debroot" "$d/badroot"; mkdir -p "$d/badroot/DEBIAN"
+dpkg-deb -e "$deb" "$d/badroot/DEBIAN"
+cp "$AGSBX_BUILD_DIR/agsbx-landlock-exec" "$d/badroot/usr/libexec/agsbx-evidence/agsbx-landlock-exec"
+dpkg-deb --root-owner-group -b "$d/badroot" "$d/bad.deb" >/dev/null
+lintian --no-cfg "$d/bad.deb" >"$d/lintian-bad.log" 2>&1 || true
+grep -q '^E: .*unstripped-binary-or-object' "$d/lintian-bad.log" || fail "control: lintian missed an unstripped binary"
+# what the clean result rests on, checked directly
+zcat "$d/debroot/usr/share/doc/agsbx-evidence/changelog.gz" >"$d/changelog"
+[[ $(dpkg-parsechangelog -l "$d/changelog" -S Version) == "$(dpkg-deb -f "$deb" Version)" ]] || fail "changelog version != package version"
+grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$d/debroot/usr/share/doc/agsbx-evidence/copyright" \
+  || fail "copyright is not DEP-5"
+zcat "$d/debroot/usr/share/man/man1/agsbx-evidence.1.gz" | grep -q '^\.SH SYNOPSIS' || fail "man page not gzipped troff"
+for b in usr/bin/agsbx-evidence usr/libexec/agsbx-evidence/agsbx-landlock-exec usr/libexec/agsbx-evidence/agsbx-payload; do
+  file "$d/debroot/$b" | grep -q ', stripped' || fail "$b not stripped"
+  readelf -d "$d/debroot/$b" >"$d/dyn" 2>&1 || true   # the static payload has no dynamic section
+  grep -q 'BIND_NOW\|FLAGS.*NOW' "$d/dyn" || [[ $b == *payload ]] || fail "$b: no -z now"
+  readelf -lW "$d/debroot/$b" >"$d/phdr"
+  grep -q GNU_RELRO "$d/phdr" || fail "$b: no RELRO"
+done
+nm -D "$d/debroot/usr/bin/agsbx-evidence" >"$d/nm"
+grep -q '__[a-z]*_chk' "$d/nm" || fail "agsbx-evidence: no fortified libc call (-D_FORTIFY_SOURCE)"
+pass "lintian: 0 errors, 0 warnings, overrides with reasons; changelog, copyright, man.gz, stripped, hardened"
 collect_as_user "$d/debroot/usr" deb

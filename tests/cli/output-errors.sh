@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A result that cannot be written is not a success: with stdout on a full
 # device (/dev/full) every command that prints its result exits 3 with one
-# error line naming the problem, and exits 0 when stdout works.
+# error line naming the problem (ENOSPC, as the write said, not a generic
+# EIO), and exits 0 when stdout works.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 [[ -x $AGSBX_BIN ]] || fail "not built: $AGSBX_BIN"
@@ -19,6 +20,8 @@ check() {
   [[ $rc == 3 ]] || fail "$name > /dev/full: exit $rc, want 3: $(head -c 300 "$d/err")"
   [[ $(grep -c 'agsbx-evidence: error: .*\(write\|stdout\)' "$d/err") -ge 1 ]] ||
     fail "$name > /dev/full: no error line about the write: $(head -c 300 "$d/err")"
+  grep -q 'agsbx-evidence: error: .*No space left on device' "$d/err" ||
+    fail "$name > /dev/full: the error is not ENOSPC: $(head -c 300 "$d/err")"
   "$@" >/dev/null 2>&1 || [[ $name == keygen* ]] || fail "$name fails with a working stdout"
   n=$((n + 1))
 }
@@ -32,6 +35,11 @@ check report "$AGSBX_BIN" report "$B"
 check "matrix --format markdown" "$AGSBX_BIN" matrix --format markdown "$B"
 check "diff --format json" "$AGSBX_BIN" diff --format json "$B" "$B"
 check "schema evidence-bundle" "$AGSBX_BIN" schema evidence-bundle
+check "report --format junit" "$AGSBX_BIN" report --format junit "$B"
+check "report -o -" "$AGSBX_BIN" report "$B" -o -
+check "attest" "$AGSBX_BIN" attest "$B"
+check "probe" "$AGSBX_BIN" probe
+check "help" "$AGSBX_BIN" help
 check keygen "$AGSBX_BIN" keygen -f "$d/k"
 pass "$n commands exit 3 when their result cannot be written"
 

@@ -69,3 +69,18 @@ cmp -s "$d/p.st.json" "$d/l.st.json" || fail "portable attest differs from the L
 "$P" keygen -f "$d/key" >/dev/null 2>&1 && [[ -s $d/key.pub ]] || fail "portable keygen"
 "$P" schema evidence-bundle | jq -e '."$schema"' >/dev/null || fail "portable schema"
 pass "verify, report, attest, diff, matrix, keygen, schema from the portable build"
+
+# What the workflows' macOS leg does today (docs/portability.md): the
+# action's collect step with the portable build records the host facts in
+# the step summary, says so in a ::notice::, and outputs no bundle.
+: >"$d/gh.out"; : >"$d/gh.summary"
+env AGSBX_BIN="$P" GITHUB_OUTPUT="$d/gh.out" GITHUB_STEP_SUMMARY="$d/gh.summary" RUNNER_TEMP="$d" \
+  INPUT_OUTPUT_DIR="$d/out-mac" INPUT_PROVIDERS=seatbelt bash "$S/workflows/action/run.sh" >"$d/gh.cmds" 2>"$d/gh.err" \
+  || { cat "$d/gh.err" >&2; fail "run.sh with the portable build failed"; }
+grep -q '^::notice title=agsbx-evidence::collect is not in this platform.s build yet .*no bundle, no Seatbelt evidence' "$d/gh.cmds" \
+  || fail "portable run.sh: no notice: $(cat "$d/gh.cmds")"
+grep -q '^### agsbx-evidence: host facts (portable build, no collect)' "$d/gh.summary" || fail "portable run.sh: no host facts in the summary"
+sed -n '/^```json$/,/^```$/p' "$d/gh.summary" | sed '1d;$d' | jq -e 'type == "object"' >/dev/null || fail "portable run.sh: the host facts are not JSON"
+grep -qx 'status=0' "$d/gh.out" && ! grep -q '^bundle=' "$d/gh.out" || fail "portable run.sh outputs: $(cat "$d/gh.out")"
+[[ -z $(ls -A "$d/out-mac" 2>/dev/null) ]] || fail "portable run.sh wrote a bundle"
+pass "the macOS leg's action step: host facts in the summary, a notice, no bundle"

@@ -4,8 +4,8 @@
 # NEGATIVE-CONTROL defect. diff names the simulation and shows both
 # provenances (signature, trusted signer with a trust option, representative
 # and why not, challenge, subject commit) and the blocked reason; matrix
-# shows provenance per row and the blocked reason per cell; --format badge is
-# a shields.io endpoint JSON; report shows a blocked provider's detail and
+# shows the verdicts per row and lists each row's provenance and blocked
+# reasons under them; --format badge is a shields.io endpoint JSON; report shows a blocked provider's detail and
 # hint; -o writes the file only when complete.
 source "$(dirname "$0")/../lib/common.sh"
 d=$(t_tmpdir views)
@@ -60,11 +60,12 @@ grep -q "signature good SHA256:.*signer NOT trusted" "$d/u.txt" || fail "untrust
 grep -q "signer not checked" "$d/n.txt" || fail "no trust option: trust must read as not checked"
 pass "diff: signature good + trusted / NOT trusted / not checked"
 
-# matrix: provenance column, blocked reason per cell, badge.
+# matrix: verdicts in the table, provenance and blocked reasons in the list under it, badge.
 "$B" matrix "$d/a.json" "$d/b.json" "$d/s.json" --key "$K/fixture_ed25519.pub" >"$d/m.md"
-grep -q '| Provenance |' "$d/m.md" || fail "matrix: no provenance column"
+grep -q '^<details><summary>Provenance' "$d/m.md" || fail "matrix: no provenance list"
+grep -q '| ⛔ blocked |' "$d/m.md" || fail "matrix: no blocked cell: $(cat "$d/m.md")"
 grep -q 'SIMULATED: blocked-userns' "$d/m.md" || fail "matrix: simulation not shown"
-grep -q 'blocked (bwrap\\_user\\_namespace\\_blocked)' "$d/m.md" || fail "matrix: blocked reason not in the cell: $(cat "$d/m.md")"
+grep -q 'bubblewrap blocked: bwrap\\_user\\_namespace\\_blocked' "$d/m.md" || fail "matrix: blocked reason not listed: $(cat "$d/m.md")"
 grep -q 'trusted signer' "$d/m.md" || fail "matrix: trusted signer not shown"
 "$B" matrix "$d/a.json" "$d/b.json" --format json | jq -e '.rows[1].provenance.simulations == ["blocked-userns"]' >/dev/null \
   || fail "matrix json: provenance"

@@ -5,9 +5,11 @@
  * so their file-local functions are reached exactly as the reader thread
  * reaches them. Properties (a violation aborts): a broken adapter always
  * carries the protocol reason and a bounded string excerpt; a response is
- * taken only for a pending id, at most once; a hello that validates
+ * taken only for a pending id, at most once, and only in a shape the
+ * bundle can hold (confine.c); a hello that validates
  * yields a well-formed reason set. */
 #include "providers/external/adapter.c"
+#include "providers/external/confine.c"
 #include "providers/external/session.c"
 
 #include <sys/eventfd.h>
@@ -26,6 +28,12 @@ const char *ext_intern(struct ext_instance *in, const char *s)
 	abort();
 }
 
+/* confine.c's: the budget's split (one declared provider here). */
+size_t agsbx_external_count(void)
+{
+	return 1;
+}
+
 static void check_adapter(struct ext_adapter *a)
 {
 	if (a->broken && (!a->vreason || strcmp(a->vreason, EXT_R_PROTOCOL) != 0))
@@ -36,8 +44,13 @@ static void check_adapter(struct ext_adapter *a)
 			      json_string_length(a->voffending) > 3 * EXT_OFFENDING_MAX))
 		abort();
 	unsigned answered = 0;
-	for (struct ext_pending *p = a->pending; p; p = p->next)
+	for (struct ext_pending *p = a->pending; p; p = p->next) {
 		answered += p->resp != NULL;
+		/* a response taken fits the bundle: integers within +-2^53 only,
+		 * at most EXT_MAX_DEPTH levels */
+		if (p->resp && ext_json_unconfined(p->resp, 1))
+			abort();
+	}
 	if (answered != a->responses)
 		abort();
 }

@@ -3,7 +3,9 @@
  * Properties checked (a violation aborts):
  *  - the canonical form of a loaded bundle loads again and is a fixed point;
  *  - a bundle diffed with itself has no change and no regression;
- *  - renderers never fail on a loaded bundle;
+ *  - renderers never fail on a loaded bundle; the JUnit report is
+ *    well-formed XML (prolog, nesting, quoting, escapes, no forbidden
+ *    control character) and the TAP report has only TAP lines;
  *  - the strict reader (evidence/parse.c) agrees with jansson's json_loadb:
  *    whatever it accepts jansson accepts as an equal value, and whatever
  *    jansson accepts that obeys the bundle rules (an object, integers
@@ -15,6 +17,7 @@
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +142,116 @@ static void differential(const uint8_t *data, size_t size)
 	json_decref(mine);
 }
 
+/* ---- well-formedness of what the renderers write ---- */
+
+static char *render_mem(const json_t *b, const char *format, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		abort();
+	if (agsbx_report_render(b, format, f) < 0)
+		abort();
+	fclose(f);
+	return buf;
+}
+
+/* XML 1.0 well-formedness as far as the JUnit writer uses it: one prolog,
+ * elements nested properly, attribute values quoted without a raw '<', no
+ * raw '<' or bare '&' in text, no control character XML forbids. */
+static bool entity_ok(const char *p)
+{
+	static const char *const ents[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&apos;" };
+	for (size_t i = 0; i < sizeof ents / sizeof ents[0]; i++)
+		if (strncmp(p, ents[i], strlen(ents[i])) == 0)
+			return true;
+	const char *q = p + 1;
+	if (*q++ != '#')
+		return false;
+	bool hex = *q == 'x';
+	q += hex;
+	const char *digits = q;
+	while (hex ? isxdigit((unsigned char)*q) : isdigit((unsigned char)*q))
+		q++;
+	return q > digits && *q == ';';
+}
+
+static const char *xml_text(const char *p, char stop)
+{
+	for (; *p && *p != stop; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (*p == '<' && stop != '<') ||
+		    (*p == '&' && !entity_ok(p)))
+			abort();
+	}
+	return p;
+}
+
+static void check_xml(const char *x)
+{
+	static const char prolog[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+	if (strncmp(x, prolog, sizeof prolog - 1) != 0)
+		abort();
+	const char *p = x + sizeof prolog - 1;
+	char stack[64][64];
+	int depth = 0, roots = 0;
+	while (*p) {
+		p = xml_text(p, '<');
+		if (!*p)
+			break;
+		bool close = p[1] == '/';
+		const char *name = p + 1 + close, *e = name;
+		while (isalnum((unsigned char)*e) || *e == '_' || *e == '-')
+			e++;
+		size_t nl = (size_t)(e - name);
+		if (nl == 0 || nl >= 64)
+			abort();
+		while (*e && *e != '>' && !(e[0] == '/' && e[1] == '>')) {
+			if (*e == '"')
+				e = xml_text(e + 1, '"');
+			if (!*e || *e == '<')
+				abort();
+			e++;
+		}
+		if (!*e)
+			abort();
+		bool empty = *e == '/';
+		if (!close && depth == 0)
+			roots++;
+		if (close) {
+			if (depth == 0 || strlen(stack[depth - 1]) != nl || strncmp(stack[depth - 1], name, nl) != 0)
+				abort();
+			depth--;
+		} else if (!empty) {
+			if (depth == 64)
+				abort();
+			memcpy(stack[depth], name, nl);
+			stack[depth++][nl] = '\0';
+		}
+		p = e + (empty ? 2 : 1);
+	}
+	if (depth != 0 || roots != 1)
+		abort();
+}
+
+/* TAP 13: the version, the plan, and then only test lines, comments and
+ * YAML blocks indented under a test; a test line is one line. */
+static void check_tap(const char *t)
+{
+	if (strncmp(t, "TAP version 13\n1..", 18) != 0)
+		abort();
+	for (const char *l = t; *l;) {
+		const char *nl = strchr(l, '\n');
+		if (!nl)
+			abort(); /* every line ends */
+		bool ok = strncmp(l, "ok ", 3) == 0 || strncmp(l, "not ok ", 7) == 0 || l[0] == '#' ||
+			  strncmp(l, "  ", 2) == 0 || strncmp(l, "1..", 3) == 0 || strncmp(l, "TAP version", 11) == 0;
+		if (!ok)
+			abort();
+		l = nl + 1;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	differential(data, size);
@@ -161,6 +274,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
 		if (agsbx_report_render(b, formats[i], sink()) < 0)
 			abort();
+	size_t rlen;
+	char *r = render_mem(b, "junit", &rlen);
+	if (strlen(r) != rlen)
+		abort(); /* no NUL inside */
+	check_xml(r);
+	free(r);
+	r = render_mem(b, "tap", &rlen);
+	check_tap(r);
+	free(r);
 
 	json_t *d = agsbx_bundle_diff(b, b);
 	if (!d || json_integer_value(json_object_get(d, "changes")) != 0 ||

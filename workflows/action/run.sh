@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The action's collect step (action.yml), a script so that it is tested
-# outside GitHub (tests/cli/action-run.sh). Inputs arrive as INPUT_*; writes
+# outside GitHub (tests/cli/workflows.sh). Inputs arrive as INPUT_*; writes
 # bundle/summary/status/attestation/predicate to $GITHUB_OUTPUT (collect
 # writes the markdown report to $GITHUB_STEP_SUMMARY), workflow commands on stdout:
 # ::error:: per defective provider, ::notice:: per blocked one.
@@ -19,9 +19,10 @@ bundle="$out_dir/$name.json"
 esc() { local s=${1//'%'/%25}; s=${s//$'\r'/%0D}; printf '%s' "${s//$'\n'/%0A}"; }
 
 # The portable build (macOS) has no collect yet: record the host facts,
-# say so, and leave the bundle output empty (nothing to upload).
+# say so, and leave the bundle output empty (nothing to upload, no
+# Seatbelt evidence).
 if ! "$bin" help collect >/dev/null 2>&1; then
-  echo "::notice title=agsbx-evidence::$(esc "collect is not in this platform's build yet (portable subset); host facts only")"
+  echo "::notice title=agsbx-evidence::$(esc "collect is not in this platform's build yet (portable subset: probe, verify, report, diff, matrix, attest, keygen, schema); host facts in the step summary, no bundle, no Seatbelt evidence")"
   { echo '### agsbx-evidence: host facts (portable build, no collect)'; echo; echo '```json';
     "$bin" probe --json; echo '```'; } >>"$GITHUB_STEP_SUMMARY"
   echo "status=0" >>"$GITHUB_OUTPUT"
@@ -82,7 +83,7 @@ done < <(jq -r '.providers[] | [.verdict, .id, .reason,
 
 # collect itself appends the markdown report to $GITHUB_STEP_SUMMARY.
 
-if [[ ${INPUT_ATTEST:-false} == true ]]; then
+if [[ ${INPUT_ATTEST:-false} == true || ${INPUT_ATTEST:-false} == statement ]]; then
   "$bin" attest "$bundle" -o "$bundle.intoto.json"
   jq '.predicate' "$bundle.intoto.json" >"$bundle.predicate.json"
   echo "attestation=$bundle.intoto.json" >>"$GITHUB_OUTPUT"

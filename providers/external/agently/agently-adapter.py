@@ -178,7 +178,11 @@ def jsonable(value):
         return {str(k): jsonable(v) for k, v in value.items() if k != "resource"}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
+    # The bundle holds integers within +-2^53 only (a real number or a
+    # larger integer is a protocol violation): those travel as text.
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and -2 ** 53 <= value <= 2 ** 53:
         return value
     return repr(value)
 
