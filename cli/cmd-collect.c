@@ -455,6 +455,33 @@ static void print_failures(const json_t *p)
 	}
 }
 
+/* Per provider, its isolation axes grouped by what the run showed (the
+ * axis view of `report`): "observed, unclaimed: network (isolated); ...". */
+static void print_axes(const json_t *p)
+{
+	if (!json_is_object(json_object_get(p, "observed")))
+		return;
+	_cleanup_free_ char *pid = esc(p, "id");
+	fprintf(stderr, "  %s axes:", pid);
+	const char *sep = " ";
+	for (int v = 0; v <= AGSBX_AXIS_VIEW_NOT_OBSERVED; v++) {
+		bool any = false;
+		for (size_t a = 0; agsbx_view_axes[a]; a++) {
+			if ((int)agsbx_axis_view_of(p, agsbx_view_axes[a]) != v)
+				continue;
+			fprintf(stderr, "%s%s%s", any ? ", " : sep, any ? "" : agsbx_axis_view_name(v), any ? "" : ": ");
+			fprintf(stderr, "%s", agsbx_view_axes[a]);
+			if (strcmp(agsbx_view_axes[a], "network") == 0 && v != AGSBX_AXIS_VIEW_NOT_OBSERVED) {
+				_cleanup_free_ char *lvl = esc(json_object_get(p, "observed"), "network");
+				fprintf(stderr, " (%s)", lvl);
+			}
+			any = true;
+			sep = "; ";
+		}
+	}
+	fputc('\n', stderr);
+}
+
 static void print_summary(const json_t *providers, bool color)
 {
 	fprintf(stderr, "\n%-16s %-11s %s\n", "provider", "verdict", "reason");
@@ -463,9 +490,18 @@ static void print_summary(const json_t *providers, bool color)
 	json_array_foreach(providers, i, p) {
 		enum agsbx_provider_verdict v = agsbx_provider_verdict_of(p);
 		_cleanup_free_ char *pid = esc(p, "id"), *ev = esc(p, "verdict"), *reason = esc(p, "reason");
-		fprintf(stderr, "%-16s %s%-11s%s %s\n", pid, color ? outcome_color(agsbx_provider_outcome(v)) : "", ev, color ? "\033[0m" : "",
-			reason);
+		size_t n[AGSBX_CHECK_VERDICT_COUNT] = { 0 }, j;
+		json_t *c;
+		json_array_foreach(json_object_get(p, "checks"), j, c)
+			if ((unsigned)agsbx_check_verdict_of(c) < AGSBX_CHECK_VERDICT_COUNT)
+				n[agsbx_check_verdict_of(c)]++;
+		fprintf(stderr, "%-16s %s%-11s%s %s (checks: %zu pass, %zu fail, %zu observed unclaimed, %zu skip)\n", pid,
+			color ? outcome_color(agsbx_provider_outcome(v)) : "", ev, color ? "\033[0m" : "", reason,
+			n[AGSBX_CHECK_PASS], n[AGSBX_CHECK_FAIL], n[AGSBX_CHECK_NOT_CLAIMED],
+			n[AGSBX_CHECK_SKIP] + n[AGSBX_CHECK_BLOCKED]);
 	}
+	json_array_foreach(providers, i, p)
+		print_axes(p);
 	json_array_foreach(providers, i, p)
 		print_failures(p);
 }
@@ -575,6 +611,9 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 	struct agsbx_ctx ctx = sh->hs->ctx;
 	ctx.simulate = simulation_for(sh->o, sh->sel[i]);
 	ctx.config = json_object_get(sh->configs, sh->sel[i]->id);
+	_cleanup_free_ char *canary = NULL;
+	if (asprintf(&canary, "%s=%s", sh->canary_name, sh->canary_value) >= 0)
+		ctx.env_canary = canary;
 	/* Its own directory in the run's: providers run at once, and one's
 	 * files must not look like another's residue. */
 	char dir[PATH_MAX];

@@ -142,6 +142,23 @@ static int home_canary_create(const struct check_env *env, const char *home, con
 	return r;
 }
 
+/* Denied only when open(2), openat2 and io_uring were all refused. */
+static void home_judge(struct check_out *out, const json_t *res, bool leaked, int alt_r, const char *alt)
+{
+	bool direct = res && !cf_result_ok(res) && !leaked;
+	if (!res && !leaked && alt_r != 1) {
+		cf_no_observation(out, "read of a 0600 key in a dot-directory of the real $HOME");
+		return;
+	}
+	if (direct && alt_r < 0) {
+		cf_no_observation(out, "read of a 0600 key in the real $HOME through openat2 and io_uring");
+		return;
+	}
+	out->observed_pass = direct && alt_r == 0;
+	cf_reason(out, "read of a 0600 key in a dot-directory of the real $HOME: %s inside (open %s) [%s]; control read ok",
+		  out->observed_pass ? "denied" : "ALLOWED", direct ? cf_result_errno(res) : "ALLOWED", alt);
+}
+
 void check_secrets_home_denied(const struct check_env *env, struct check_out *out)
 {
 	const char *home = home_of(env);
@@ -166,6 +183,8 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 	int sr = cf_sandbox_op(env, out, env->h, NULL, ARGS("read", home_canary.file), &res, &xr);
 	bool leaked = sr == 0 && cf_run_output_contains(&xr.run, secret);
 	agsbx_exec_result_clear(&xr);
+	char alt[128] = "";
+	int alt_r = sr == 0 ? cf_read_alternates(env, out, home_canary.file, secret, alt, sizeof alt) : -1;
 	cf_control_op(env, out, ARGS("read", home_canary.file), &ctl);
 	json_object_set_new(out->facts, "canary", json_string(home_canary.file));
 	agsbx_conformance_remove_canaries();
@@ -180,9 +199,7 @@ void check_secrets_home_denied(const struct check_env *env, struct check_out *ou
 		control_skip(out, "the home canary is not readable", ctl);
 		return;
 	}
-	out->observed_pass = res && !cf_result_ok(res) && !leaked;
-	cf_reason(out, "read of a 0600 key in a dot-directory of the real $HOME: %s inside (%s); control read ok",
-		     res && !cf_result_ok(res) ? "denied" : "ALLOWED", cf_result_errno(res));
+	home_judge(out, res, leaked, alt_r, alt);
 }
 
 /* ---- privilege ------------------------------------------------------------ */
@@ -206,6 +223,22 @@ static const char *setuid_program(void)
 	return NULL;
 }
 
+/* A gain is a change of credentials the exec caused: euid 0 after it
+ * where the payload (its parent, the credentials before) was not euid 0,
+ * both in the sandbox's user namespace. Root before the exec gains no
+ * uid; what it holds is judged by the capability sets. Unobserved counts
+ * as a gain from a non-root payload, unless NoNewPrivs is set: then the
+ * kernel does not honour the setuid bit at all (prctl(2)). */
+static bool setuid_gain(const json_t *caps, const json_t *setuid)
+{
+	const json_t *before = sub(caps, "euid"), *after = sub(setuid, "euid");
+	if (json_is_integer(before) && json_integer_value(before) == 0)
+		return false;
+	if (json_is_integer(after))
+		return json_integer_value(after) == 0;
+	return json_integer_value(sub(caps, "no_new_privs")) != 1;
+}
+
 void check_priv_capabilities_dropped(const struct check_env *env, struct check_out *out)
 {
 	const char *su = setuid_program();
@@ -223,27 +256,35 @@ void check_priv_capabilities_dropped(const struct check_env *env, struct check_o
 	bool nnp = json_integer_value(sub(res, "no_new_privs")) == 1;
 	bool bnd = hex_zero(sub(res, "cap_bnd")) || nnp;
 	const json_t *s_in = sub(res, "setuid"), *s_out = sub(ctl, "setuid");
-	bool ctl_gains = json_integer_value(sub(s_out, "euid")) == 0 && json_is_integer(sub(s_out, "euid"));
+	bool ctl_gains = setuid_gain(ctl, s_out);
 	bool ran_inside = cf_result_ok(s_in);
-	bool nnp_in = json_integer_value(sub(res, "no_new_privs")) == 1;
-	/* Unobserved counts as a gain, unless NoNewPrivs is set: then the
-	 * kernel does not honour the setuid bit at all (prctl(2)). */
-	bool gained = ran_inside && (json_is_integer(sub(s_in, "euid")) ? json_integer_value(sub(s_in, "euid")) == 0
-									 : !nnp_in);
+	bool gained = ran_inside && setuid_gain(res, s_in);
+	json_int_t before = json_is_integer(sub(res, "euid")) ? json_integer_value(sub(res, "euid")) : -1;
 	json_object_set_new(out->facts, "setuid_program", su ? json_string(su) : json_null());
 	json_object_set_new(out->facts, "setuid_gains_outside", json_boolean(ctl_gains));
 	json_object_set_new(out->facts, "setuid_gains_inside", json_boolean(gained));
-	if (!res || !json_is_string(sub(res, "cap_eff"))) {
+	json_object_set_new(out->facts, "euid_before_exec_inside", before >= 0 ? json_integer(before) : json_null());
+	if (!res) {
+		cf_no_observation(out, "capability sets and a setuid-root exec");
+		return;
+	}
+	if (!json_is_string(sub(res, "cap_eff"))) {
 		cf_reason(out, "the payload reported no capability sets");
 		return;
 	}
 	out->observed_pass = sets && bnd && (!ctl_gains || !gained);
+	char how[96];
+	if (!su || !ran_inside)
+		snprintf(how, sizeof how, "%s", !su ? "not tried" : "not executable inside");
+	else if (gained)
+		snprintf(how, sizeof how, "the exec RAISED euid %lld to 0 inside", (long long)before);
+	else
+		snprintf(how, sizeof how, "no credential change inside (euid %lld before the exec)", (long long)before);
 	cf_reason(out, "inside CapEff %s CapPrm %s CapAmb %s CapBnd %s NoNewPrivs %d; setuid-root %s: %s%s",
-		     json_string_value(sub(res, "cap_eff")), json_string_value(sub(res, "cap_prm")) ?: "?",
-		     json_string_value(sub(res, "cap_amb")) ?: "(not shown; empty as CapPrm is)", json_string_value(sub(res, "cap_bnd")) ?: "?",
-		     (int)json_integer_value(sub(res, "no_new_privs")), su ? su : "(none on host)",
-		     !su ? "not tried" : !ran_inside ? "not executable inside" : gained ? "GAINED euid 0 inside" : "no gain inside",
-		     su && !ctl_gains ? " (control: no gain outside either, so that part shows nothing)" : "");
+		  json_string_value(sub(res, "cap_eff")), json_string_value(sub(res, "cap_prm")) ?: "?",
+		  json_string_value(sub(res, "cap_amb")) ?: "(not shown; empty as CapPrm is)", json_string_value(sub(res, "cap_bnd")) ?: "?",
+		  (int)json_integer_value(sub(res, "no_new_privs")), su ? su : "(none on host)", how,
+		  su && !ctl_gains ? " (control: no gain outside either, so that part shows nothing)" : "");
 }
 
 /* ---- processes ------------------------------------------------------------- */
@@ -349,6 +390,10 @@ void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out
 		control_skip(out, "/proc/PID/environ of the target is not readable", ce);
 		return;
 	}
+	if (!res && !leaked) {
+		cf_no_observation(out, "ptrace of a process outside");
+		return;
+	}
 	out->observed_pass = res && !cf_result_ok(res) && !leaked;
 	cf_reason(out, "against pid %d outside: ptrace %s, process_vm_readv %s, /proc/PID/mem %s, "
 			  "/proc/PID/environ %s; control read its environ outside",
@@ -452,6 +497,22 @@ static bool shares_net(const struct check_env *env)
 	return !n || strcmp(n, AGSBX_NET_INHERITED) == 0;
 }
 
+/* One target's facts and its part of the reason. */
+static void ipc_record(struct check_out *out, const struct ipc_target *t, bool denied, bool no_res, bool ctl_ok,
+		       bool judged, char *detail, size_t size)
+{
+	json_object_set_new(out->facts, t->name,
+			    json_pack("{s:s, s:b, s:s, s:b, s:s, s:i, s:i, s:b}", "address", t->addr, "denied_inside", denied,
+				      "errno_inside", cf_result_errno(t->in), "control_ok", ctl_ok, "errno_control",
+				      cf_result_errno(t->ctl), "listener_accepted", t->reached, "control_accepted",
+				      t->ctl_reached, "judged", judged));
+	size_t l = strlen(detail);
+	snprintf(detail + l, size - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t->name,
+		 denied ? "denied" : no_res ? "no payload result" : "REACHED",
+		 cf_result_ok(t->in) ? "connected" : cf_result_errno(t->in), ctl_ok ? "ok" : cf_result_errno(t->ctl),
+		 judged ? "" : "; not judged: the host network is shared");
+}
+
 void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out *out)
 {
 	_cleanup_free_ char *n = nonce(), *dir = NULL, *path = NULL, *abs = NULL;
@@ -468,7 +529,7 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		{ .name = "docker", .addr = "/var/run/docker.sock", .lfd = -1 },
 	};
 	size_t nt = docker ? 3 : 2;
-	bool pass = pfd >= 0 && afd >= 0, any_ctl = false;
+	bool pass = pfd >= 0 && afd >= 0, any_ctl = false, unobserved = false, reached_any = false;
 	char detail[400] = "";
 	for (size_t i = 0; i < nt && pfd >= 0 && afd >= 0; i++) {
 		ipc_try(env, out, &t[i]);
@@ -481,17 +542,13 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 		 * reaches them as it reaches loopback TCP, and says so; there
 		 * the result is recorded, not judged. */
 		bool judged = t[i].lfd >= 0 ? (strcmp(t[i].name, "abstract") != 0 || !shares_net(env)) : ctl_ok;
-		if (judged)
+		bool no_res = !t[i].in && t[i].reached == 0;
+		if (judged) {
 			pass &= denied;
-		json_object_set_new(out->facts, t[i].name,
-				    json_pack("{s:s, s:b, s:s, s:b, s:s, s:i, s:i, s:b}", "address", t[i].addr, "denied_inside",
-					      denied, "errno_inside", cf_result_errno(t[i].in), "control_ok", ctl_ok,
-					      "errno_control", cf_result_errno(t[i].ctl), "listener_accepted", t[i].reached,
-					      "control_accepted", t[i].ctl_reached, "judged", judged));
-		size_t l = strlen(detail);
-		snprintf(detail + l, sizeof detail - l, "%s%s %s (%s, control %s%s)", l ? "; " : "", t[i].name,
-			 denied ? "denied" : "REACHED", cf_result_ok(t[i].in) ? "connected" : cf_result_errno(t[i].in),
-			 ctl_ok ? "ok" : cf_result_errno(t[i].ctl), judged ? "" : "; not judged: the host network is shared");
+			unobserved |= no_res;
+			reached_any |= !denied && !no_res;
+		}
+		ipc_record(out, &t[i], denied, no_res, ctl_ok, judged, detail, sizeof detail);
 	}
 	unlink(path);
 	rmdir(dir);
@@ -501,6 +558,10 @@ void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out
 	}
 	if (!ipc_control_ok(&t[0]) || !ipc_control_ok(&t[1])) {
 		control_skip(out, "the harness listeners are not reachable", !ipc_control_ok(&t[0]) ? t[0].ctl : t[1].ctl);
+		return;
+	}
+	if (unobserved && !reached_any) {
+		cf_no_observation(out, "connect to host unix sockets");
 		return;
 	}
 	out->observed_pass = pass && any_ctl;
@@ -582,7 +643,7 @@ static void await_control(const struct check_env *env, const struct net_try *t, 
  * true when the sandbox was denied and the control got through
  * (host-side receipt on both). */
 static bool net_pair(const struct check_env *env, struct check_out *out, const struct net_try *t, int port,
-		     bool *ctl_ok, char *detail, size_t dsize)
+		     bool *ctl_ok, bool *unobserved, char *detail, size_t dsize)
 {
 	_cleanup_free_ char *n_in = nonce(), *n_ctl = nonce();
 	if (!n_in || !n_ctl)
@@ -612,14 +673,15 @@ static bool net_pair(const struct check_env *env, struct check_out *out, const s
 		await_control(env, t, n_in, n_ctl, &k);
 	*ctl_ok = k.ctl_got > 0;
 	bool denied = res && k.got == 0 && (udp || !cf_result_ok(res));
+	*unobserved = !res && k.got == 0;
 	json_object_set_new(out->facts, t->label,
 			    json_pack("{s:s, s:i, s:b, s:b, s:s, s:i, s:b, s:s}", "host", t->host, "port", port, "detached",
 				      t->detached, "denied_inside", denied, "errno_inside", cf_result_errno(res),
 				      "received_from_inside", k.got, "control_received", *ctl_ok, "errno_control",
 				      cf_result_errno(ctl)));
 	size_t l = strlen(detail);
-	snprintf(detail + l, dsize - l, "%s%s %s (%s)", l ? "; " : "", t->label, denied ? "denied" : "REACHED",
-		 !res ? "refused" : cf_result_ok(res) ? (udp ? (k.got ? "datagram arrived" : "sent, nothing arrived") : "connected") : cf_result_errno(res));
+	snprintf(detail + l, dsize - l, "%s%s %s (%s)", l ? "; " : "", t->label, denied ? "denied" : *unobserved ? "not observed" : "REACHED",
+		 !res ? "no payload result" : cf_result_ok(res) ? (udp ? (k.got ? "datagram arrived" : "sent, nothing arrived") : "connected") : cf_result_errno(res));
 	return denied;
 }
 
@@ -627,11 +689,18 @@ static void run_net_tries(const struct check_env *env, struct check_out *out, co
 			  const int *ports)
 {
 	char detail[480] = "";
-	bool pass = true, ctl_all = true;
+	bool pass = true, ctl_all = true, unobserved_any = false, reached_any = false;
 	for (size_t i = 0; i < n; i++) {
-		bool ctl = false;
-		pass &= net_pair(env, out, &tries[i], ports[i], &ctl, detail, sizeof detail);
+		bool ctl = false, unobserved = false;
+		bool denied = net_pair(env, out, &tries[i], ports[i], &ctl, &unobserved, detail, sizeof detail);
+		pass &= denied;
 		ctl_all &= ctl;
+		unobserved_any |= unobserved;
+		reached_any |= !denied && !unobserved;
+	}
+	if (unobserved_any && !reached_any) {
+		cf_no_observation(out, "loopback connects and datagrams");
+		return;
 	}
 	if (!ctl_all) {
 		cf_skip(out, "control failed: a loopback listener was not reached from outside either; %s", detail);
@@ -709,11 +778,15 @@ void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_ou
 			   json_string_value(sub(ctl, "link_errno")) ?: "?");
 		return;
 	}
+	if (!res && !alias && !leaked) {
+		cf_no_observation(out, "hard link to the canary");
+		return;
+	}
 	out->observed_pass = res && !json_is_true(sub(res, "link_ok")) && !alias && !leaked;
-	cf_reason(out, "hard link to the canary inside the output root: %s (%s); alias %s on the host; "
-			  "control link ok",
-		     json_is_true(sub(res, "link_ok")) ? "MADE" : "denied", json_string_value(sub(res, "link_errno")) ?: "none",
-		     alias ? "PRESENT" : "absent");
+	bool made = json_is_true(sub(res, "link_ok"));
+	cf_reason(out, "hard link to the canary inside the output root: %s%s%s; alias %s on the host; control link ok",
+		  made ? "MADE" : res ? "denied (" : "no payload result", made || !res ? "" : json_string_value(sub(res, "link_errno")) ?: "?",
+		  made || !res ? "" : ")", alias ? "PRESENT" : "absent");
 }
 
 /* ---- residue -------------------------------------------------------------------- */
@@ -853,6 +926,20 @@ void check_fs_no_host_residue(const struct check_env *env, struct check_out *out
 
 /* ---- exit status ----------------------------------------------------------------- */
 
+/* How the status came about: a run the timeout ended was killed by the
+ * harness, not by the signal asked for (a PID 1 payload ignores its own
+ * SIGTERM and SIGKILL: the kernel does not deliver them to a namespace's
+ * init from inside). */
+static const char *status_how(const struct agsbx_run_result *r, int sig, bool ok)
+{
+	if (r->timed_out)
+		return sig ? " (timed out: still running after its own signal; killed by the timeout)"
+			   : " (timed out: killed by the timeout)";
+	if (r->term_signal)
+		return " (signal)";
+	return sig && ok ? " (exit code 128+N)" : "";
+}
+
 void check_exec_status_fidelity(const struct check_env *env, struct check_out *out)
 {
 	static const struct { const char *op, *arg; int status, sig; } cases[] = {
@@ -890,8 +977,7 @@ void check_exec_status_fidelity(const struct check_env *env, struct check_out *o
 						      "control_as_expected", ctl));
 		size_t l = strlen(detail);
 		snprintf(detail + l, sizeof detail - l, "%s%s %s -> %d%s%s", l ? ", " : "", cases[i].op, cases[i].arg,
-			 r->status, r->term_signal ? " (signal)" : cases[i].sig && ok ? " (exit code 128+N)" : "",
-			 ok ? "" : ran ? " WRONG" : " (did not run)");
+			 r->status, status_how(r, cases[i].sig, ok), ok ? "" : ran ? " WRONG" : " (did not run)");
 		agsbx_exec_result_clear(&xr);
 	}
 	json_object_set_new(out->facts, "cases", seen);
@@ -1032,6 +1118,10 @@ void check_syscalls_io_uring_denied(const struct check_env *env, struct check_ou
 		return;
 	}
 	cf_control_op(env, out, ARGS("io-uring"), &ctl);
+	if (!res) {
+		cf_no_observation(out, "io_uring_setup");
+		return;
+	}
 	if (!cf_result_ok(ctl)) {
 		control_skip(out, "io_uring_setup is refused", ctl);
 		return;

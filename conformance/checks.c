@@ -79,10 +79,13 @@ static void fs_grant_write(const struct check_env *env, struct check_out *out)
 	if (rr == -ELOOP || rr == -EMLINK || rr == -EPERM || rr == -EINVAL)
 		cf_reason(out, "output/%s is not a file of the sandbox user's with one link (%s): not read", name,
 			     strerror(-rr));
+	else if (!res && !out->observed_pass)
+		cf_reason(out, "the nonce written into output did not reach the host: the payload gave no result (%s)",
+			  out->no_result);
 	else
 		cf_reason(out, out->observed_pass ? "the host read the nonce the sandbox wrote into output"
 						     : "the nonce written into output did not reach the host (%s)",
-			     cf_result_errno(res));
+			  cf_result_errno(res));
 }
 
 static void fs_readonly_grant_denied(const struct check_env *env, struct check_out *out)
@@ -104,6 +107,10 @@ static void fs_readonly_grant_denied(const struct check_env *env, struct check_o
 	bool absent = access(host_new, F_OK) < 0;
 	json_object_set_new(out->facts, "source_canary_unchanged", json_boolean(unchanged));
 	json_object_set_new(out->facts, "new_file_absent", json_boolean(absent));
+	if ((!r1 || !r2) && unchanged && absent) {
+		cf_no_observation(out, "write into the read-only source root");
+		return;
+	}
 	out->observed_pass = r1 && r2 && !cf_result_ok(r1) && !cf_result_ok(r2) && unchanged && absent;
 	cf_reason(out, "overwrite in source: %s; create in source: %s; host content %s",
 		     r1 && !cf_result_ok(r1) ? cf_result_errno(r1) : "allowed", r2 && !cf_result_ok(r2) ? cf_result_errno(r2) : "allowed",
@@ -149,6 +156,12 @@ static bool variants_pass(const struct variants *v)
 	return v->direct_denied && !v->any_allowed;
 }
 
+/* The direct run gave no result and no variant showed the attack work. */
+static bool variants_unobserved(const struct variants *v)
+{
+	return !v->direct_denied && !v->any_allowed;
+}
+
 static void variants_facts(struct variants *v, struct check_out *out)
 {
 	json_object_set_new(out->facts, "argv_variants", v->list);
@@ -185,6 +198,9 @@ static bool read_variants(const struct check_env *env, struct check_out *out, co
 	return true;
 }
 
+/* A denial counts once the read was also refused through openat2 and
+ * io_uring (cf_read_alternates): a sandbox that mediates open(2) alone
+ * (a ptrace path translator) lets those through. */
 static void fs_host_read_denied(const struct check_env *env, struct check_out *out)
 {
 	struct variants v = { .list = json_array(), .argv0 = json_array() };
@@ -194,22 +210,27 @@ static void fs_host_read_denied(const struct check_env *env, struct check_out *o
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
+	char alt[128];
+	int alt_r = cf_read_alternates(env, out, env->canary_file, env->canary_secret, alt, sizeof alt);
 	json_t *ctl;
 	cf_control_op(env, out, ARGS("read", env->canary_file), &ctl);
 	bool control = ctl && cf_result_ok(ctl);
+	bool denied = variants_pass(&v) && alt_r == 0;
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_read_ok", json_boolean(control));
-	out->observed_pass = variants_pass(&v) && control;
-	if (!control && variants_pass(&v))
+	variants_facts(&v, out);
+	out->observed_pass = denied && control;
+	if (variants_unobserved(&v) && alt_r != 1)
+		cf_no_observation(out, "read of a 0644 canary outside the grant");
+	else if (variants_pass(&v) && alt_r < 0)
+		cf_no_observation(out, "read of a 0644 canary outside the grant through openat2 and io_uring");
+	else if (!control && denied)
 		inconclusive(out, "control failed: the canary is not readable outside the sandbox either (%s)",
 			     cf_result_errno(ctl));
-	else if (!control)
-		cf_reason(out, "read of a 0644 canary outside the grant: ALLOWED inside [%s]; control read failed",
-			     v.summary);
 	else
-		cf_reason(out, "read of a 0644 canary outside the grant: %s inside (%s) [%s]; control read ok outside",
-			     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
-	variants_facts(&v, out);
+		cf_reason(out, "read of a 0644 canary outside the grant: %s inside (open %s) [%s] [%s]; control read %s outside",
+			  denied ? "denied" : "ALLOWED", v.direct_denied ? v.direct_errno : "ALLOWED", v.summary, alt,
+			  control ? "ok" : "FAILED");
 }
 
 static void fs_host_write_denied(const struct check_env *env, struct check_out *out)
@@ -243,7 +264,9 @@ static void fs_host_write_denied(const struct check_env *env, struct check_out *
 	json_object_set_new(out->facts, "absent_on_host", json_boolean(absent_all));
 	json_object_set_new(out->facts, "control_write_ok", json_boolean(control));
 	out->observed_pass = variants_pass(&v) && absent_all && control;
-	if (!control && variants_pass(&v) && absent_all)
+	if (variants_unobserved(&v) && absent_all)
+		cf_no_observation(out, "create outside the grant");
+	else if (!control && variants_pass(&v) && absent_all)
 		inconclusive(out, "control failed: cannot create in the canary dir outside the sandbox either (%s)",
 			     cf_result_errno(ctl));
 	else if (!control)
@@ -267,29 +290,72 @@ static void fs_symlink_escape_denied(const struct check_env *env, struct check_o
 	}
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	out->observed_pass = variants_pass(&v);
-	cf_reason(out, "read of the canary through a symlink in a writable root: %s (%s) [%s]",
-		     v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
+	if (variants_unobserved(&v))
+		cf_no_observation(out, "read of the canary through a symlink in a writable root");
+	else
+		cf_reason(out, "read of the canary through a symlink in a writable root: %s (%s) [%s]",
+			  v.direct_denied ? "denied" : "ALLOWED", v.direct_errno, v.summary);
 	variants_facts(&v, out);
+}
+
+/* Whether a mount attempted unclaimed stays in the sandbox: its mount
+ * namespace is not the host's, and either a user namespace of its own
+ * owns it (a less privileged mount namespace propagates nothing back,
+ * mount_namespaces(7)) or the payload holds no capability to mount with.
+ * Else why not, in why. */
+static bool remount_contained(const struct check_env *env, struct check_out *out, char *why, size_t size)
+{
+	struct stat mnt, user;
+	json_t *res, *st;
+	if (stat("/proc/self/ns/mnt", &mnt) < 0 || stat("/proc/self/ns/user", &user) < 0) {
+		snprintf(why, size, "the host's namespaces are unreadable (%s)", strerror(errno));
+		return false;
+	}
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("ns"), &res, NULL) < 0 || !res) {
+		snprintf(why, size, "the sandbox's mount namespace was not observed (%s)",
+			 out->no_result[0] ? out->no_result : "provider refused to execute");
+		return false;
+	}
+	const json_t *m = json_object_get(json_object_get(res, "ns"), "mnt");
+	const json_t *u = json_object_get(json_object_get(res, "ns"), "user");
+	if (!json_is_integer(m) || (ino_t)json_integer_value(m) == mnt.st_ino) {
+		snprintf(why, size, "%s", json_is_integer(m) ? "the sandbox shares the host's mount namespace"
+							      : "the sandbox's mount namespace is unreadable");
+		return false;
+	}
+	if (json_is_integer(u) && (ino_t)json_integer_value(u) != user.st_ino)
+		return true;
+	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("status"), &st, NULL) == 0 &&
+	    json_is_true(json_object_get(st, "cap_eff_zero")))
+		return true;
+	snprintf(why, size, "the sandbox's own mount namespace belongs to the host's user namespace and the payload may "
+			    "hold capabilities (a mount could propagate to the host)");
+	return false;
 }
 
 static void fs_remount_denied(const struct check_env *env, struct check_out *out)
 {
-	/* No host control, and no attempt at all for a provider that does not
-	 * claim the filesystem axis: a mount that succeeds outside a sandbox
-	 * would change the host's mount table. */
-	if (!env->required) {
-		cf_reason(out, "not attempted: the provider does not claim host_filesystem_restricted, and a "
-				  "successful mount outside a sandbox would change the host");
+	/* No host control. Unclaimed, attempted only where a mount that
+	 * succeeds stays in the sandbox's own mount namespace: outside a
+	 * sandbox it would change the host's mount table. */
+	char why[300];
+	if (!env->required && !remount_contained(env, out, why, sizeof why)) {
+		cf_skip(out, "not attempted: the provider does not claim host_filesystem_restricted, and %s", why);
 		json_object_set_new(out->facts, "attempted", json_false());
 		return;
 	}
+	json_object_set_new(out->facts, "attempted", json_true());
 	_cleanup_free_ char *src = agsbx_handle_path(env->h, AGSBX_ROOT_SOURCE, NULL);
 	json_t *res;
 	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("remount", src), &res, NULL) < 0) {
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
-	out->observed_pass = res && json_object_get(res, "ok") && !cf_result_ok(res);
+	if (!res) {
+		cf_no_observation(out, "remount and tmpfs mount");
+		return;
+	}
+	out->observed_pass = json_object_get(res, "ok") && !cf_result_ok(res);
 	json_t *rm = json_object_get(res, "remount"), *tm = json_object_get(res, "tmpfs");
 	cf_reason(out, "remount read-write: %s; mount tmpfs: %s", cf_result_ok(rm) ? "ALLOWED" : cf_result_errno(rm),
 		     cf_result_ok(tm) ? "ALLOWED" : cf_result_errno(tm));
@@ -309,11 +375,20 @@ static void net_namespace_distinct(const struct check_env *env, struct check_out
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
+	if (!res) {
+		cf_no_observation(out, "net namespace lookup");
+		return;
+	}
 	json_t *inside = json_object_get(json_object_get(res, "ns"), "net");
 	json_object_set_new(out->facts, "host_net_ns", json_integer((json_int_t)st.st_ino));
-	out->observed_pass = json_is_integer(inside) && (ino_t)json_integer_value(inside) != st.st_ino;
-	cf_reason(out, "net namespace inode inside %lld vs host %llu", json_is_integer(inside) ? (long long)json_integer_value(inside) : -1LL,
-		     (unsigned long long)st.st_ino);
+	if (!json_is_integer(inside)) {
+		const char *e = json_string_value(json_object_get(json_object_get(res, "ns_errno"), "net"));
+		cf_skip(out, "no observation: the net namespace inside is unreadable (%s)", e ? e : "not reported");
+		return;
+	}
+	out->observed_pass = (ino_t)json_integer_value(inside) != st.st_ino;
+	cf_reason(out, "net namespace inode inside %lld vs host %llu", (long long)json_integer_value(inside),
+		  (unsigned long long)st.st_ino);
 }
 
 static int loopback_listener(int *port)
@@ -353,7 +428,9 @@ static void net_egress_denied(const struct check_env *env, struct check_out *out
 	json_object_set_new(out->facts, "listener", json_pack("{s:s, s:i}", "address", "127.0.0.1", "port", port));
 	json_object_set_new(out->facts, "control_connect_ok", json_boolean(control));
 	out->observed_pass = res && json_object_get(res, "ok") && !cf_result_ok(res) && control;
-	if (!control && res && json_object_get(res, "ok") && !cf_result_ok(res))
+	if (!res)
+		cf_no_observation(out, "connect to a host loopback listener");
+	else if (!control && res && json_object_get(res, "ok") && !cf_result_ok(res))
 		inconclusive(out, "control failed: the host could not connect to its own listener (%s)", cf_result_errno(ctl));
 	else
 		cf_reason(out, "connect to a host loopback listener: %s (%s); control connect %s",
@@ -373,12 +450,16 @@ static void proc_contained(const struct check_env *env, struct check_out *out)
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
+	if (!res) {
+		cf_no_observation(out, "harness pid lookup");
+		return;
+	}
 	json_t *ns = json_object_get(res, "pid_ns");
 	bool distinct = host_ns && json_is_integer(ns) && (ino_t)json_integer_value(ns) != st.st_ino;
-	bool visible = !res || cf_result_ok(res);
+	bool visible = cf_result_ok(res);
 	json_object_set_new(out->facts, "harness_pid", json_integer(env->harness_pid));
 	json_object_set_new(out->facts, "pid_ns_distinct", json_boolean(distinct));
-	out->observed_pass = res && !visible && distinct;
+	out->observed_pass = !visible && distinct;
 	cf_reason(out, "harness pid %d %s inside; pid namespace %s", (int)env->harness_pid,
 		     visible ? "VISIBLE" : "not visible", distinct ? "distinct" : "SHARED with the host");
 }
@@ -392,6 +473,10 @@ static void priv_no_escalation(const struct check_env *env, struct check_out *ou
 	json_t *res;
 	if (cf_sandbox_op(env, out, env->h, NULL, ARGS("status"), &res, NULL) < 0) {
 		cf_reason(out, "provider refused to execute");
+		return;
+	}
+	if (!res) {
+		cf_no_observation(out, "NoNewPrivs and capability status");
 		return;
 	}
 	json_t *nnp_j = json_object_get(res, "no_new_privs");
@@ -415,8 +500,12 @@ static void env_scrubbed(const struct check_env *env, struct check_out *out)
 	}
 	bool leaked = cf_run_output_contains(&xr.run, env->o->env_canary_value);
 	agsbx_exec_result_clear(&xr);
-	bool present = !res || json_is_true(json_object_get(res, "present"));
+	bool present = json_is_true(json_object_get(res, "present"));
 	json_object_set_new(out->facts, "canary_variable", json_string(env->o->env_canary_name));
+	if (!res && !leaked) {
+		cf_no_observation(out, "harness canary variable lookup");
+		return;
+	}
 	out->observed_pass = !present && !leaked;
 	cf_reason(out, "harness canary variable %s inside", present || leaked ? "VISIBLE" : "not visible");
 }
@@ -428,12 +517,16 @@ static void syscalls_restricted(const struct check_env *env, struct check_out *o
 		cf_reason(out, "provider refused to execute");
 		return;
 	}
+	if (!res) {
+		cf_no_observation(out, "seccomp status");
+		return;
+	}
 	json_int_t mode = json_integer_value(json_object_get(res, "seccomp"));
 	const char *rel = json_string_value(json_object_get(res, "kernel_release"));
 	bool other_kernel = rel && env->host_kernel_release && strcmp(rel, env->host_kernel_release) != 0;
 	json_object_set_new(out->facts, "host_kernel_release",
 			    env->host_kernel_release ? json_string(env->host_kernel_release) : json_null());
-	out->observed_pass = res && (mode == 2 || other_kernel);
+	out->observed_pass = mode == 2 || other_kernel;
 	cf_reason(out, "seccomp mode %lld inside; kernel release inside %s%s", (long long)mode, rel ? rel : "unknown",
 		     other_kernel ? " (a user-space kernel mediates syscalls)" : " (the host kernel)");
 }
@@ -489,14 +582,28 @@ static int survivors(const char *marker, json_t *facts)
 	return n;
 }
 
+/* The provider's resources left after the run: a count, -EOPNOTSUPP when
+ * the provider has no inventory (nothing was looked at: never "0 left"),
+ * another -errno when its inventory failed. facts.provider_inventory says
+ * which. */
 static int provider_leftovers(const struct check_env *env, const char *marker, json_t *facts)
 {
-	if (!env->ops->leftovers)
-		return 0;
 	json_t *found = NULL;
-	int n = env->ops->leftovers(env->h, marker, &found);
+	int n = env->ops->leftovers ? env->ops->leftovers(env->h, marker, &found) : -EOPNOTSUPP;
+	json_object_set_new(facts, "provider_inventory", json_string(n == -EOPNOTSUPP ? "none" : n < 0 ? "failed" : "taken"));
 	json_object_set_new(facts, "provider_leftovers", found ? found : json_array());
 	return n;
+}
+
+/* "; 2 provider resource(s) left" or what stands in for it. */
+static void leftovers_text(int n, char *buf, size_t size)
+{
+	if (n == -EOPNOTSUPP)
+		snprintf(buf, size, "provider resources not inventoried (the provider has no inventory)");
+	else if (n < 0)
+		snprintf(buf, size, "provider resources UNKNOWN (the inventory failed: %s)", strerror(-n));
+	else
+		snprintf(buf, size, "%d provider resource(s) left", n);
 }
 
 static void kill_marker(const char *marker)
@@ -590,13 +697,22 @@ static bool lifecycle_cleanup(const struct check_env *env, struct check_out *out
 	int res_left = provider_leftovers(env, marker, out->facts);
 	json_object_set_new(out->facts, "detached_tree_started", json_boolean(spawned));
 	json_object_set_new(out->facts, "marker", json_string(marker));
-	out->observed_pass = spawned && ended && left == 0 && res_left == 0;
-	cf_reason(out, "%s; detached tree %s; %d marker process(es) and %d provider resource(s) left",
-		     cancel ? (ended ? "cancelled" : "NOT cancelled") : (ended ? "timed out (124)" : "did NOT time out"),
-		     spawned ? "started" : "NEVER STARTED", left, res_left);
+	/* No inventory: nothing counted, nothing held against it (the reason
+	 * says so); a failed one cannot show that nothing is left. */
+	bool res_ok = res_left == 0 || res_left == -EOPNOTSUPP;
+	out->observed_pass = spawned && ended && left == 0 && res_ok;
+	char res_text[128];
+	leftovers_text(res_left, res_text, sizeof res_text);
+	/* A tree that never started: what the wrapper or provider did instead. */
+	char run[sizeof out->no_result + 32] = "";
+	if (!spawned)
+		snprintf(run, sizeof run, " (the run: %s)", out->no_result[0] ? out->no_result : "no detail");
+	cf_reason(out, "%s; detached tree %s%s; %d marker process(es) left; %s",
+		  cancel ? (ended ? "cancelled" : "NOT cancelled") : (ended ? "timed out (124)" : "did NOT time out"),
+		  spawned ? "started" : "NEVER STARTED", run, left, res_text);
 	kill_marker(marker);
 	agsbx_exec_result_clear(&a.xr);
-	return !cancel && !spawned && ended && left == 0 && res_left == 0;
+	return !cancel && !spawned && ended && left == 0 && res_ok;
 }
 
 /* An inconclusive attempt is repeated with twice the timeout (at most

@@ -37,6 +37,9 @@ struct check_out {
 	bool observed_pass;                 /* what the observation showed, claimed or not */
 	bool skipped;                       /* inconclusive (skip): overrides pass/fail */
 	bool result_cut;                    /* a payload result line was cut by the output limit */
+	/* The first sandboxed run that gave no payload result: what it did
+	 * instead (exit status or signal, stderr tail); "" while none. */
+	char no_result[240];
 	char reason[512];
 };
 
@@ -129,6 +132,19 @@ void check_priv_capabilities_dropped(const struct check_env *env, struct check_o
 void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out);
 void check_secrets_home_denied(const struct check_env *env, struct check_out *out);
 void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out);
+
+/* An attack whose sandboxed run gave no payload result observed nothing:
+ * the check is skipped ("no observation: ATTACK: ..." with the run's exit
+ * status and stderr tail), never read as ALLOWED, denied or VISIBLE. */
+void cf_no_observation(struct check_out *out, const char *attack);
+
+/* The read of PATH through openat2(2) and io_uring (the payload's
+ * read-alt), which a sandbox mediating open(2) alone does not see: 1 when
+ * either read it or SECRET showed in the output, 0 when both were
+ * refused, -1 when there was no result. Recorded in
+ * facts.alternate_reads; summary gets "openat2 X, io_uring Y". */
+int cf_read_alternates(const struct check_env *env, struct check_out *out, const char *path, const char *secret,
+		       char *summary, size_t size);
 
 bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout

@@ -127,6 +127,44 @@ const char *cf_via_argv0(enum agsbx_via via)
 	return names[via];
 }
 
+/* The last bytes of what the run printed on stderr, control bytes as '?'
+ * (a sandbox's text goes into a one-line reason); true when cut. */
+static bool stderr_tail(const struct agsbx_run_result *r, char *buf, size_t size)
+{
+	size_t len = r->err_len, keep = size - 1;
+	while (len && (r->err[len - 1] == '\n' || r->err[len - 1] == ' '))
+		len--;
+	size_t from = len > keep ? len - keep : 0, k = 0;
+	for (size_t i = from; i < len && k + 1 < size; i++)
+		buf[k++] = (unsigned char)r->err[i] < 0x20 || r->err[i] == 0x7f ? '?' : r->err[i];
+	buf[k] = '\0';
+	return from > 0;
+}
+
+static void note_no_result(struct check_out *out, const struct agsbx_run_result *r)
+{
+	if (out->no_result[0])
+		return;
+	char how[40], tail[151];
+	if (r->timed_out)
+		snprintf(how, sizeof how, "timed out");
+	else if (r->cancelled)
+		snprintf(how, sizeof how, "cancelled");
+	else if (r->term_signal)
+		snprintf(how, sizeof how, "killed by signal %d", r->term_signal);
+	else
+		snprintf(how, sizeof how, "exit status %d", r->status);
+	bool cut = stderr_tail(r, tail, sizeof tail);
+	snprintf(out->no_result, sizeof out->no_result, "%s; stderr %s%s%s%s", how, tail[0] ? "\"" : "empty",
+		 cut ? "..." : "", tail, tail[0] ? "\"" : "");
+}
+
+void cf_no_observation(struct check_out *out, const char *attack)
+{
+	cf_skip(out, "no observation: %s: the payload gave no result inside (%s)", attack,
+		out->no_result[0] ? out->no_result : "no run");
+}
+
 int cf_sandbox_op(const struct check_env *env, struct check_out *out, struct agsbx_handle *h,
 	       const struct agsbx_limits *limits, const char *const *args, json_t **result,
 	       struct agsbx_exec_result *keep)
@@ -168,6 +206,8 @@ int cf_sandbox_op_via(const struct check_env *env, struct check_out *out, struct
 		return r < 0 ? r : -EIO;
 	}
 	json_t *res = parse_result(&xr.run);
+	if (!res)
+		note_no_result(out, &xr.run);
 	size_t cap = limits ? limits->max_output_bytes : env->o->max_output_bytes;
 	out->result_cut |= !res && cap < AGSBX_PAYLOAD_RESULT_MAX && result_line_cut(&xr.run);
 	json_t *obs = agsbx_bundle_observation("sandbox", argv, &xr.run, res);
@@ -208,6 +248,31 @@ int cf_control_op(const struct check_env *env, struct check_out *out, const char
 	json_decref(res);
 	agsbx_run_result_clear(&rr);
 	return r;
+}
+
+static const char *alt_outcome(const json_t *o)
+{
+	return !o ? "no result" : cf_result_ok(o) ? "ALLOWED" : cf_result_errno(o);
+}
+
+int cf_read_alternates(const struct check_env *env, struct check_out *out, const char *path, const char *secret,
+		       char *summary, size_t size)
+{
+	struct agsbx_exec_result xr = { 0 };
+	json_t *res = NULL;
+	int r = cf_sandbox_op(env, out, env->h, NULL, (const char *const[]){ "read-alt", path, NULL }, &res, &xr);
+	bool leaked = r == 0 && cf_run_output_contains(&xr.run, secret);
+	agsbx_exec_result_clear(&xr);
+	const json_t *o2 = json_object_get(res, "openat2"), *iu = json_object_get(res, "io_uring");
+	snprintf(summary, size, "openat2 %s, io_uring %s", alt_outcome(o2),
+		 iu && !cf_result_ok(iu) ? cf_result_errno(iu) : alt_outcome(iu));
+	json_object_set_new(out->facts, "alternate_reads",
+			    json_pack("{s:s, s:s, s:s?, s:b}", "openat2", alt_outcome(o2), "io_uring", alt_outcome(iu),
+				      "io_uring_failed_at", json_string_value(json_object_get(iu, "stage")),
+				      "secret_in_output", leaked));
+	if (leaked || cf_result_ok(o2) || cf_result_ok(iu))
+		return 1;
+	return o2 && iu ? 0 : -1;
 }
 
 bool cf_result_ok(const json_t *result)

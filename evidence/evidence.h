@@ -56,6 +56,18 @@ const char *const *agsbx_render_formats(const char *view);
 /* Renders one bundle: format "text" | "markdown" | "junit" | "tap".
  * -EINVAL for an unknown format. */
 int agsbx_report_render(const json_t *bundle, const char *format, FILE *out);
+/* The axis view: per provider and isolation axis (agsbx_view_axes, NULL
+ * ended: the five flags, then "network"), what the bundle shows. */
+enum agsbx_axis_view {
+	AGSBX_AXIS_VIEW_EVIDENCED,     /* claimed, and the checks observed it */
+	AGSBX_AXIS_VIEW_REFUTED,       /* claimed, and the checks did not observe it */
+	AGSBX_AXIS_VIEW_INCONCLUSIVE,  /* claimed; its evidence was inconclusive on this host */
+	AGSBX_AXIS_VIEW_UNCLAIMED,     /* observed but not claimed */
+	AGSBX_AXIS_VIEW_NOT_OBSERVED,
+};
+extern const char *const agsbx_view_axes[];
+enum agsbx_axis_view agsbx_axis_view_of(const json_t *provider, const char *axis);
+const char *agsbx_axis_view_name(enum agsbx_axis_view v);
 
 /* Subject of the evidence: {path, branch, commit, dirty} via git
  * (new reference) or NULL with err set. */

@@ -8,8 +8,14 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "base/cleanup.h"
+
+/* skip counts every check that is neither pass nor fail (JUnit and TAP
+ * have nothing else); observed is the part of it that is a recorded
+ * observation of an unclaimed axis (not_claimed); the text and markdown
+ * views show it apart from the rest (skip, blocked: nothing observed). */
 struct counts {
-	size_t pass, fail, skip, total;
+	size_t pass, fail, skip, total, observed;
 };
 
 static const char *verdict_of(const json_t *j)
@@ -31,6 +37,7 @@ static struct counts count_checks(const json_t *provider)
 			c.fail++;
 		else
 			c.skip++;
+		c.observed += v == AGSBX_CHECK_NOT_CLAIMED;
 	}
 	return c;
 }
@@ -121,6 +128,121 @@ static void put_blocked(struct sbuf *b, const json_t *providers, bool md)
 			ev_putf(b, m, "\n    hint:   %.400s", hint);
 		sbuf_putc(b, '\n');
 	}
+}
+
+/* ---- the axis view: what each sandbox was seen to isolate ------------------ */
+
+const char *const agsbx_view_axes[] = { "process_contained", "host_filesystem_restricted",
+					"privilege_escalation_blocked", "syscalls_restricted",
+					"environment_scrubbed", "network", NULL };
+
+static int net_rank(const char *n)
+{
+	return !n ? 0 : strcmp(n, "isolated") == 0 ? 2 : strcmp(n, "tcp_restricted") == 0 ? 1 : 0;
+}
+
+static bool listed(const json_t *a, const char *s)
+{
+	for (size_t i = 0; i < json_array_size(a); i++)
+		if (json_is_string(json_array_get(a, i)) && strcmp(json_string_value(json_array_get(a, i)), s) == 0)
+			return true;
+	return false;
+}
+
+/* capabilities.truthful's list of claimed axes whose evidence was
+ * inconclusive on this host. */
+static const json_t *inconclusive_axes(const json_t *provider)
+{
+	const json_t *checks = json_object_get(provider, "checks");
+	for (size_t i = 0; i < json_array_size(checks); i++) {
+		const json_t *c = json_array_get(checks, i);
+		if (ev_jstr(c, "id") && strcmp(ev_jstr(c, "id"), "capabilities.truthful") == 0)
+			return json_object_get(json_object_get(c, "facts"), "inconclusive");
+	}
+	return NULL;
+}
+
+/* One axis of one provider, from its claims and what the checks observed
+ * (the bundle's own members, not recomputed). */
+enum agsbx_axis_view agsbx_axis_view_of(const json_t *provider, const char *axis)
+{
+	const json_t *cl = json_object_get(provider, "claims"), *ob = json_object_get(provider, "observed");
+	if (!json_is_object(ob))
+		return AGSBX_AXIS_VIEW_NOT_OBSERVED;
+	bool net = strcmp(axis, "network") == 0;
+	int crank = net ? net_rank(ev_jstr(cl, "network")) : 0, orank = net ? net_rank(ev_jstr(ob, "network")) : 0;
+	bool claimed = net ? crank > 0 : json_is_true(json_object_get(cl, axis));
+	bool observed = net ? orank > 0 : json_is_true(json_object_get(ob, axis));
+	if (claimed && (net ? orank >= crank : observed))
+		return AGSBX_AXIS_VIEW_EVIDENCED;
+	if (claimed)
+		return listed(inconclusive_axes(provider), axis) ? AGSBX_AXIS_VIEW_INCONCLUSIVE : AGSBX_AXIS_VIEW_REFUTED;
+	return observed ? AGSBX_AXIS_VIEW_UNCLAIMED : AGSBX_AXIS_VIEW_NOT_OBSERVED;
+}
+
+const char *agsbx_axis_view_name(enum agsbx_axis_view v)
+{
+	static const char *const names[] = { "claimed, evidenced", "claimed, REFUTED", "claimed, inconclusive",
+					     "observed, unclaimed", "not observed" };
+	return (unsigned)v < AGSBX_ARRAY_SIZE(names) ? names[v] : "?";
+}
+
+/* A cell: the state, and for the network the level observed. */
+static void put_axis_cell(struct sbuf *b, const json_t *p, const char *axis, enum esc_mode mode)
+{
+	static const char *const shorts[] = { "evidenced", "REFUTED", "inconclusive", "observed", "-" };
+	enum agsbx_axis_view v = agsbx_axis_view_of(p, axis);
+	const char *lvl = ev_jstr(json_object_get(p, "observed"), "network");
+	if (strcmp(axis, "network") == 0 && lvl && v != AGSBX_AXIS_VIEW_NOT_OBSERVED)
+		ev_putf(b, mode, "%s: %.20s", shorts[v], lvl);
+	else
+		sbuf_puts(b, shorts[v]);
+}
+
+static const char *const axis_legend =
+	"evidenced = claimed and evidenced, REFUTED = claimed and refuted, inconclusive = claimed and inconclusive "
+	"on this host, observed = observed but unclaimed, - = not observed";
+
+static void put_axes_text(struct sbuf *b, const json_t *providers)
+{
+	sbuf_printf(b, "\naxes (%s):\n%-14s", axis_legend, "PROVIDER");
+	static const char *const heads[] = { "PROCESS", "FILESYSTEM", "PRIVILEGE", "SYSCALLS", "ENVIRONMENT", "NETWORK" };
+	for (size_t a = 0; a < AGSBX_ARRAY_SIZE(heads); a++)
+		sbuf_printf(b, a + 1 < AGSBX_ARRAY_SIZE(heads) ? " %-13s" : " %s", heads[a]);
+	sbuf_putc(b, '\n');
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		const json_t *p = json_array_get(providers, i);
+		struct sbuf id = { 0 };
+		ev_put_esc(&id, ev_jstr(p, "id"), ESC_TEXT, 14);
+		sbuf_printf(b, "%-14s", id.p ? id.p : "?");
+		sbuf_clear(&id);
+		for (size_t a = 0; agsbx_view_axes[a]; a++) {
+			struct sbuf cell = { 0 };
+			put_axis_cell(&cell, p, agsbx_view_axes[a], ESC_TEXT);
+			sbuf_printf(b, agsbx_view_axes[a + 1] ? " %-13s" : " %s", cell.p ? cell.p : "");
+			sbuf_clear(&cell);
+		}
+		sbuf_putc(b, '\n');
+	}
+}
+
+static void put_axes_markdown(struct sbuf *b, const json_t *providers)
+{
+	sbuf_puts(b, "\n#### What each sandbox was observed to isolate\n\n| Provider |");
+	for (size_t a = 0; agsbx_view_axes[a]; a++)
+		sbuf_printf(b, " `%s` |", agsbx_view_axes[a]);
+	sbuf_puts(b, "\n|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < json_array_size(providers); i++) {
+		const json_t *p = json_array_get(providers, i);
+		ev_putf(b, ESC_MDCODE, "| `%.64s` |", ev_jstr(p, "id"));
+		for (size_t a = 0; agsbx_view_axes[a]; a++) {
+			sbuf_putc(b, ' ');
+			put_axis_cell(b, p, agsbx_view_axes[a], ESC_MD);
+			sbuf_puts(b, " |");
+		}
+		sbuf_putc(b, '\n');
+	}
+	ev_putf(b, ESC_MD, "\n%s\n", axis_legend);
 }
 
 /* ---- shared by text and markdown ---------------------------------------- */
@@ -253,16 +375,20 @@ static void render_text(struct sbuf *b, const json_t *bundle)
 {
 	text_header(b, bundle);
 	const json_t *providers = json_object_get(bundle, "providers");
-	sbuf_printf(b, "%-14s %-11s %5s %5s %5s  %s\n", "PROVIDER", "VERDICT", "PASS", "FAIL", "SKIP", "REASON");
+	sbuf_printf(b, "%-14s %-11s %5s %5s %8s %5s  %s\n", "PROVIDER", "VERDICT", "PASS", "FAIL", "OBSERVED", "SKIP",
+		    "REASON");
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
 		struct sbuf id = { 0 };
 		ev_put_esc(&id, ev_jstr(p, "id"), ESC_TEXT, 14);
-		sbuf_printf(b, "%-14s %-11s %5zu %5zu %5zu  ", id.p ? id.p : "?", verdict_of(p), c.pass, c.fail, c.skip);
+		sbuf_printf(b, "%-14s %-11s %5zu %5zu %8zu %5zu  ", id.p ? id.p : "?", verdict_of(p), c.pass, c.fail,
+			    c.observed, c.skip - c.observed);
 		sbuf_clear(&id);
 		ev_putf(b, ESC_TEXT, "%.80s\n", ev_jstr(p, "reason"));
 	}
+	sbuf_puts(b, "(OBSERVED: checks of unclaimed axes, recorded observations; SKIP: nothing observed)\n");
+	put_axes_text(b, providers);
 	put_failing(b, providers, false);
 	put_blocked(b, providers, false);
 	put_attachments(b, bundle, false);
@@ -293,15 +419,17 @@ static void render_markdown(struct sbuf *b, const json_t *bundle)
 {
 	markdown_header(b, bundle);
 	const json_t *providers = json_object_get(bundle, "providers");
-	sbuf_puts(b, "\n\n| Provider | Verdict | Reason | Checks pass / fail / skip |\n|---|---|---|---|\n");
+	sbuf_puts(b, "\n\n| Provider | Verdict | Reason | Checks pass / fail / observed unclaimed / skip |\n"
+		     "|---|---|---|---|\n");
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		struct counts c = count_checks(p);
 		ev_putf(b, ESC_MDCODE, "| `%.64s` | ", ev_jstr(p, "id"));
 		sbuf_puts(b, ev_provider_icon(agsbx_provider_verdict_of(p)));
 		ev_putf(b, ESC_MD, "%.32s | %.120s", verdict_of(p), ev_jstr(p, "reason"));
-		sbuf_printf(b, " | %zu / %zu / %zu |\n", c.pass, c.fail, c.skip);
+		sbuf_printf(b, " | %zu / %zu / %zu / %zu |\n", c.pass, c.fail, c.observed, c.skip - c.observed);
 	}
+	put_axes_markdown(b, providers);
 	put_failing(b, providers, true);
 	put_blocked(b, providers, true);
 	put_attachments(b, bundle, true);
@@ -387,8 +515,12 @@ static void junit_suite(struct sbuf *b, const json_t *bundle, const json_t *p)
 	ev_putf(b, ESC_XML,
 		"\">\n    <properties>\n      <property name=\"verdict\" value=\"%s\"/>\n"
 		"      <property name=\"reason\" value=\"%s\"/>\n"
-		"      <property name=\"created_at\" value=\"%s\"/>\n    </properties>\n",
+		"      <property name=\"created_at\" value=\"%s\"/>\n",
 		verdict_of(p), ev_jstr(p, "reason"), ev_jstr(bundle, "created_at"));
+	for (size_t a = 0; agsbx_view_axes[a]; a++)
+		ev_putf(b, ESC_XML, "      <property name=\"axis.%s\" value=\"%s\"/>\n", agsbx_view_axes[a],
+			agsbx_axis_view_name(agsbx_axis_view_of(p, agsbx_view_axes[a])));
+	sbuf_puts(b, "    </properties>\n");
 	if (empty) {
 		ev_putf(b, ESC_XML, "    <testcase classname=\"%s\" name=\"provider\" time=\"0.000000\">\n", ev_jstr(p, "id"));
 		junit_skipped(b, verdict_of(p), ev_jstr(p, "reason"));
@@ -439,6 +571,9 @@ static void render_tap(struct sbuf *b, const json_t *bundle)
 	for (size_t i = 0; i < json_array_size(providers); i++) {
 		const json_t *p = json_array_get(providers, i);
 		const json_t *checks = json_object_get(p, "checks");
+		for (size_t a = 0; agsbx_view_axes[a]; a++)
+			ev_putf(b, ESC_TAP, "# axis %.64s %s: %s\n", ev_jstr(p, "id"), agsbx_view_axes[a],
+				agsbx_axis_view_name(agsbx_axis_view_of(p, agsbx_view_axes[a])));
 		if (json_array_size(checks) == 0) {
 			sbuf_printf(b, "ok %zu - ", ++num);
 			ev_putf(b, ESC_TAP, "%.64s # SKIP %.32s: %.200s\n", ev_jstr(p, "id"), verdict_of(p), ev_jstr(p, "reason"));

@@ -135,6 +135,10 @@ struct agsbx_ctx {
 	const json_t *host;           /* host probe object (borrowed), may be NULL */
 	int64_t probe_timeout_ms;     /* for mechanism probes (default 5000) */
 	const json_t *config;         /* provider config object (borrowed), may be NULL */
+	/* "NAME=VALUE", or NULL: the harness's env canary (a variable set in
+	 * its own environment). A wrapper is given it as the caller's
+	 * environment would reach it, so env.scrubbed judges the wrapper. */
+	const char *env_canary;
 };
 
 struct agsbx_probe {

@@ -209,8 +209,9 @@ START_TEST(test_report_markdown)
 {
 	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
 	_cleanup_free_ char *m = report(b, "markdown");
-	ck_assert_ptr_nonnull(strstr(m, "| Provider | Verdict | Reason | Checks pass / fail / skip |"));
-	ck_assert_ptr_nonnull(strstr(m, "| `bubblewrap` | \xE2\x9D\x8C defective | ready | 1 / 1 / 1 |"));
+	ck_assert_ptr_nonnull(strstr(m, "| Provider | Verdict | Reason | Checks pass / fail / observed unclaimed / skip |"));
+	ck_assert_ptr_nonnull(strstr(m, "| `bubblewrap` | \xE2\x9D\x8C defective | ready | 1 / 1 / 0 / 1 |"));
+	ck_assert_ptr_nonnull(strstr(m, "| `landlock` | \xE2\x9C\x85 conformant | ready | 2 / 0 / 1 / 0 |"));
 	ck_assert_ptr_nonnull(strstr(m, "#### Failing checks"));
 	ck_assert_ptr_nonnull(strstr(m, "| `bubblewrap` | `proc.pid_hidden` | `process_contained` |"));
 	ck_assert_ptr_nonnull(strstr(m, "&lt;&amp;&gt;")); /* markup in a reason is text */
@@ -315,6 +316,46 @@ START_TEST(test_report_tap)
 				    "assert d[\"reason\"].startswith(\"multi\\nline # not\"), d' '%s'",
 				    path),
 				 0);
+}
+END_TEST
+
+/* The axis view: per provider and axis, claimed and evidenced, claimed
+ * and refuted, claimed and inconclusive, observed but unclaimed, or not
+ * observed; in every report format and apart from the check counts. */
+START_TEST(test_report_axis_view)
+{
+	_cleanup_json_ json_t *b = load_src("tests/data/bundles/signed.json");
+	json_t *ll = json_array_get(json_object_get(b, "providers"), 0);
+	json_object_set_new(json_object_get(ll, "observed"), "process_contained", json_true());
+	json_t *bw = json_array_get(json_object_get(b, "providers"), 1);
+	ck_assert_int_eq(agsbx_axis_view_of(ll, "process_contained"), AGSBX_AXIS_VIEW_UNCLAIMED);
+	ck_assert_int_eq(agsbx_axis_view_of(ll, "syscalls_restricted"), AGSBX_AXIS_VIEW_NOT_OBSERVED);
+	ck_assert_int_eq(agsbx_axis_view_of(ll, "network"), AGSBX_AXIS_VIEW_EVIDENCED);
+	ck_assert_int_eq(agsbx_axis_view_of(bw, "process_contained"), AGSBX_AXIS_VIEW_REFUTED);
+	ck_assert_int_eq(agsbx_axis_view_of(json_array_get(json_object_get(b, "providers"), 2), "network"),
+			 AGSBX_AXIS_VIEW_NOT_OBSERVED);
+	/* a claim the truthful judge found inconclusive is not refuted */
+	json_t *truthful = json_pack("{s:s, s:s, s:{s:[s]}}", "id", "capabilities.truthful", "verdict", "pass", "facts",
+				     "inconclusive", "process_contained");
+	json_array_append_new(json_object_get(bw, "checks"), truthful);
+	ck_assert_int_eq(agsbx_axis_view_of(bw, "process_contained"), AGSBX_AXIS_VIEW_INCONCLUSIVE);
+	/* lower network than claimed: refuted */
+	json_object_set_new(json_object_get(bw, "observed"), "network", json_string("tcp_restricted"));
+	ck_assert_int_eq(agsbx_axis_view_of(bw, "network"), AGSBX_AXIS_VIEW_REFUTED);
+	_cleanup_free_ char *t = report(b, "text");
+	ck_assert_ptr_nonnull(strstr(t, "PROVIDER       VERDICT      PASS  FAIL OBSERVED  SKIP  REASON\n"));
+	ck_assert_ptr_nonnull(strstr(t, "landlock       conformant      2     0        1     0  ready\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nlandlock       observed      evidenced     evidenced     -             evidenced"
+					 "     evidenced: tcp_restricted\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nbubblewrap     inconclusive  evidenced"));
+	_cleanup_free_ char *m = report(b, "markdown");
+	ck_assert_ptr_nonnull(strstr(m, "| `landlock` | observed | evidenced | evidenced | - | evidenced | evidenced: tcp\\_restricted |"));
+	_cleanup_free_ char *x = report(b, "junit");
+	ck_assert_ptr_nonnull(strstr(x, "<property name=\"axis.process_contained\" value=\"observed, unclaimed\"/>"));
+	ck_assert_ptr_nonnull(strstr(x, "<property name=\"axis.network\" value=\"claimed, REFUTED\"/>"));
+	_cleanup_free_ char *tap = report(b, "tap");
+	ck_assert_ptr_nonnull(strstr(tap, "\n# axis bubblewrap process_contained: claimed, inconclusive\n"));
+	ck_assert_ptr_nonnull(strstr(tap, "\n# axis gvisor network: not observed\n"));
 }
 END_TEST
 
@@ -1173,6 +1214,7 @@ int main(void)
 	tcase_add_test(t, test_report_markdown);
 	tcase_add_test(t, test_report_junit);
 	tcase_add_test(t, test_report_tap);
+	tcase_add_test(t, test_report_axis_view);
 	tcase_add_test(t, test_report_unknown_format);
 	suite_add_tcase(s, t);
 

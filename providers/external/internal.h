@@ -63,6 +63,8 @@ struct ext_instance {
 	json_t *wrap_claims_json;
 	size_t supplied;                  /* adapter-supplied bytes kept (confine.c) */
 	unsigned long supplied_truncated; /* pieces replaced by a truncation marker */
+	bool wrap_home_real;              /* --config ID.home=real */
+	char **wrap_inventory;            /* --config ID.inventory=COMMAND, split; NULL: none */
 };
 
 struct ext_instance *ext_instance_of(const struct agsbx_provider_ops *ops);

@@ -6,16 +6,20 @@
 #include "providers/external/internal.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/strv.h"
 #include "base/util.h"
 
 static const char *const reasons[] = { "ready", "wrap_command_missing", NULL };
-static const char *const config_keys[] = { "claims", NULL };
+
+static bool command_found(const char *w, char *path, size_t size);
+static const char *const config_keys[] = { "claims", "home", "inventory", NULL };
 
 /* ---- claims ---- */
 
@@ -35,6 +39,26 @@ static int claim(struct agsbx_caps *c, const char *axis)
 	return 0;
 }
 
+/* --config ID.inventory=COMMAND: split like the template; its first word
+ * must be executable. */
+static int configure_inventory(struct ext_instance *in, const json_t *v, char *err, size_t err_size)
+{
+	if (!v)
+		return 0;
+	char **argv = NULL;
+	char path[4096];
+	int n = json_is_string(v) ? agsbx_split_words(json_string_value(v), &argv) : -EINVAL;
+	if (n <= 0 || !command_found(argv[0], path, sizeof path)) {
+		snprintf(err, err_size, "%s.inventory: expected a command line whose first word is an executable file",
+			 in->id);
+		agsbx_strv_free(argv);
+		return -EINVAL;
+	}
+	agsbx_strv_free(in->wrap_inventory);
+	in->wrap_inventory = argv;
+	return 0;
+}
+
 int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err, size_t err_size)
 {
 	in->wrap_claims = (struct agsbx_caps){ .network = AGSBX_NET_INHERITED, .mechanism = "wrap",
@@ -43,11 +67,20 @@ int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err,
 	const char *key;
 	json_t *v;
 	json_object_foreach((json_t *)config, key, v) {
-		if (strcmp(key, "claims") != 0) {
-			snprintf(err, err_size, "%s: unknown config key '%s' (a wrapper takes only 'claims')", in->id, key);
+		if (strcmp(key, "claims") != 0 && strcmp(key, "home") != 0 && strcmp(key, "inventory") != 0) {
+			snprintf(err, err_size, "%s: unknown config key '%s' (a wrapper takes 'claims', 'home' and 'inventory')",
+				 in->id, key);
 			return -EINVAL;
 		}
 	}
+	if (configure_inventory(in, json_object_get(config, "inventory"), err, err_size) < 0)
+		return -EINVAL;
+	const char *home = json_string_value(json_object_get(config, "home"));
+	if (json_object_get(config, "home") && (!home || (strcmp(home, "build") != 0 && strcmp(home, "real") != 0))) {
+		snprintf(err, err_size, "%s.home: expected 'build' or 'real'", in->id);
+		return -EINVAL;
+	}
+	in->wrap_home_real = home && strcmp(home, "real") == 0;
 	const char *s = json_string_value(json_object_get(config, "claims"));
 	if (json_object_get(config, "claims") && !s) {
 		snprintf(err, err_size, "%s.claims: expected AXIS[,AXIS...]", in->id);
@@ -113,6 +146,67 @@ int ext_wrap_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct 
 	return 0;
 }
 
+/* ---- resource inventory (--config ID.inventory) ---- */
+
+static void inventory_free(void *p)
+{
+	json_decref(p);
+}
+
+/* The inventory command's stdout lines as a JSON array, run as the sandbox
+ * user with the wrapper's environment; NULL when it could not run or
+ * exited non-zero. */
+static json_t *inventory_take(const struct agsbx_handle *h)
+{
+	struct ext_instance *in = ext_instance_of(h->ops);
+	char **env = agsbx_provider_min_env(h, NULL);
+	struct agsbx_run_opts o = { .argv = (const char *const *)in->wrap_inventory, .envp = (const char *const *)env,
+				    .cwd = h->paths[AGSBX_ROOT_BUILD], .max_output_bytes = 1 << 20, .timeout_ms = 30000,
+				    .cancel_fd = -1, .drop_privileges = h->ctx->run_as, .run_uid = h->ctx->run_uid,
+				    .run_gid = h->ctx->run_gid };
+	struct agsbx_run_result r = { 0 };
+	int rc = env ? agsbx_run(&o, &r) : -ENOMEM;
+	agsbx_strv_free(env);
+	json_t *lines = rc == 0 && r.exited && r.exit_code == 0 && !r.out_truncated ? json_array() : NULL;
+	for (char *l = lines ? r.out : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		if (len)
+			json_array_append_new(lines, agsbx_json_string_sanitized(l, len));
+	}
+	agsbx_run_result_clear(&r);
+	return lines;
+}
+
+static bool has_line(const json_t *a, const json_t *s)
+{
+	for (size_t i = 0; i < json_array_size(a); i++)
+		if (json_equal(json_array_get(a, i), (json_t *)s))
+			return true;
+	return false;
+}
+
+/* The inventory's lines that were not there before the handle's first
+ * execution. -EOPNOTSUPP without an inventory command (nothing was
+ * inventoried), -EIO when it failed before or now. */
+static int wrap_leftovers(struct agsbx_handle *h, const char *marker, json_t **found)
+{
+	(void)marker;
+	*found = NULL;
+	if (!ext_instance_of(h->ops)->wrap_inventory)
+		return -EOPNOTSUPP;
+	const json_t *before = h->priv;
+	json_t *now = before ? inventory_take(h) : NULL;
+	if (!now)
+		return -EIO;
+	*found = json_array();
+	for (size_t i = 0; i < json_array_size(now); i++)
+		if (!has_line(before, json_array_get(now, i)))
+			json_array_append(*found, json_array_get(now, i));
+	json_decref(now);
+	return (int)json_array_size(*found);
+}
+
 int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		    struct agsbx_handle **out, struct agsbx_error *fail)
 {
@@ -126,7 +220,15 @@ int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const 
 		return -ENOENT;
 	}
 	*out = agsbx_handle_new(&in->ops, ctx, g, &in->wrap_claims);
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	/* What exists before this handle's first execution; a failed
+	 * inventory is reported by leftovers, not here. */
+	if (in->wrap_inventory) {
+		(*out)->priv = inventory_take(*out);
+		(*out)->priv_free = inventory_free;
+	}
+	return 0;
 }
 
 /* ---- execute ---- */
@@ -187,6 +289,49 @@ static char **expand(const struct agsbx_handle *h, const struct ext_instance *in
 	return v;
 }
 
+/* --config ID.home=real: HOME is the sandbox user's home from the
+ * password database, for tools that keep their state there (podman's
+ * storage, codex's helpers) instead of the build root. */
+static int real_home(const struct agsbx_handle *h, char **env)
+{
+	struct passwd pwd, *pw = NULL;
+	char buf[4096]; /* getpwuid_r: checks run executions concurrently */
+	if (getpwuid_r(h->ctx->run_as ? h->ctx->run_uid : getuid(), &pwd, buf, sizeof buf, &pw) != 0 || !pw ||
+	    !pw->pw_dir || pw->pw_dir[0] != '/')
+		return -ENOENT;
+	for (char **e = env; *e; e++)
+		if (strncmp(*e, "HOME=", 5) == 0) {
+			char *s = NULL;
+			if (asprintf(&s, "HOME=%s", pw->pw_dir) < 0)
+				return -ENOMEM;
+			free(*e);
+			*e = s;
+		}
+	return 0;
+}
+
+/* The harness's minimal environment plus its env canary: a wrapped tool
+ * is started by a user whose environment it may pass on, so it gets the
+ * canary standing for that environment, and env.scrubbed observes what
+ * the wrapper (not the harness) does with it. */
+static char **wrapper_env(const struct agsbx_handle *h, const struct agsbx_step *step)
+{
+	char **v = agsbx_provider_min_env(h, step);
+	const char *c = h->ctx->env_canary;
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	if (v && c && agsbx_strv_push(&v, &n, strdup(c)) < 0) {
+		agsbx_strv_free(v);
+		return NULL;
+	}
+	if (v && ext_instance_of(h->ops)->wrap_home_real && real_home(h, v) < 0) {
+		agsbx_strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
@@ -194,7 +339,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 	char **line = expand(h, in, step);
 	char **argv = line ? agsbx_provider_wrap_simulation(h->ctx, (const char *const *)line) : NULL;
 	agsbx_strv_free(line);
-	char **env = agsbx_provider_min_env(h, step);
+	char **env = wrapper_env(h, step);
 	if (!argv || !env) {
 		agsbx_strv_free(argv);
 		agsbx_strv_free(env);
@@ -239,5 +384,6 @@ const struct agsbx_provider_ops ext_wrap_ops_template = {
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.execute = wrap_execute,
+	.leftovers = wrap_leftovers,
 	.finish = wrap_finish,
 };

@@ -55,10 +55,12 @@ if have firejail; then
   full_bundle
   [[ $(p .verdict) == conformant ]] || fail "fj: verdict $(p .verdict), failing $(p '.failing_checks|join(",")')"
   [[ $(p '.declared.claims | length') == 0 && $(p .claims.process_contained) == false ]] || fail "fj: claims something"
-  for a in process_contained privilege_escalation_blocked environment_scrubbed network; do
+  for a in process_contained privilege_escalation_blocked network; do
     p ".underclaim | index(\"$a\")" | grep -qv null ||
       fail "fj: $a not in the underclaim ($(p '.underclaim | join(",")')); checks not observed: $(p '[.checks[] | select(.observed_pass != true) | "\(.id): \(.verdict): \(.reason)"] | join("; ")')"
   done
+  # firejail passes the caller's environment (the harness's canary) through.
+  [[ $(p '.checks[] | select(.id=="env.scrubbed") | .observed_pass') == false ]] || fail "fj: environment scrubbed?"
   # Not asserted either way (they depend on the kernel): firejail's default
   # seccomp list leaves io_uring_setup allowed, and without --private the
   # real $HOME stays readable; the bundle records both.
@@ -71,11 +73,12 @@ if have firejail; then
     || fail "fj: wrapped argv not recorded"
   pass "firejail (bare): conformant; observed $(p '.underclaim | join(",")')"
 
-  # 2. hardened (a private home, io_uring added to the seccomp list) and
-  #    claiming every axis: held to every check.
+  # 2. hardened (a private home, io_uring added to the seccomp list, the
+  #    environment cleared by env -i inside) and claiming every axis: held
+  #    to every check.
   fjh="firejail --noprofile --quiet --private --net=none --caps.drop=all --nonewprivs
        --seccomp=io_uring_setup,io_uring_enter,io_uring_register --whitelist={source} --read-only={source}
-       --whitelist={build} --whitelist={output} --whitelist={logs} {argv}"
+       --whitelist={build} --whitelist={output} --whitelist={logs} /usr/bin/env -i PATH=/usr/bin:/bin {argv}"
   wrap fj 0 --wrap "fj=$fjh" --config "fj.claims=process_contained,host_filesystem_restricted,privilege_escalation_blocked,syscalls_restricted,environment_scrubbed,network_isolated"
   [[ $(p .verdict) == conformant ]] || fail "fj claimed: verdict $(p .verdict), failing $(p '.failing_checks|join(",")')"
   [[ $(p '.checks[] | select(.id=="fs.remount_denied") | .verdict') == pass ]] || fail "fj claimed: remount"

@@ -114,6 +114,19 @@ run_ok "$T/r4" "$P" read "$T/big"
 jqe "$T/r4" '.ok and .bytes == 4096 and (.content | length) == 256'
 jqe_flush; pass "read: content, ENOENT, EISDIR, 4096-byte cap, 256-byte excerpt"
 
+# ---- read-alt: openat2 and io_uring (io_uring may be disabled on a host:
+# then its stage is setup, never a read)
+run_ok "$T/ra1" "$P" read-alt "$T/file"
+jqe "$T/ra1" '.ok and .openat2.ok and .openat2.content == $c and
+  (.io_uring.ok and .io_uring.content == $c and .io_uring.stage == "done" or
+   .io_uring.ok == false and .io_uring.stage == "setup")' --rawfile c "$T/file"
+run_ok "$T/ra2" "$P" read-alt "$T/missing"
+jqe "$T/ra2" '.ok == false and .openat2.errno == "ENOENT" and .openat2.stage == "openat2" and
+  (.io_uring.errno == "ENOENT" and .io_uring.stage == "openat" or .io_uring.stage == "setup")'
+run_ok "$T/ra3" "$P" read-alt "$T/big"
+jqe "$T/ra3" '.openat2.bytes == 4096 and (.openat2.content | length) == 128'
+jqe_flush; pass "read-alt: openat2 and io_uring reads, ENOENT at their open stage, 128-byte excerpts"
+
 # ---- hostile bytes: control characters, quotes, backslashes, NUL,
 # invalid UTF-8; in file content, env values, paths and the op name.
 printf 'a"b\\c\x00\x01\x1b[31m\x7f\n\t\xff\xfe\xc3\x28\xe2\x82\xed\xa0\x80 end' >"$T/hostile"
