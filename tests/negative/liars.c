@@ -23,7 +23,7 @@ static const struct agsbx_caps claims_nothing = {
 /* Every axis, none enforced. */
 static const struct agsbx_caps claims_everything = {
 	.process_contained = true, .host_filesystem_restricted = true, .privilege_escalation_blocked = true,
-	.syscalls_restricted = true, .network = AGSBX_NET_ISOLATED, .environment_scrubbed = true,
+	.syscalls_restricted = true, .network = AGSBX_NET_ISOLATED, .environment_scrubbed = true, .resources_bounded = true,
 	.mechanism = "negative_control", .safety_class = "isolated",
 };
 
