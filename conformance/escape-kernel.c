@@ -272,6 +272,30 @@ struct balloon {
 	char cap_arg[16];
 };
 
+/* The last "agsbx-progress N" the payload wrote on stderr, or -1. */
+static long long last_progress(const struct agsbx_run_result *r)
+{
+	long long n = -1;
+	const char *e = r->err ? r->err + r->err_len : NULL;
+	for (const char *p = r->err; p && p < e && (p = memmem(p, (size_t)(e - p), "agsbx-progress ", 15)); p += 15)
+		n = strtoll(p + 15, NULL, 10);
+	return n;
+}
+
+/* No result line: the sandbox ended the whole run (its runtime killed or
+ * lost it). Bounded when it ended by itself, not by the harness's timeout
+ * or cancel, before the progress reached the cap. */
+static void judge_ended(struct check_out *out, const struct balloon *b, const struct agsbx_run_result *r)
+{
+	long long got = last_progress(r);
+	json_object_set_new(out->facts, "progress_before_end", json_integer(got));
+	bool by_sandbox = !r->timed_out && !r->cancelled && r->status != 0;
+	out->observed_pass = by_sandbox && got < b->cap;
+	cf_reason(out, "%s inside: no result line; the run ended with status %d%s after %lld of the %lld cap%s", b->what,
+		  r->status, r->timed_out ? " (the harness's timeout)" : "", got < 0 ? 0 : got, (long long)b->cap,
+		  out->observed_pass ? ": the sandbox ended it below the cap" : ": NOT shown bounded");
+}
+
 /* The run inside, in a sandbox of its own where the provider has one (an
  * out-of-memory kill must not take a shared one with it). */
 static void balloon_run(const struct check_env *env, struct check_out *out, const struct balloon *b)
@@ -287,8 +311,7 @@ static void balloon_run(const struct check_env *env, struct check_out *out, cons
 	json_object_set_new(out->facts, "cap", json_integer(b->cap));
 	json_object_set_new(out->facts, "inside", res ? json_incref(res) : json_null());
 	if (!res) {
-		cf_reason(out, "no observation: the payload printed no result (status %d%s)", xr.run.status,
-			  xr.run.timed_out ? ", timed out" : "");
+		judge_ended(out, b, &xr.run);
 	} else {
 		out->observed_pass = json_is_true(sub(res, "bounded"));
 		cf_reason(out, "%s inside: stopped at %lld of the %lld cap (%s)%s", b->what,

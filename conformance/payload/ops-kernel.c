@@ -111,6 +111,17 @@ static int release_agents(int *found)
 				(*found)++;
 			nopened += opened;
 		}
+	/* Where the directory cannot be listed, the hierarchies' usual names:
+	 * a path that is not listed may still open. */
+	static const char *const usual[] = { "cpu", "cpuset", "cpuacct", "cpu,cpuacct", "memory", "pids", "devices",
+					     "freezer", "blkio", "rdma", "net_cls", "net_cls,net_prio", "perf_event",
+					     "hugetlb", "misc", "systemd" };
+	for (size_t i = 0; fd < 0 && i < sizeof(usual) / sizeof(usual[0]); i++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/release_agent", usual[i]);
+		if (strcmp(open_for_write(path, &opened), "absent") != 0)
+			(*found)++;
+		nopened += opened;
+	}
 	if (fd >= 0)
 		close(fd);
 	return nopened;
@@ -440,6 +451,15 @@ int op_kernel_surface(char **argv, int argc, const char *self)
 
 #define FORK_CAP_MAX 4096
 
+/* "agsbx-progress N" on stderr: how far a balloon got, still there when
+ * the sandbox ends the whole run instead of refusing a fork or a page. */
+static void progress(long long n)
+{
+	char line[48];
+	int len = snprintf(line, sizeof(line), "agsbx-progress %lld\n", n);
+	(void)!write(STDERR_FILENO, line, (size_t)len);
+}
+
 /* fork-bound CAP: up to CAP sleeping children (never more), the first
  * refusal, then every child killed and reaped. */
 int op_fork_bound(char **argv, int argc, const char *self)
@@ -464,6 +484,8 @@ int op_fork_bound(char **argv, int argc, const char *self)
 			break;
 		}
 		kids[n++] = pid;
+		if (n % 16 == 0)
+			progress(n);
 	}
 	for (int i = 0; i < n; i++)
 		kill(kids[i], SIGKILL);
@@ -499,6 +521,7 @@ static void balloon_child(int fd, long long cap_mib)
 			p[off] = 1;
 		msg[0] = (int)(mib + BALLOON_CHUNK_MIB);
 		(void)!write(fd, msg, sizeof msg);
+		progress(msg[0]);
 	}
 	_exit(0);
 }
