@@ -517,6 +517,9 @@ static void balloon_child(int fd, long long cap_mib)
 			(void)!write(fd, msg, sizeof msg);
 			_exit(1);
 		}
+		/* Huge pages where the kernel offers them: the same memory,
+		 * charged the same, in a fraction of the faults. */
+		(void)madvise(p, chunk, MADV_HUGEPAGE);
 		for (size_t off = 0; off < chunk; off += (size_t)page)
 			p[off] = 1;
 		msg[0] = (int)(mib + BALLOON_CHUNK_MIB);
