@@ -137,6 +137,13 @@ collect_neg neg_mountns
 expect_fail "$F" fs.remount_denied fs.kernel_interfaces_readonly
 jq -e '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts.mount_inside
        | .attempted and .cgroup2 == "mounted"' "$F" >/dev/null || fail "neg_mountns: the cgroup2 mount not recorded"
+# Root of its own user and cgroup namespaces (nobody outside): nothing
+# opens for write, the cgroup mounts alone fail the check.
+collect_neg neg_cgroupns
+expect_fail "$F" fs.kernel_interfaces_readonly
+jq -e '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts
+       | ([.interfaces[] | select(.inside == "opened")] | length == 0) and .mount_inside.cgroup2 == "mounted"' "$F" >/dev/null \
+  || fail "neg_cgroupns: not failed by the mount alone: $(jq -c '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts' "$F")"
 # no_new_privs alone is not blocked escalation: every capability kept.
 collect_neg neg_nnp_caps
 expect_fail "$F" priv.no_escalation capabilities.truthful
