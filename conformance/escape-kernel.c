@@ -14,9 +14,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -258,6 +260,14 @@ static int machine_lock(void)
 	return -EBUSY;
 }
 
+/* Wall-clock microseconds: lock windows compared across processes. */
+static int64_t unix_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* A bound the host already sets outside (the control's `limits`), below
  * CAP (in the units of KEY): the sandbox's own bound is then not shown. */
 static bool host_bounds(const json_t *ctl, const char *key, json_int_t cap)
@@ -342,13 +352,21 @@ static void resources_check(const struct check_env *env, struct check_out *out, 
 			(long long)json_integer_value(sub(ctl, "mem_available_kib")) / 1024, (long long)b->cap);
 		return;
 	}
+	uint64_t t0 = agsbx_now_us();
 	int lock = machine_lock();
 	if (lock < 0) {
 		cf_skip(out, "not attempted: another resource check held the machine's lock (%s)", strerror(-lock));
 		return;
 	}
+	int64_t from = unix_us();
+	uint64_t waited = agsbx_now_us() - t0;
 	balloon_run(env, out, b);
+	json_object_set_new(out->facts, "machine_lock", json_pack("{s:I, s:I, s:I}", "waited_us", (json_int_t)waited,
+								  "held_from_unix_us", (json_int_t)from, "held_until_unix_us",
+								  (json_int_t)unix_us()));
 	close(lock);
+	/* The harness keeps only the capped output of the run. */
+	json_object_set_new(out->facts, "harness_vm_hwm_kib", json_integer(agsbx_proc_self_status_kib("VmHWM")));
 }
 
 void check_resources_pids_bounded(const struct check_env *env, struct check_out *out)
