@@ -146,6 +146,12 @@ void cf_no_observation(struct check_out *out, const char *attack);
 int cf_read_alternates(const struct check_env *env, struct check_out *out, const char *path, const char *secret,
 		       char *summary, size_t size);
 
+/* Catalogue v3, kernel and resources (escape-kernel.c). */
+void check_fs_kernel_interfaces_readonly(const struct check_env *env, struct check_out *out);
+void check_resources_memory_bounded(const struct check_env *env, struct check_out *out);
+void check_resources_pids_bounded(const struct check_env *env, struct check_out *out);
+void check_syscalls_kernel_surface_denied(const struct check_env *env, struct check_out *out);
+
 bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout
  * (len bytes, any content: sandbox-controlled), numbers beyond +-2^53 and

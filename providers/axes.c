@@ -16,6 +16,7 @@ const struct agsbx_axis_info agsbx_axes[AGSBX_AXIS_COUNT] = {
 	[AGSBX_AXIS_ENVIRONMENT] = FLAG(environment_scrubbed),
 	[AGSBX_AXIS_NET_NAMESPACE] = { "network", AGSBX_AXIS_KIND_NETWORK, 0, 2 },
 	[AGSBX_AXIS_NET_EGRESS] = { "network", AGSBX_AXIS_KIND_NETWORK, 0, 1 },
+	[AGSBX_AXIS_RESOURCES] = FLAG(resources_bounded),
 };
 
 int agsbx_net_rank(const char *network)

@@ -76,6 +76,8 @@ struct agsbx_caps {
 	bool environment_scrubbed;
 	const char *mechanism;        /* static string, e.g. "landlock" */
 	const char *safety_class;     /* static string, e.g. "filesystem_only" */
+	/* Not an upstream axis: the provider bounds processes and memory. */
+	bool resources_bounded;
 };
 
 /* The capability axes: the one list every consumer iterates (the check
@@ -91,6 +93,7 @@ enum agsbx_axis {
 	AGSBX_AXIS_ENVIRONMENT,
 	AGSBX_AXIS_NET_NAMESPACE,     /* network = isolated needs it (and egress) */
 	AGSBX_AXIS_NET_EGRESS,        /* network = tcp_restricted or isolated needs it */
+	AGSBX_AXIS_RESOURCES,         /* resources_bounded (not upstream) */
 	AGSBX_AXIS_COUNT
 };
 enum agsbx_axis_kind {

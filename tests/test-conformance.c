@@ -78,7 +78,7 @@ START_TEST(test_judge_backed_claim_passes)
 {
 	struct judged j;
 	results_all(&j, AGSBX_CHECK_PASS);
-	const struct agsbx_caps all = { true, true, true, true, AGSBX_NET_ISOLATED, true, NULL, NULL };
+	const struct agsbx_caps all = { true, true, true, true, AGSBX_NET_ISOLATED, true, NULL, NULL, true };
 	judge(&j, &all);
 	ck_assert_msg(j.out.observed_pass, "%s", j.out.reason);
 	ck_assert_uint_eq(json_array_size(json_object_get(j.out.facts, "overclaim")), 0);

@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "payload.h"
+
 #define EXIT_USAGE 2
 #define READ_MAX 4096
 #define CONTENT_MAX 256
@@ -273,6 +275,25 @@ static void f_step(const char *ok_key, const char *errno_key, int err)
 	f_errno_pair(errno_key, NULL, err);
 }
 
+/* ---------- the emitter for ops in files of their own (payload.h) ---------- */
+
+void pl_obj_open(const char *k) { obj_open(k); }
+void pl_obj_close(void) { obj_close(); }
+void pl_null(const char *k) { f_null(k); }
+void pl_bool(const char *k, bool v) { f_bool(k, v); }
+void pl_int(const char *k, long long v) { f_int(k, v); }
+void pl_str(const char *k, const char *v) { f_str(k, v); }
+void pl_result(int err) { f_result(err); }
+
+const char *pl_errno_name(int err, char *buf, size_t cap)
+{
+	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
+		if (errno_names[i].num == err)
+			return errno_names[i].name;
+	snprintf(buf, cap, "E%d", err);
+	return buf;
+}
+
 /* ---------- small helpers ---------- */
 
 static int parse_ll(const char *s, long long min, long long max, long long *ret)
@@ -346,6 +367,14 @@ static void emit_read(const char *path)
 	f_result(0);
 	f_int("bytes", n);
 	f_strn("content", buf, (size_t)n < CONTENT_MAX ? (size_t)n : CONTENT_MAX);
+}
+
+int pl_parse_ll(const char *s, long long min, long long max, long long *ret) { return parse_ll(s, min, max, ret); }
+
+ssize_t pl_read_path(const char *path, char *buf, size_t cap)
+{
+	const char *stage;
+	return read_path(path, buf, cap, &stage);
 }
 
 /* ---------- ops ---------- */
@@ -1601,13 +1630,18 @@ static int op_mounts(char **argv, int argc, const char *self)
 }
 
 static const struct op ops[] = {
+	{ "balloon", 1, 1, "balloon CAP_MIB", op_balloon },
 	{ "caps", 0, 1, "caps [SETUID_PROGRAM]", op_caps },
 	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect },
 	{ "env", 1, 1, "env NAME", op_env },
 	{ "exit", 1, 1, "exit CODE", op_exit },
 	{ "flood", 1, 1, "flood BYTES", op_flood },
+	{ "fork-bound", 1, 1, "fork-bound CAP", op_fork_bound },
 	{ "io-uring", 0, 0, "io-uring", op_io_uring },
+	{ "kernel-ifaces", 2, 6, "kernel-ifaces HOST_MNTNS_INODE MOUNT_PARENT [PATH...]", op_kernel_ifaces },
+	{ "kernel-surface", 3, 3, "kernel-surface FILE packet=0|1 alg=0|1", op_kernel_surface },
 	{ "kill-self", 1, 1, "kill-self SIGNAL", op_kill_self },
+	{ "limits", 0, 0, "limits", op_limits },
 	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger },
 	{ "link-read", 2, 2, "link-read TARGET LINK", op_link_read },
 	{ "mounts", 1, 4, "mounts PREFIX...", op_mounts },
@@ -1665,6 +1699,15 @@ static bool args_valid(const struct op *o, char **args, int nargs)
 		return strlen(args[0]) < sizeof(((struct sockaddr_un *)0)->sun_path);
 	if (o->run == op_flood)
 		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
+	if (o->run == op_fork_bound)
+		return parse_ll(args[0], 1, 4096, &v) == 0;
+	if (o->run == op_balloon)
+		return parse_ll(args[0], 16, 4096, &v) == 0;
+	if (o->run == op_kernel_ifaces)
+		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
+	if (o->run == op_kernel_surface)
+		return (!strcmp(args[1], "packet=0") || !strcmp(args[1], "packet=1")) &&
+		       (!strcmp(args[2], "alg=0") || !strcmp(args[2], "alg=1"));
 	if (o->run == op_connect) {
 		struct in_addr a;
 		return inet_pton(AF_INET, args[0], &a) == 1 && parse_ll(args[1], 1, 65535, &v) == 0 &&

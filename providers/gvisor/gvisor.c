@@ -418,6 +418,10 @@ static void derive_caps(const struct agsbx_ctx *ctx, const struct observed *ob, 
 	c->network = net_distinct ? AGSBX_NET_ISOLATED : AGSBX_NET_INHERITED;
 	/* Env is built from scratch for every container (agsbx_provider_min_env). */
 	c->environment_scrubbed = true;
+	/* The container's PidsLimit and Memory (container.c): the resource
+	 * checks show the runtime ending a fork loop and a balloon below
+	 * their caps. */
+	c->resources_bounded = kernel_differs;
 	json_object_set_new(facts, "observed", json_pack("{s:O, s:O, s:O, s:O, s:O, s:{s:b, s:b, s:b, s:b, s:b}}",
 							 "uname", ob->uname, "status", ob->status, "ns", ob->ns,
 							 "read_host_path", ob->read, "host_ns", host_ns, "evidence",

@@ -38,7 +38,8 @@ expect_rc 0 collect_as user user
 # namespaces must stop pass.
 for c in priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
          net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue \
-         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied; do
+         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied \
+         fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded; do
   [[ -n $(prov user ".checks[] | select(.id==\"$c\") | .reason") ]] || fail "user: $c missing or without reason"
 done
 for c in priv.capabilities_dropped proc.ptrace_denied net.egress_udp_denied net.egress_ipv6_denied \
@@ -50,6 +51,16 @@ done
 # Not claimed (no seccomp filter), and the bundle says what happened.
 [[ $(prov user '.checks[] | select(.id=="syscalls.io_uring_denied") | .verdict') =~ ^(not_claimed|skip)$ ]] \
   || fail "user: syscalls.io_uring_denied"
+# Catalogue v3: as a normal user no kernel interface opens for write
+# outside either (skip, saying so); no resource bound or syscall filter
+# is claimed; the cgroup mounts in bwrap's own namespace are refused.
+[[ $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .verdict') == skip ]] \
+  || fail "user: fs.kernel_interfaces_readonly $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .reason')"
+[[ $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts.mount_inside | "\(.attempted) \(.cgroup2)"') == "true EPERM" ]] \
+  || fail "user: the cgroup2 mount in bwrap's namespace was not refused"
+for c in syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded; do
+  [[ $(prov user ".checks[] | select(.id==\"$c\") | .verdict") =~ ^(not_claimed|skip)$ ]] || fail "user: $c"
+done
 # The confinement seen from inside: NoNewPrivs, no capability at all.
 [[ $(prov user '.confinement | "\(.no_new_privs) \(.cap_eff) \(.cap_bnd)"') == "1 0000000000000000 0000000000000000" ]] \
   || fail "user: confinement $(prov user '.confinement|tostring')"

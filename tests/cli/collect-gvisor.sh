@@ -28,7 +28,8 @@ for c in fs.grant_write fs.host_read_denied fs.host_write_denied net.namespace_d
          syscalls.restricted priv.no_escalation probe.truthful lifecycle.consistent fail.closed \
          priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
          net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue \
-         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied; do
+         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied \
+         fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded; do
   got=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$d/gv.json")
   [[ $got == pass ]] || fail "gvisor $c is $got"
 done
@@ -36,6 +37,11 @@ done
 # confinement inside: no capability, NoNewPrivs.
 jq -e '.providers[0].checks[] | select(.id=="syscalls.io_uring_denied") | .facts.served_by_sandbox_kernel != false' \
   "$d/gv.json" >/dev/null || fail "io_uring reached the host kernel"
+# The kernel surface is gVisor's own; the container's limits end a fork
+# loop and a balloon below their caps, so resources_bounded is claimed.
+jq -e '.providers[0].checks[] | select(.id=="syscalls.kernel_surface_denied") | .facts.served_by_sandbox_kernel == true' \
+  "$d/gv.json" >/dev/null || fail "the kernel surface reached the host kernel"
+jq -e '.providers[0].claims.resources_bounded == true' "$d/gv.json" >/dev/null || fail "gvisor does not claim resources_bounded"
 jq -e '.providers[0].confinement | .cap_eff == "0000000000000000" and .no_new_privs == 1' "$d/gv.json" >/dev/null \
   || fail "gvisor confinement $(jq -c .providers[0].confinement "$d/gv.json")"
 jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].claims.network == "isolated"' \
@@ -46,8 +52,9 @@ jq -e '.providers[0].claims.mechanism == "gvisor_container" and .providers[0].cl
 # collect's probe had just made (ensure_observation).
 jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "sandbox" and .meta.sandbox)
         | {c: $c, s: .meta.sandbox}] as $o
-       | ($o | map(select(.c | startswith("lifecycle.") and . != "lifecycle.consistent")) | length > 0 and all(.s.warm == false))
-         and ($o | map(select((.c | startswith("lifecycle.")) | not)) | length > 0 and all(.s.warm == true))
+       | ($o | map(select((.c | startswith("lifecycle.") and . != "lifecycle.consistent") or (.c | startswith("resources."))))
+          | length > 0 and all(.s.warm == false))
+         and ($o | map(select((.c | startswith("lifecycle.") or startswith("resources.")) | not)) | length > 0 and all(.s.warm == true))
          and ($o | map(select(.s.earlier_executions > 0)) | length > 0)
          and ($o | all(.s.ensure_observation.reused == true and .s.ensure_observation.age_ms >= 0))' "$d/gv.json" >/dev/null \
   || fail "gvisor meta.sandbox: $(jq -c '[.providers[0].checks[] | {id, s: [.observations[].meta.sandbox]}]' "$d/gv.json")"

@@ -18,7 +18,8 @@ want_pass+=(secrets.home_denied fs.hardlink_alias_denied fs.no_host_residue exec
             bundle.integrity_enforced config.unknown_rejected)
 v2=(priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied
     net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue
-    exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied)
+    exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied
+    fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded)
 
 # collect_ok OUTPUT ARGS...: collect must exit 0; on failure show why
 # (the progress log and every failing check), not just the status.
@@ -66,6 +67,15 @@ check_bundle() {
   for c in "${v2[@]}"; do
     [[ -n ${reason_of[$c]:-} ]] || fail "$who: landlock $c missing or without reason"
   done
+  # Kernel write interfaces: where the control opens one outside (root),
+  # the Landlock domain opens none (pass); where it opens none (a normal
+  # user), a skip that says so.
+  local ctl_opened
+  ctl_opened=$(jq '[.providers[] | select(.id=="landlock") | .checks[] | select(.id=="fs.kernel_interfaces_readonly")
+                    | .facts.interfaces[] | select(.control == "opened")] | length' "$f")
+  v=${verdict_of[fs.kernel_interfaces_readonly]:-}
+  if [[ $ctl_opened -gt 0 ]]; then [[ $v == pass ]]; else [[ $v == skip ]]; fi \
+    || fail "$who: landlock fs.kernel_interfaces_readonly is $v (control opened $ctl_opened): ${reason_of[fs.kernel_interfaces_readonly]:-}"
   # The truth about what Landlock does not cover, recorded, not claimed:
   # UDP (no network namespace) and, below ABI 9, pathname unix sockets.
   [[ ${verdict_of[net.egress_udp_denied]:-} == not_claimed ]] \

@@ -75,6 +75,16 @@ jq -e '.providers[0].checks[] | select(.id=="net.egress_udp_denied") | .facts
        | [."udp_127.0.0.1", ."udp_127.0.0.1_detached"] | all(.received_from_inside == 1 and .control_received)' "$F" >/dev/null \
   || fail "udp: datagrams not attributed as inside 1 / control received"
 pass "neg_overclaim: host-side receipts attributed to inside and control"
+# Catalogue v3 (kernel, resources): the unsandboxed root liar opens
+# core_pattern and release_agent for write (never writing), reaches the
+# host kernel's attack surface, and no bound stops its fork loop or its
+# balloon (it claims resources_bounded too).
+expect_fail "$F" fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded \
+  resources.memory_bounded
+jq -e '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts.interfaces.core_pattern
+       | .inside == "opened" and .control == "opened"' "$F" >/dev/null || fail "kernel interfaces: core_pattern not recorded as opened"
+jq -e '.providers[0].checks[] | select(.id=="resources.pids_bounded") | .facts.inside.forked == 2048' "$F" >/dev/null \
+  || fail "pids: the fork loop did not stop exactly at its cap"
 collect_neg neg_residue
 expect_fail "$F" fs.no_host_residue
 collect_neg neg_status_liar
@@ -124,7 +134,16 @@ expect_fail "$F" probe.truthful
 collect_neg neg_noop
 expect_fail "$F" fs.grant_write
 collect_neg neg_mountns
-expect_fail "$F" fs.remount_denied
+expect_fail "$F" fs.remount_denied fs.kernel_interfaces_readonly
+jq -e '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts.mount_inside
+       | .attempted and .cgroup2 == "mounted"' "$F" >/dev/null || fail "neg_mountns: the cgroup2 mount not recorded"
+# Root of its own user and cgroup namespaces (nobody outside): nothing
+# opens for write, the cgroup mounts alone fail the check.
+collect_neg neg_cgroupns
+expect_fail "$F" fs.kernel_interfaces_readonly
+jq -e '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts
+       | ([.interfaces[] | select(.inside == "opened")] | length == 0) and .mount_inside.cgroup2 == "mounted"' "$F" >/dev/null \
+  || fail "neg_cgroupns: not failed by the mount alone: $(jq -c '.providers[0].checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts' "$F")"
 # no_new_privs alone is not blocked escalation: every capability kept.
 collect_neg neg_nnp_caps
 expect_fail "$F" priv.no_escalation capabilities.truthful

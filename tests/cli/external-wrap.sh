@@ -73,10 +73,11 @@ if have firejail; then
     || fail "fj: wrapped argv not recorded"
   pass "firejail (bare): conformant; observed $(p '.underclaim | join(",")')"
 
-  # 2. hardened (a private home, io_uring added to the seccomp list, the
-  #    environment cleared by env -i inside) and claiming every axis: held
-  #    to every check.
-  fjh="firejail --noprofile --quiet --private --net=none --caps.drop=all --nonewprivs
+  # 2. hardened (a private home, io_uring added to the seccomp list, new
+  #    namespaces refused: syscalls.kernel_surface_denied finds nested user
+  #    namespaces reachable without it, the environment cleared by env -i
+  #    inside) and claiming every axis: held to every check.
+  fjh="firejail --noprofile --quiet --private --net=none --caps.drop=all --nonewprivs --restrict-namespaces
        --seccomp=io_uring_setup,io_uring_enter,io_uring_register --whitelist={source} --read-only={source}
        --whitelist={build} --whitelist={output} --whitelist={logs} /usr/bin/env -i PATH=/usr/bin:/bin {argv}"
   wrap fj 0 --wrap "fj=$fjh" --config "fj.claims=process_contained,host_filesystem_restricted,privilege_escalation_blocked,syscalls_restricted,environment_scrubbed,network_isolated"

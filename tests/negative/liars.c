@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +24,7 @@ static const struct agsbx_caps claims_nothing = {
 /* Every axis, none enforced. */
 static const struct agsbx_caps claims_everything = {
 	.process_contained = true, .host_filesystem_restricted = true, .privilege_escalation_blocked = true,
-	.syscalls_restricted = true, .network = AGSBX_NET_ISOLATED, .environment_scrubbed = true,
+	.syscalls_restricted = true, .network = AGSBX_NET_ISOLATED, .environment_scrubbed = true, .resources_bounded = true,
 	.mechanism = "negative_control", .safety_class = "isolated",
 };
 
@@ -401,3 +402,21 @@ static int x_hang_canary(struct agsbx_handle *h, const struct agsbx_step *s, con
 	return run_plain(h, s, l, o, f, 0);
 }
 NEG(neg_hang_on_canary, p_fs, x_hang_canary)
+
+/* Claims the filesystem axis but runs the program as root of a user
+ * namespace of its own (mapped to nobody outside) with its own mount and
+ * cgroup namespaces: no kernel interface opens for write (nobody owns
+ * none), yet cgroup v1 and cgroup2 mount, the CVE-2022-0492
+ * precondition: fs.kernel_interfaces_readonly fails on the mounts alone.
+ * The output root is opened to that user so the mount has a target. */
+static int x_cgroupns(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		      struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	static const char *const pre[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+					   "unshare", "--user", "--map-root-user", "--mount", "--cgroup",
+					   "--propagation", "private", "--", NULL };
+	if (chmod(h->paths[AGSBX_ROOT_OUTPUT], 0777) < 0)
+		return -errno;
+	return run_prefixed(h, s, l, o, f, pre);
+}
+NEG(neg_cgroupns, p_fs, x_cgroupns)

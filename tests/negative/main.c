@@ -4,6 +4,7 @@
 
 int main(int argc, char **argv)
 {
+	agsbx_provider_register_extra(&neg_cgroupns);
 	agsbx_provider_register_extra(&neg_fail_open);
 	agsbx_provider_register_extra(&neg_hang_on_canary);
 	agsbx_provider_register_extra(&neg_hostile);

@@ -23,5 +23,6 @@ extern const struct agsbx_provider_ops neg_refuses;
 extern const struct agsbx_provider_ops neg_hostile_text;
 extern const struct agsbx_provider_ops neg_residue;
 extern const struct agsbx_provider_ops neg_status_liar;
+extern const struct agsbx_provider_ops neg_cgroupns;
 
 #endif
