@@ -1,4 +1,4 @@
-/* Catalogue v3, kernel and resources (issue 22 items 2, 4, 5): writable
+/* Catalogue v3, kernel and resources: writable
  * kernel interfaces and cgroup mounts, the kernel attack surface local
  * privilege escalations need, and bounds on processes and memory. The
  * attacks change nothing on the host: interfaces are opened for write and

@@ -1,5 +1,5 @@
-/* Payload ops of catalogue v3's kernel and resource checks (issue 22
- * items 2, 4, 5): kernel write interfaces opened for write (never
+/* Payload ops of catalogue v3's kernel and resource checks: kernel write
+ * interfaces opened for write (never
  * written), cgroup mounts in the sandbox's own mount namespace, the
  * kernel attack surface the common local privilege escalations need, and
  * bounded fork and memory balloons. Results stay under the protocol's
