@@ -1,0 +1,37 @@
+/* Private to agsbx-payload: the JSON emitter and helpers of payload.c that
+ * ops in other files of the payload use, and those ops. The payload stays
+ * static and libc-only; nothing here allocates. */
+#ifndef AGSBX_PAYLOAD_H
+#define AGSBX_PAYLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Emitter (payload.c): one JSON object per run, streamed. */
+void key(const char *k);
+void obj_open(const char *k);
+void obj_close(void);
+void arr_open(const char *k);
+void arr_item(void);       /* opens the next object of the array; obj_close ends it */
+void arr_close(void);
+void f_null(const char *k);
+void f_bool(const char *k, bool v);
+void f_int(const char *k, long long v);
+void f_uint(const char *k, unsigned long long v);
+void f_strn(const char *k, const char *v, size_t n);
+void f_str(const char *k, const char *v);
+void f_errno_pair(const char *k, const char *knum, int err);
+void f_result(int err);
+void f_step(const char *ok_key, const char *errno_key, int err);
+int parse_ll(const char *s, long long min, long long max, long long *ret);
+ssize_t read_path(const char *path, char *buf, size_t cap, const char **stage);
+
+/* Ops of ops-ipc.c: host daemon sockets, inherited descriptors, keyrings. */
+#define UNIX_CONNECTS_MAX 32
+int op_unix_connects(char **argv, int argc, const char *self);
+bool unix_connects_valid(char **args, int nargs);
+int op_fds(char **argv, int argc, const char *self);
+int op_keyring(char **argv, int argc, const char *self);
+
+#endif
