@@ -72,6 +72,7 @@ static struct {
 
 void agsbx_conformance_remove_canaries(void)
 {
+	cf_keyring_canary_remove();
 	if (!home_canary.armed)
 		return;
 	unlink(home_canary.file);
