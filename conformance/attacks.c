@@ -72,7 +72,6 @@ static struct {
 
 void agsbx_conformance_remove_canaries(void)
 {
-	cf_keyring_canary_remove();
 	if (!home_canary.armed)
 		return;
 	unlink(home_canary.file);

@@ -476,8 +476,8 @@ static void kc_unplace(void)
 		}
 }
 
-/* Async-signal-safe: called from agsbx_conformance_remove_canaries. */
-void cf_keyring_canary_remove(void)
+/* Async-signal-safe: the CLI's signal handlers call it too. */
+void agsbx_conformance_remove_keyring_canary(void)
 {
 	if (!kc.armed)
 		return;
@@ -593,7 +593,7 @@ void check_secrets_keyring_denied(const struct check_env *env, struct check_out 
 	if (sr == 0 && (kc.serial[0] > 0 || kc.serial[1] > 0))
 		cf_control_op(env, out, ARGS("keyring", desc, serial), &ctl);
 	json_object_set_new(out->facts, "keys", kc_facts());
-	cf_keyring_canary_remove();
+	agsbx_conformance_remove_keyring_canary();
 	pthread_mutex_unlock(&kc_lock);
 	json_object_set_new(out->facts, "description", json_string(desc));
 	json_object_set_new(out->facts, "placed_as_uid", json_integer(kc.uid));

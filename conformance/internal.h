@@ -134,9 +134,6 @@ void check_syscalls_io_uring_denied(const struct check_env *env, struct check_ou
 void check_fs_inherited_fds_contained(const struct check_env *env, struct check_out *out);
 void check_ipc_host_daemons_denied(const struct check_env *env, struct check_out *out);
 void check_secrets_keyring_denied(const struct check_env *env, struct check_out *out);
-/* Removes the keyring canary if placed; async-signal-safe (called from
- * agsbx_conformance_remove_canaries, also in signal handlers). */
-void cf_keyring_canary_remove(void);
 
 bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout
