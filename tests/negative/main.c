@@ -21,6 +21,7 @@ int main(int argc, char **argv)
 		return leak_fd_exec(argv);
 	agsbx_provider_register_extra(&neg_fail_open);
 	agsbx_provider_register_extra(&neg_hang_on_canary);
+	agsbx_provider_register_extra(&neg_hang_on_key);
 	agsbx_provider_register_extra(&neg_hostile);
 	agsbx_provider_register_extra(&neg_hostile_text);
 	agsbx_provider_register_extra(&neg_leaked_fd);

@@ -1,4 +1,6 @@
-/* NEGATIVE CONTROL: the real bubblewrap sandbox, launched through a step
+/* NEGATIVE CONTROLS for the catalogue-v3 checks of conformance/escape-ipc.c.
+ *
+ * neg_leaked_fd: the real bubblewrap sandbox, launched through a step
  * that opens an O_PATH descriptor of a host directory (the grant's parent)
  * without close-on-exec, as runc's CVE-2024-21626 leaked one: bwrap hands
  * it to the program, whose cwd and root stay inside. From it,
@@ -7,7 +9,9 @@
 #include "tests/negative/negative.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +19,6 @@
 #include "base/cleanup.h"
 #include "base/strv.h"
 
-extern const struct agsbx_provider_ops agsbx_provider_bubblewrap;
 
 /* bubblewrap's closed set (its probe answers from it). */
 static const char *const reasons[] = {
@@ -72,5 +75,53 @@ const struct agsbx_provider_ops neg_leaked_fd = {
 	.probe = lf_probe,
 	.ensure = lf_ensure,
 	.execute = lf_execute,
+	.runs_keep_orphans = true,
+};
+
+/* Not a liar: trusted_local that stalls (in the harness) when asked to
+ * read the keyring canary, so a test can interrupt collect while the key
+ * exists and see it removed anyway. The key's description goes first to
+ * the FIFO AGSBX_NEG_HANG_READY names (readiness without polling). */
+static const char *const tl_reasons[] = { "ready", NULL };
+static const char *const no_keys[] = { NULL };
+
+static int hk_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
+		     struct agsbx_error *fail)
+{
+	int r = agsbx_provider_trusted_local.ensure(ctx, g, out, fail);
+	if (r == 0)
+		(*out)->ops = &neg_hang_on_key;
+	return r;
+}
+
+static int hk_execute(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		      struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	if (s->argv[0] && s->argv[1] && s->argv[2] && strcmp(s->argv[1], "keyring") == 0) {
+		const char *fifo = getenv("AGSBX_NEG_HANG_READY");
+		int fd = fifo ? open(fifo, O_WRONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			dprintf(fd, "%s\n", s->argv[2]);
+			close(fd);
+		}
+		for (int i = 0; i < 600 && !agsbx_runner_aborted(); i++)
+			usleep(100 * 1000);   /* until an interrupt cancels every execution */
+	}
+	return agsbx_provider_trusted_local.execute(h, s, l, o, f);
+}
+
+static int hk_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return agsbx_provider_trusted_local.probe(ctx, out);
+}
+
+const struct agsbx_provider_ops neg_hang_on_key = {
+	.id = "neg_hang_on_key",
+	.summary = "NOT A LIAR (test only): trusted_local stalling on the keyring canary",
+	.reasons = tl_reasons,
+	.config_keys = no_keys,
+	.probe = hk_probe,
+	.ensure = hk_ensure,
+	.execute = hk_execute,
 	.runs_keep_orphans = true,
 };
