@@ -167,15 +167,16 @@ pass "neg_leaked_fd: the canary read through the leaked O_PATH descriptor only"
 hang() {
   local who=$1 desc hp
   rm -f "$d/hang.ready" "$d/hang.pid"
+  touch "$d/hang.hold"
   mkfifo -m 0666 "$d/hang.ready"
   local cmd=("$stage/agsbx-evidence-negctl" collect -q --provider neg_hang_on_key --work-dir "$d" --unsigned
              --output "$d/hang.json" --jobs 1)
   # collect's own pid into hang.pid (sh execs it): as_user runs in a subshell.
   if [[ $who == user ]]; then
-    as_user AGSBX_NEG_HANG_READY="$d/hang.ready" /bin/sh -c 'echo $$ >"$0"; exec "$@"' "$d/hang.pid" "${cmd[@]}" \
+    as_user AGSBX_NEG_HANG_READY="$d/hang.ready" AGSBX_NEG_HANG_HOLD="$d/hang.hold" /bin/sh -c 'echo $$ >"$0"; exec "$@"' "$d/hang.pid" "${cmd[@]}" \
       2>"$d/hang.err" &
   else
-    AGSBX_NEG_HANG_READY="$d/hang.ready" /bin/sh -c 'echo $$ >"$0"; exec "$@"' "$d/hang.pid" "${cmd[@]}" \
+    AGSBX_NEG_HANG_READY="$d/hang.ready" AGSBX_NEG_HANG_HOLD="$d/hang.hold" /bin/sh -c 'echo $$ >"$0"; exec "$@"' "$d/hang.pid" "${cmd[@]}" \
       --run-as "$AGSBX_TEST_USER" 2>"$d/hang.err" &
   fi
   local job=$!
@@ -187,11 +188,18 @@ hang() {
   [[ $desc == agsbx-canary-* ]] || { kill -KILL "$(cat "$d/hang.pid")" 2>/dev/null; fail "$who: the key was not announced ($(cat "$d/hang.err"))"; }
   as_user "$stage/agsbx-payload" keyring "$desc" 0 | jq -e '[.searches[] | .ok] | any' >/dev/null ||
     { kill -KILL $hp; fail "$who: the key $desc is not in place while collect stalls"; }
+  # While hang.hold exists the stalled execution holds the check's own
+  # clean-up back: the key can go only through the signal handler.
   kill -TERM $hp
+  local i gone=0
+  for ((i = 0; i < 100; i++)); do
+    as_user "$stage/agsbx-payload" keyring "$desc" 0 | jq -e '[.searches[] | .ok] | any | not' >/dev/null && { gone=1; break; }
+    sleep 0.1
+  done
+  rm -f "$d/hang.hold"
   set +e; wait $job; local rc=$?; set -e
+  ((gone)) || fail "$who: the key $desc survived SIGTERM (the handler did not remove it)"
   [[ $rc == 143 ]] || fail "$who: interrupted collect exited $rc, want 143"
-  as_user "$stage/agsbx-payload" keyring "$desc" 0 | jq -e '[.searches[] | .ok] | any | not' >/dev/null ||
-    fail "$who: the key $desc survived SIGTERM"
   pass "$who: SIGTERM while the keyring canary exists: removed"
 }
 hang user
