@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/keyctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -193,6 +194,7 @@ struct spawn_plan {
 	int cgroup_procs_fd;      /* -1: no cgroup leaf */
 	int max_fd;               /* close_range fallback bound */
 	bool subreaper;           /* the child keeps its own orphans */
+	bool new_session_keyring;
 	/* written by the child */
 	volatile int err;
 	volatile int stage;
@@ -319,6 +321,12 @@ static CHILD_FN int child_main(void *arg)
 		    syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
 			child_fail(p, STAGE_PRIVS, errno);
 	}
+	/* After the drop, so the keyring is the run user's. ENOSYS/EPERM:
+	 * keyrings are out of this process's reach altogether (no kernel
+	 * support, a seccomp filter), so nothing is inherited either. */
+	if (p->new_session_keyring && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0L) < 0 && errno != ENOSYS &&
+	    errno != EPERM)
+		child_fail(p, STAGE_SETUP, errno);
 	/* As the user the program runs as: never a directory only we could
 	 * reach (below a 0700 parent), which would hand it a way in. */
 	if (p->cwd && syscall(SYS_chdir, p->cwd) < 0)
@@ -467,6 +475,7 @@ static struct spawn_plan spawn_plan_for(const struct run *run, const struct agsb
 		.cgroup_procs_fd = run->tree.cgroup_procs_fd,
 		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
 		.subreaper = run->keeps_orphans,
+		.new_session_keyring = opts->new_session_keyring,
 	};
 }
 

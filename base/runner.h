@@ -45,6 +45,10 @@ struct agsbx_run_opts {
 	uid_t run_uid;
 	gid_t run_gid;
 	bool use_cgroup;          /* try a cgroup v2 leaf; silently unused when not permitted */
+	/* The child joins a new, empty session keyring (as run_uid when
+	 * dropping) before exec: what it runs then cannot search or possess
+	 * the keys of the session keyring it would otherwise inherit. */
+	bool new_session_keyring;
 };
 
 struct agsbx_run_result {

@@ -65,6 +65,7 @@ static void on_stop_signal(int sig)
 	uint64_t one = 1;
 	int e = errno;
 	agsbx_conformance_remove_canaries();
+	agsbx_conformance_remove_keyring_canary();
 	if (worker_cancel_fd >= 0 && write(worker_cancel_fd, &one, sizeof one) < 0) { /* already pending */ }
 	errno = e;
 }

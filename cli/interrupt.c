@@ -30,6 +30,7 @@ static void on_signal(int sig)
 {
 	int e = errno;
 	agsbx_conformance_remove_canaries();
+	agsbx_conformance_remove_keyring_canary();
 	if (caught || sig == SIGQUIT) {
 		signal(sig, SIG_DFL);
 		raise(sig);

@@ -47,6 +47,11 @@ size_t agsbx_conformance_check_count(void);
  * the user's real $HOME). Async-signal-safe: a CLI calls it from its
  * SIGINT/SIGTERM/SIGHUP handler, so an interrupted run leaves nothing. */
 void agsbx_conformance_remove_canaries(void);
+/* The same for the key secrets.keyring_denied placed in the sandbox user's
+ * keyrings (revoked and unlinked; it also expires by itself). A separate
+ * call: the $HOME check removes its own canary while this one may be in
+ * use. Async-signal-safe. */
+void agsbx_conformance_remove_keyring_canary(void);
 
 
 #endif

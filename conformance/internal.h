@@ -152,6 +152,11 @@ void check_resources_memory_bounded(const struct check_env *env, struct check_ou
 void check_resources_pids_bounded(const struct check_env *env, struct check_out *out);
 void check_syscalls_kernel_surface_denied(const struct check_env *env, struct check_out *out);
 
+/* Catalogue v3 (escape-ipc.c): daemon sockets, inherited descriptors, keyrings. */
+void check_fs_inherited_fds_contained(const struct check_env *env, struct check_out *out);
+void check_ipc_host_daemons_denied(const struct check_env *env, struct check_out *out);
+void check_secrets_keyring_denied(const struct check_env *env, struct check_out *out);
+
 bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout
  * (len bytes, any content: sandbox-controlled), numbers beyond +-2^53 and

@@ -138,7 +138,7 @@ static void emit_mount(const char *key, const char *parent, const char *type, co
 	if (mkdir(dir, 0700) < 0) {
 		char v[48];
 		snprintf(v, sizeof(v), "no target: %s", ename(errno));
-		pl_str(key, v);
+		f_str(key, v);
 		return;
 	}
 	int err = mount("cgroup", dir, type, MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0 ? errno : 0;
@@ -148,7 +148,7 @@ static void emit_mount(const char *key, const char *parent, const char *type, co
 	char v[64];
 	snprintf(v, sizeof(v), "%s%s%s", err == 0 ? "mounted" : ename(err), uerr ? ", unmount " : "",
 		 uerr ? ename(uerr) : "");
-	pl_str(key, v);
+	f_str(key, v);
 }
 
 /* The first enabled controller of /proc/cgroups ("memory" when it cannot
@@ -157,7 +157,7 @@ static void emit_mount(const char *key, const char *parent, const char *type, co
 static void first_controller(char *out, size_t cap)
 {
 	static char buf[2048];
-	ssize_t n = pl_read_path("/proc/cgroups", buf, sizeof(buf) - 1);
+	ssize_t n = read_path_plain("/proc/cgroups", buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	snprintf(out, cap, "memory");
 	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -176,22 +176,22 @@ static int mounts_attempt(const char *host_mntns, const char *parent)
 {
 	struct stat st;
 	long long host;
-	pl_obj_open("mount");
-	if (pl_parse_ll(host_mntns, 0, INT64_MAX, &host) < 0 || stat("/proc/self/ns/mnt", &st) < 0 ||
+	obj_open("mount");
+	if (parse_ll(host_mntns, 0, INT64_MAX, &host) < 0 || stat("/proc/self/ns/mnt", &st) < 0 ||
 	    (long long)st.st_ino == host) {
-		pl_bool("attempted", false);
-		pl_str("why", "not attempted: host mount namespace (or it cannot be told)");
-		pl_obj_close();
+		f_bool("attempted", false);
+		f_str("why", "not attempted: host mount namespace (or it cannot be told)");
+		obj_close();
 		return 0;
 	}
 	int permitted = 0;
-	pl_bool("attempted", true);
+	f_bool("attempted", true);
 	char ctrl[32];
 	first_controller(ctrl, sizeof(ctrl));
-	pl_str("cgroup1_controller", ctrl);
+	f_str("cgroup1_controller", ctrl);
 	emit_mount("cgroup1", parent, "cgroup", ctrl, &permitted);
 	emit_mount("cgroup2", parent, "cgroup2", NULL, &permitted);
-	pl_obj_close();
+	obj_close();
 	return permitted;
 }
 
@@ -199,16 +199,16 @@ static int mounts_attempt(const char *host_mntns, const char *parent)
 static void emit_reads(void)
 {
 	int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
-	pl_str("kcore", fd >= 0 ? "readable" : ename(errno));
+	f_str("kcore", fd >= 0 ? "readable" : ename(errno));
 	if (fd >= 0)
 		close(fd);
 	static char ks[256];
-	ssize_t n = pl_read_path("/proc/kallsyms", ks, sizeof(ks) - 1);
+	ssize_t n = read_path_plain("/proc/kallsyms", ks, sizeof(ks) - 1);
 	ks[n > 0 ? n : 0] = '\0';
 	/* "0000000000000000 T sym" when kptr_restrict hides addresses. */
-	pl_str("kallsyms", n < 0 ? ename((int)-n) : n == 0 ? "empty" : ks[strspn(ks, "0")] == ' ' ? "zeroed" : "real_addresses");
+	f_str("kallsyms", n < 0 ? ename((int)-n) : n == 0 ? "empty" : ks[strspn(ks, "0")] == ' ' ? "zeroed" : "real_addresses");
 	fd = open("/sys/kernel/debug", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	pl_str("debugfs", fd >= 0 ? "listable" : ename(errno));
+	f_str("debugfs", fd >= 0 ? "listable" : ename(errno));
 	if (fd >= 0)
 		close(fd);
 }
@@ -229,28 +229,28 @@ int op_kernel_ifaces(char **argv, int argc, const char *self)
 	char efivar[512];
 	bool opened;
 	int nopened = 0, nra = 0;
-	pl_result(0);
-	pl_obj_open("w");
+	f_result(0);
+	obj_open("w");
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		pl_str(fixed[i].key, open_for_write(fixed[i].path, &opened));
+		f_str(fixed[i].key, open_for_write(fixed[i].path, &opened));
 		nopened += opened;
 	}
 	first_entry("/sys/firmware/efi/efivars", NULL, efivar, sizeof(efivar));
-	pl_str("efivar", efivar[0] ? open_for_write(efivar, &opened) : "absent");
+	f_str("efivar", efivar[0] ? open_for_write(efivar, &opened) : "absent");
 	nopened += efivar[0] && opened;
 	int ra = release_agents(&nra);
-	pl_str("release_agent", nra == 0 ? "absent" : ra ? "opened" : "denied");
+	f_str("release_agent", nra == 0 ? "absent" : ra ? "opened" : "denied");
 	nopened += ra;
 	for (int i = 2; i < argc && i < 6; i++) {
 		char k[8];
 		snprintf(k, sizeof(k), "x%d", i - 2);
-		pl_str(k, open_for_write(argv[i], &opened));
+		f_str(k, open_for_write(argv[i], &opened));
 		nopened += opened;
 	}
-	pl_obj_close();
-	pl_int("release_agents", nra);
-	pl_int("opened_for_write", nopened);
-	pl_int("mounts_permitted", mounts_attempt(argv[0], argv[1]));
+	obj_close();
+	f_int("release_agents", nra);
+	f_int("opened_for_write", nopened);
+	f_int("mounts_permitted", mounts_attempt(argv[0], argv[1]));
 	emit_reads();
 	return 0;
 }
@@ -407,7 +407,7 @@ static const char *finit_probe(char *buf, size_t cap)
 
 static void surface(const char *k, int err)
 {
-	pl_str(k, err == 0 ? "reached" : ename(err));
+	f_str(k, err == 0 ? "reached" : ename(err));
 }
 
 /* kernel-surface FILE_IN_GRANT packet=0|1 alg=0|1: the harness decides
@@ -418,17 +418,17 @@ int op_kernel_surface(char **argv, int argc, const char *self)
 {
 	char buf[64];
 	int name_err = 0;
-	pl_result(0);
-	pl_obj_open("s");
+	f_result(0);
+	obj_open("s");
 	surface("userns", in_child(p_userns, NULL));
 	if (strcmp(argv[1], "packet=1") == 0)
 		surface("af_packet", in_child(p_packet, NULL));
 	else
-		pl_str("af_packet", "not_probed: would load a module");
+		f_str("af_packet", "not_probed: would load a module");
 	if (strcmp(argv[2], "alg=1") == 0)
 		surface("af_alg", in_child(p_alg, NULL));
 	else
-		pl_str("af_alg", "not_probed: would load a module");
+		f_str("af_alg", "not_probed: would load a module");
 	surface("bpf", in_child(p_bpf, NULL));
 	surface("userfaultfd", in_child(p_uffd, NULL));
 	surface("keyring", in_child(p_keyring, NULL));
@@ -436,14 +436,14 @@ int op_kernel_surface(char **argv, int argc, const char *self)
 	int he = handle_probe(argv[0], &name_err);
 	if (name_err) {
 		snprintf(buf, sizeof(buf), "not_probed: name_to_handle_at %s", ename(name_err));
-		pl_str("open_by_handle", buf);
+		f_str("open_by_handle", buf);
 	} else {
 		surface("open_by_handle", he);
 	}
-	pl_str("finit_module", finit_probe(buf, sizeof(buf)));
-	pl_obj_close();
+	f_str("finit_module", finit_probe(buf, sizeof(buf)));
+	obj_close();
 	struct utsname u;
-	pl_str("release", uname(&u) == 0 ? u.release : NULL);
+	f_str("release", uname(&u) == 0 ? u.release : NULL);
 	return 0;
 }
 
@@ -466,7 +466,7 @@ int op_fork_bound(char **argv, int argc, const char *self)
 {
 	static pid_t kids[FORK_CAP_MAX];
 	long long cap;
-	if (pl_parse_ll(argv[0], 1, FORK_CAP_MAX, &cap) < 0)
+	if (parse_ll(argv[0], 1, FORK_CAP_MAX, &cap) < 0)
 		return -EINVAL;
 	pid_t parent = getpid();
 	int n = 0, err = 0;
@@ -492,11 +492,11 @@ int op_fork_bound(char **argv, int argc, const char *self)
 	for (int i = 0; i < n; i++)
 		while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
 			;
-	pl_result(err);
-	pl_int("cap", cap);
-	pl_int("forked", n);
-	pl_str("stopped", err ? ename(err) : "cap");
-	pl_bool("bounded", n < cap);
+	f_result(err);
+	f_int("cap", cap);
+	f_int("forked", n);
+	f_str("stopped", err ? ename(err) : "cap");
+	f_bool("bounded", n < cap);
 	return 0;
 }
 
@@ -535,11 +535,11 @@ static void balloon_child(int fd, long long cap_mib)
 int op_balloon(char **argv, int argc, const char *self)
 {
 	long long cap;
-	if (pl_parse_ll(argv[0], BALLOON_CHUNK_MIB, 4096, &cap) < 0)
+	if (parse_ll(argv[0], BALLOON_CHUNK_MIB, 4096, &cap) < 0)
 		return -EINVAL;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		pl_result(errno);
+		f_result(errno);
 		return 0;
 	}
 	pid_t pid = fork();
@@ -567,11 +567,11 @@ int op_balloon(char **argv, int argc, const char *self)
 		snprintf(why, sizeof(why), "cap");
 	else
 		snprintf(why, sizeof(why), "exit %d", WEXITSTATUS(st));
-	pl_result(pid < 0 ? errno : 0);
-	pl_int("cap_mib", cap);
-	pl_int("reached_mib", reached);
-	pl_str("stopped", why);
-	pl_bool("bounded", pid > 0 && reached < cap);
+	f_result(pid < 0 ? errno : 0);
+	f_int("cap_mib", cap);
+	f_int("reached_mib", reached);
+	f_str("stopped", why);
+	f_bool("bounded", pid > 0 && reached < cap);
 	return 0;
 }
 
@@ -579,9 +579,9 @@ int op_balloon(char **argv, int argc, const char *self)
 static void emit_limit(const char *k, unsigned long long v, bool known)
 {
 	if (!known || v >= (1ULL << 53))
-		pl_null(k);
+		f_null(k);
 	else
-		pl_int(k, (long long)v);
+		f_int(k, (long long)v);
 }
 
 /* The limit file of the hierarchy a /proc/self/cgroup line names:
@@ -614,7 +614,7 @@ static void cgroup_min(const char *ctrl, const char *file2, const char *file1, u
 {
 	static char cg[2048], val[64];
 	char path[1024], base[64], rel[512];
-	ssize_t n = pl_read_path("/proc/self/cgroup", cg, sizeof(cg) - 1);
+	ssize_t n = read_path_plain("/proc/self/cgroup", cg, sizeof(cg) - 1);
 	cg[n > 0 ? n : 0] = '\0';
 	*known = false;
 	for (char *save = NULL, *line = strtok_r(cg, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -625,7 +625,7 @@ static void cgroup_min(const char *ctrl, const char *file2, const char *file1, u
 		snprintf(rel, sizeof(rel), "%s", r);
 		for (;;) {
 			snprintf(path, sizeof(path), "%s%s/%s", base, strcmp(rel, "/") ? rel : "", v2 ? file2 : file1);
-			ssize_t k = pl_read_path(path, val, sizeof(val) - 1);
+			ssize_t k = read_path_plain(path, val, sizeof(val) - 1);
 			val[k > 0 ? k : 0] = '\0';
 			unsigned long long x;
 			if (k > 0 && sscanf(val, "%llu", &x) == 1 && (!*known || x < *v)) {
@@ -648,7 +648,7 @@ int op_limits(char **argv, int argc, const char *self)
 	struct rlimit rl;
 	unsigned long long v = 0;
 	bool known;
-	pl_result(0);
+	f_result(0);
 	getrlimit(RLIMIT_NPROC, &rl);
 	emit_limit("rlimit_nproc", rl.rlim_cur, rl.rlim_cur != RLIM_INFINITY);
 	getrlimit(RLIMIT_AS, &rl);
@@ -660,10 +660,10 @@ int op_limits(char **argv, int argc, const char *self)
 	cgroup_min("memory", "memory.max", "memory.limit_in_bytes", &v, &known);
 	emit_limit("cgroup_memory_max", v, known);
 	static char mi[4096];
-	ssize_t n = pl_read_path("/proc/meminfo", mi, sizeof(mi) - 1);
+	ssize_t n = read_path_plain("/proc/meminfo", mi, sizeof(mi) - 1);
 	mi[n > 0 ? n : 0] = '\0';
 	const char *a = strstr(mi, "MemAvailable:");
 	emit_limit("mem_available_kib", a ? strtoull(a + 13, NULL, 10) : 0, a != NULL);
-	pl_bool("root", geteuid() == 0);
+	f_bool("root", geteuid() == 0);
 	return 0;
 }

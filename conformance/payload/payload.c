@@ -138,7 +138,7 @@ static void out_ull(unsigned long long u)
 	out_raw(tmp + i, sizeof(tmp) - i);
 }
 
-static void key(const char *k)
+void key(const char *k)
 {
 	if (out.need_comma[out.depth])
 		out_raw(",", 1);
@@ -147,7 +147,7 @@ static void key(const char *k)
 	out_raw(":", 1);
 }
 
-static void obj_open(const char *k)
+void obj_open(const char *k)
 {
 	if (k)
 		key(k);
@@ -156,43 +156,68 @@ static void obj_open(const char *k)
 	out.need_comma[out.depth] = false;
 }
 
-static void obj_close(void)
+void obj_close(void)
 {
 	out.depth--;
 	out_raw("}", 1);
 }
 
-static void f_null(const char *k)
+/* Arrays of objects (payload.h): arr_open, then arr_item per element. */
+void arr_open(const char *k)
+{
+	key(k);
+	out_raw("[", 1);
+	out.depth++;
+	out.need_comma[out.depth] = false;
+}
+
+void arr_item(void)
+{
+	if (out.need_comma[out.depth])
+		out_raw(",", 1);
+	out.need_comma[out.depth] = true;
+	out_raw("{", 1);
+	out.depth++;
+	out.need_comma[out.depth] = false;
+}
+
+void arr_close(void)
+{
+	out.depth--;
+	out_raw("]", 1);
+}
+
+void f_null(const char *k)
 {
 	key(k);
 	out_str("null");
 }
 
-static void f_bool(const char *k, bool v)
+void f_bool(const char *k, bool v)
 {
 	key(k);
 	out_str(v ? "true" : "false");
 }
 
-static void f_int(const char *k, long long v)
+void f_int(const char *k, long long v)
 {
 	key(k);
 	out_ll(v);
 }
 
-static void f_uint(const char *k, unsigned long long v)
+void f_uint(const char *k, unsigned long long v)
 {
 	key(k);
 	out_ull(v);
 }
 
-static void f_strn(const char *k, const char *v, size_t n)
+void f_strn(const char *k, const char *v, size_t n)
 {
 	key(k);
 	out_quoted(v, n);
 }
 
-static void f_str(const char *k, const char *v)
+void f_str(const char *k, const char *v)
 {
 	if (!v) {
 		f_null(k);
@@ -233,7 +258,7 @@ static const struct {
 
 /* "errno" as a symbolic name (E<number> when unknown) plus "errno_num";
  * both null when err is 0. */
-static void f_errno_pair(const char *k, const char *knum, int err)
+void f_errno_pair(const char *k, const char *knum, int err)
 {
 	if (err == 0) {
 		f_null(k);
@@ -261,7 +286,7 @@ static void f_errno_pair(const char *k, const char *knum, int err)
 }
 
 /* The common "ok", "errno", "errno_num" triple. */
-static void f_result(int err)
+void f_result(int err)
 {
 	f_bool("ok", err == 0);
 	f_errno_pair("errno", "errno_num", err);
@@ -269,21 +294,13 @@ static void f_result(int err)
 
 /* One step of an op besides its result: "<step>_ok" and "<step>_errno"
  * (the name only). */
-static void f_step(const char *ok_key, const char *errno_key, int err)
+void f_step(const char *ok_key, const char *errno_key, int err)
 {
 	f_bool(ok_key, err == 0);
 	f_errno_pair(errno_key, NULL, err);
 }
 
-/* ---------- the emitter for ops in files of their own (payload.h) ---------- */
-
-void pl_obj_open(const char *k) { obj_open(k); }
-void pl_obj_close(void) { obj_close(); }
-void pl_null(const char *k) { f_null(k); }
-void pl_bool(const char *k, bool v) { f_bool(k, v); }
-void pl_int(const char *k, long long v) { f_int(k, v); }
-void pl_str(const char *k, const char *v) { f_str(k, v); }
-void pl_result(int err) { f_result(err); }
+/* ---------- helpers for ops in files of their own (payload.h) ---------- */
 
 const char *pl_errno_name(int err, char *buf, size_t cap)
 {
@@ -296,7 +313,7 @@ const char *pl_errno_name(int err, char *buf, size_t cap)
 
 /* ---------- small helpers ---------- */
 
-static int parse_ll(const char *s, long long min, long long max, long long *ret)
+int parse_ll(const char *s, long long min, long long max, long long *ret)
 {
 	char *end;
 	errno = 0;
@@ -308,7 +325,7 @@ static int parse_ll(const char *s, long long min, long long max, long long *ret)
 }
 
 /* Reads up to CAP bytes of PATH into BUF; returns the count or -errno. */
-static ssize_t read_path(const char *path, char *buf, size_t cap, const char **stage)
+ssize_t read_path(const char *path, char *buf, size_t cap, const char **stage)
 {
 	*stage = "open";
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -369,9 +386,7 @@ static void emit_read(const char *path)
 	f_strn("content", buf, (size_t)n < CONTENT_MAX ? (size_t)n : CONTENT_MAX);
 }
 
-int pl_parse_ll(const char *s, long long min, long long max, long long *ret) { return parse_ll(s, min, max, ret); }
-
-ssize_t pl_read_path(const char *path, char *buf, size_t cap)
+ssize_t read_path_plain(const char *path, char *buf, size_t cap)
 {
 	const char *stage;
 	return read_path(path, buf, cap, &stage);
@@ -1635,11 +1650,13 @@ static const struct op ops[] = {
 	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect },
 	{ "env", 1, 1, "env NAME", op_env },
 	{ "exit", 1, 1, "exit CODE", op_exit },
+	{ "fds", 1, 1, "fds CANARY_PATH", op_fds },
 	{ "flood", 1, 1, "flood BYTES", op_flood },
 	{ "fork-bound", 1, 1, "fork-bound CAP", op_fork_bound },
 	{ "io-uring", 0, 0, "io-uring", op_io_uring },
 	{ "kernel-ifaces", 2, 6, "kernel-ifaces HOST_MNTNS_INODE MOUNT_PARENT [PATH...]", op_kernel_ifaces },
 	{ "kernel-surface", 3, 3, "kernel-surface FILE packet=0|1 alg=0|1", op_kernel_surface },
+	{ "keyring", 2, 2, "keyring DESCRIPTION SERIAL", op_keyring },
 	{ "kill-self", 1, 1, "kill-self SIGNAL", op_kill_self },
 	{ "limits", 0, 0, "limits", op_limits },
 	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger },
@@ -1659,6 +1676,7 @@ static const struct op ops[] = {
 	{ "true", 0, 0, "true", op_true },
 	{ "uname", 0, 0, "uname", op_uname },
 	{ "unix-connect", 1, 1, "unix-connect PATH|@ABSTRACT", op_unix_connect },
+	{ "unix-connects", 1, UNIX_CONNECTS_MAX, "unix-connects PATH|@ABSTRACT...", op_unix_connects },
 	{ "write", 2, 2, "write PATH TEXT", op_write },
 };
 
@@ -1697,6 +1715,12 @@ static bool args_valid(const struct op *o, char **args, int nargs)
 	}
 	if (o->run == op_unix_connect)
 		return strlen(args[0]) < sizeof(((struct sockaddr_un *)0)->sun_path);
+	if (o->run == op_unix_connects)
+		return unix_connects_valid(args, nargs);
+	if (o->run == op_keyring)
+		return parse_ll(args[1], 0, INT_MAX, &v) == 0;
+	if (o->run == op_fds)
+		return args[0][0] == '/';
 	if (o->run == op_flood)
 		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
 	if (o->run == op_fork_bound)

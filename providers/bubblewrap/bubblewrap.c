@@ -432,8 +432,18 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		agsbx_fail(fail, "step_invalid", "bubblewrap: cannot build the bwrap command: %s", strerror(-r));
 		return r;
 	}
-	/* In "/": bwrap's --chdir sets the step's directory inside. */
-	r = agsbx_provider_run(h, limits, (const char *const *)argv, bwrap_env, "/", out);
+	/* In "/": bwrap's --chdir sets the step's directory inside. bwrap
+	 * leaves the session keyring alone, and a session keyring the harness
+	 * inherited explicitly stays possessed across its user namespace: a
+	 * new, empty one keeps the caller's keys out (secrets.keyring_denied). */
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = (const char *const *)argv;
+	o.envp = bwrap_env;
+	o.cwd = "/";
+	o.new_session_keyring = true;
+	r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
 	agsbx_strv_free(argv);
 	return r;
 }

@@ -29,7 +29,8 @@ for c in fs.grant_write fs.host_read_denied fs.host_write_denied net.namespace_d
          priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
          net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue \
          exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied \
-         fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded; do
+         fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded \
+         fs.inherited_fds_contained ipc.host_daemons_denied secrets.keyring_denied; do
   got=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$d/gv.json")
   [[ $got == pass ]] || fail "gvisor $c is $got"
 done

@@ -16,6 +16,8 @@ want_pass=(fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_g
 # Catalogue v2 checks a Landlock domain (plus the runner) must pass.
 want_pass+=(secrets.home_denied fs.hardlink_alias_denied fs.no_host_residue exec.status_fidelity
             bundle.integrity_enforced config.unknown_rejected)
+# Catalogue v3: no descriptor, cwd or root reaches the canary.
+want_pass+=(fs.inherited_fds_contained)
 v2=(priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied
     net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue
     exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied

@@ -419,6 +419,26 @@ run_ok "$T/u1" "$P" unix-connect "@agsbx-t-none-$$"
 jqe "$T/u1" '.ok == false and .errno == "ECONNREFUSED" and .abstract'
 run_ok "$T/u2" "$P" unix-connect "$T/no.sock"
 jqe "$T/u2" '.ok == false and .errno == "ENOENT" and .abstract == false'
+# unix-connects: each address in order; usage errors for none or an empty one.
+run_ok "$T/uc" "$P" unix-connects "@agsbx-t-none-$$" "$T/no.sock"
+jqe "$T/uc" '.ok and (.sockets | length == 2) and .sockets[0].abstract and .sockets[0].errno == "ECONNREFUSED" and
+             .sockets[1].errno == "ENOENT" and (.sockets[1].abstract | not)'
+expect_rc 2 "$P" unix-connects
+expect_rc 2 "$P" unix-connects ""
+# fds: an inherited directory descriptor reads the file through ".." (the
+# descriptor listed with its target), as do cwd and root outside any sandbox.
+exec 7<"$T"
+run_ok "$T/fd1" "$P" fds "$T/file"
+exec 7<&-
+jqe "$T/fd1" '.ok and ([.descriptors[] | select(.fd == 7 and .type == "dir" and .target == $t and
+             .canary_read.ok and .canary_read.content == $c)] | length == 1) and
+             ([.bases[] | .canary_read.ok] | all) and ([.bases[].base] == ["cwd", "/proc/self/cwd", "/proc/self/root"])' \
+  --arg t "$T" --rawfile c "$T/file"
+expect_rc 2 "$P" fds relative/path
+# keyring: nothing to find under a fresh description; a bad serial is usage.
+run_ok "$T/kr" "$P" keyring "agsbx-t-none-$$" 0
+jqe "$T/kr" '.ok and (.searches | length == 3) and ([.searches[] | .ok] | any | not) and (.by_serial.ok | not)'
+expect_rc 2 "$P" keyring x -1
 # link-read, exit, kill-self, io-uring, mounts.
 run_ok "$T/l1" "$P" link-read "$T/file" "$T/file.link"
 jqe "$T/l1" '.link_ok and .bytes == 16 and (.link_inode | type) == "number"'
@@ -430,7 +450,7 @@ run_ok "$T/i1" "$P" io-uring
 jqe "$T/i1" '.ok or .errno == "ENOSYS" or .errno == "EPERM"'
 run_ok "$T/m1" "$P" mounts /proc
 jqe "$T/m1" '.ok and (.mount_points | split("\n") | index("/proc") != null)'
-jqe_flush; pass "caps (setuid gain outside, none under NoNewPrivs), ptrace, net, unix-connect, link-read, exit, kill-self, io-uring, mounts"
+jqe_flush; pass "caps (setuid gain outside, none under NoNewPrivs), ptrace, net, unix-connect(s), fds, keyring, link-read, exit, kill-self, io-uring, mounts"
 
 # ---- every object printed was ASCII with no raw control characters
 if LC_ALL=C grep -n $'[\x01-\x1f\x7f-\xff]' "$ALL" >/dev/null; then

@@ -2,13 +2,30 @@
 #include "cli/commands.h"
 #include "tests/negative/negative.h"
 
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* neg_leaked_fd's launcher: the descriptor stays open across the exec. */
+static int leak_fd_exec(char **argv)
+{
+	if (open(argv[2], O_PATH | O_DIRECTORY) < 0)
+		return 126;
+	execvp(argv[4], argv + 4);
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 4 && strcmp(argv[1], NEG_LEAK_FD_MODE) == 0 && strcmp(argv[3], "--") == 0)
+		return leak_fd_exec(argv);
 	agsbx_provider_register_extra(&neg_cgroupns);
 	agsbx_provider_register_extra(&neg_fail_open);
 	agsbx_provider_register_extra(&neg_hang_on_canary);
+	agsbx_provider_register_extra(&neg_hang_on_key);
 	agsbx_provider_register_extra(&neg_hostile);
 	agsbx_provider_register_extra(&neg_hostile_text);
+	agsbx_provider_register_extra(&neg_leaked_fd);
 	agsbx_provider_register_extra(&neg_leaky);
 	agsbx_provider_register_extra(&neg_meta_liar);
 	agsbx_provider_register_extra(&neg_mountns);

@@ -24,5 +24,10 @@ extern const struct agsbx_provider_ops neg_hostile_text;
 extern const struct agsbx_provider_ops neg_residue;
 extern const struct agsbx_provider_ops neg_status_liar;
 extern const struct agsbx_provider_ops neg_cgroupns;
+extern const struct agsbx_provider_ops neg_leaked_fd;
+extern const struct agsbx_provider_ops neg_hang_on_key;
+/* argv[1] of negctl that opens argv[2] O_PATH without close-on-exec and
+ * execs argv[4...] (argv[3] is "--"): neg_leaked_fd's launcher. */
+#define NEG_LEAK_FD_MODE "__neg-leak-fd"
 
 #endif
