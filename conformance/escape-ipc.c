@@ -1,4 +1,4 @@
-/* Catalogue v3 (issue 22 items 1, 3, 6): what a sandbox shares with the
+/* Catalogue v3: what a sandbox shares with the
  * host besides files — daemon sockets, descriptors and directories that
  * came from outside, and the kernel keyrings. Each attack changes nothing
  * on the host (connect but never send; read a canary; read a key the

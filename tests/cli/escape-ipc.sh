@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Catalogue v3 (issue 22 items 1, 3, 6) on real mechanisms as the test user:
+# Catalogue v3 on real mechanisms as the test user:
 #  - ipc.host_daemons_denied against real daemons of that user (dbus-daemon
 #    --session, ssh-agent) named to collect by DBUS_SESSION_BUS_ADDRESS and
 #    SSH_AUTH_SOCK, plus a python3 listener standing in for a daemon (as
@@ -176,6 +176,13 @@ hang() {
     as_user AGSBX_NEG_HANG_READY="$d/hang.ready" AGSBX_NEG_HANG_HOLD="$d/hang.hold" /bin/sh -c 'echo $$ >"$0"; exec "$@"' "$d/hang.pid" "${cmd[@]}" \
       2>"$d/hang.err" &
   else
+    # --run-as wants a work dir no other user can change (collect refuses
+    # one the sandbox user could redirect root's file operations through)
+    local rw
+    rw=$(mktemp -d /tmp/agsbx-ipc-root-XXXXXX)
+    chmod 0755 "$rw"
+    t_on_exit "rm -rf '$rw'"
+    cmd[6]=$rw
     AGSBX_NEG_HANG_READY="$d/hang.ready" AGSBX_NEG_HANG_HOLD="$d/hang.hold" /bin/sh -c 'echo $$ >"$0"; exec "$@"' "$d/hang.pid" "${cmd[@]}" \
       --run-as "$AGSBX_TEST_USER" 2>"$d/hang.err" &
   fi
@@ -185,7 +192,7 @@ hang() {
   until read -r -t 5 desc <&3; do kill -0 $job 2>/dev/null || break; done
   exec 3<&-
   hp=$(cat "$d/hang.pid")
-  [[ $desc == agsbx-canary-* ]] || { kill -KILL "$(cat "$d/hang.pid")" 2>/dev/null; fail "$who: the key was not announced ($(cat "$d/hang.err"))"; }
+  [[ $desc == agsbx-canary-* ]] || { kill -KILL "$hp" 2>/dev/null || true; fail "$who: the key was not announced: $(cat "$d/hang.err")"; }
   as_user "$stage/agsbx-payload" keyring "$desc" 0 | jq -e '[.searches[] | .ok] | any' >/dev/null ||
     { kill -KILL $hp; fail "$who: the key $desc is not in place while collect stalls"; }
   # While hang.hold exists the stalled execution holds the check's own
