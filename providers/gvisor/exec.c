@@ -13,7 +13,9 @@
  * Everything else goes through gv_docker_call().
  *
  * A timeout or cancel kills the whole container (gVisor has no per-exec
- * kill through the API); the caller drops it. So does an execution whose
+ * kill through the API), telling the caller first (on_kill), and every
+ * other execution in it stops at once when killed_fd says so. The caller
+ * then takes no new execution into it; likewise after an execution whose
  * process has exited while something (a detached descendant) still holds
  * its output: the container is not clean any more. */
 #include "providers/gvisor/gvisor.h"
