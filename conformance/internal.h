@@ -72,6 +72,10 @@ struct check_def {
 	 * process tree (ops->outside_harness_tree) or keep their own orphans
 	 * (ops->runs_keep_orphans) runs it alongside. */
 	unsigned char exclusive;
+	/* Takes long on any provider (a flood, a second probe, many
+	 * executions): queued before the others, so it does not start last
+	 * and end the run alone. */
+	bool long_running;
 };
 /* What a judge sees of a finished check. */
 struct check_result {

@@ -438,21 +438,28 @@ static int init_jobs(struct provider_run *st)
 	return 0;
 }
 
-/* The run-phase jobs still to run, in pool order: placement 0 first (on
- * extra threads: they mostly wait), then 1; the exclusive ones (2) after,
- * each alone. Returns how many; *shared of them go to the pool and
- * *waits are placement 0. */
+/* Pool order: placement 0 (on extra threads: they mostly wait), then
+ * the long-running placement 1 ones, then the rest of 1; the exclusive
+ * ones (2) after, each alone. */
+static int pass_of(const struct agsbx_provider_ops *ops, const struct check_def *def)
+{
+	int p = placement(ops, def);
+	return p == 0 ? 0 : p == 1 ? (def->long_running ? 1 : 2) : 3;
+}
+
+/* The run-phase jobs still to run, in pool order (pass_of). Returns how
+ * many; *shared of them go to the pool and *waits are placement 0. */
 static size_t queue(const struct provider_run *st, struct job **q, size_t *shared, int *waits)
 {
 	size_t k = 0;
 	*shared = 0, *waits = 0;
-	for (int pass = 0; pass < 3; pass++)
+	for (int pass = 0; pass < 4; pass++)
 		for (size_t i = 0; i < st->n; i++) {
 			struct job *j = &st->jobs[i];
-			if (j->result || j->def->phase != CHECK_PHASE_RUN || placement(st->ops, j->def) != pass)
+			if (j->result || j->def->phase != CHECK_PHASE_RUN || pass_of(st->ops, j->def) != pass)
 				continue;
 			q[k++] = j;
-			*shared += pass < 2;
+			*shared += pass < 3;
 			*waits += pass == 0;
 		}
 	return k;

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/dockerhost.h"
+#include "base/proc.h"
 #include "base/util.h"
 #include "providers/gvisor/gvisor.h"
 #include "providers/provider.h"
@@ -535,6 +536,20 @@ static Suite *unit_suite(void)
 static struct agsbx_ctx g_ctx;
 static struct agsbx_grant *g_grant;
 static struct agsbx_handle *g_h;
+/* g_h's shared container (started at ensure; the execute tests ask for
+ * containers of their own): its host processes are no leftover. */
+static char g_shared_id[65];
+
+/* Whether pid belongs to g_shared_id (its id is in the whole cmdline). */
+static bool of_shared(pid_t pid)
+{
+	if (!g_shared_id[0])
+		return false;
+	char *c = agsbx_proc_cmdline(pid, NULL);
+	bool m = c && strstr(c, g_shared_id);
+	free(c);
+	return m;
+}
 
 /* Host processes naming the test daemon's directory (DOCKERD_DIR) whose
  * cmdline also contains what; other tests' daemons do not count. */
@@ -550,7 +565,7 @@ static int daemon_procs_named(const char *what)
 		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
 		char *c = NULL;
 		size_t len = 0;
-		if (agsbx_read_file(path, 65536, &c, &len) == 0 && strstr(c, what))
+		if (agsbx_read_file(path, 65536, &c, &len) == 0 && strstr(c, what) && !of_shared((pid_t)pids[i]))
 			found++;
 		free(c);
 	}
@@ -576,7 +591,7 @@ static int daemon_container_procs(void)
 		if (agsbx_read_file(path, 65536, &c, &len) < 0)
 			continue;
 		/* argv[0] only: dockerd and containerd themselves are fine */
-		if (strstr(c, "containerd-shim") || strstr(c, "runsc")) {
+		if (!of_shared(pids[i]) && (strstr(c, "containerd-shim") || strstr(c, "runsc"))) {
 			fprintf(stderr, "leftover host process %d: %s\n", (int)pids[i], c);
 			found++;
 		}
@@ -606,6 +621,49 @@ static int daemon_containers(const char *label_key, const char *label_value)
 	}
 	gv_docker_close(&d);
 	free(sock);
+	return n;
+}
+
+/* Containers on the daemon other than a handle's shared container (the
+ * payload idling as "linger agsbx-gvisor-warm-<run>", started at ensure):
+ * what own_sandbox executions left. */
+static int list_containers(bool shared, char id[65])
+{
+	char *sock = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	struct gv_docker d;
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	long st;
+	json_t *list = NULL, *c;
+	ck_assert_int_eq(gv_docker_call(&d, "GET", "/containers/json?all=1", NULL, 0, &st, &list, err, sizeof err), 0);
+	int n = 0;
+	size_t i;
+	json_array_foreach(list, i, c) {
+		const char *cmd = json_string_value(json_object_get(c, "Command"));
+		bool is_shared = cmd && strstr(cmd, "linger agsbx-gvisor-warm-");
+		if (is_shared == shared && id)
+			snprintf(id, 65, "%s", json_string_value(json_object_get(c, "Id")) ?: "");
+		n += is_shared == shared;
+	}
+	json_decref(list);
+	gv_docker_close(&d);
+	free(sock);
+	return n;
+}
+
+static int own_containers(void)
+{
+	return list_containers(false, NULL);
+}
+
+/* The shared containers once one is there (ensure starts it and returns
+ * at once), bounded by what a container start may take; id: the last. */
+static int shared_container_wait(char id[65])
+{
+	int n = 0;
+	for (int i = 0; i < GV_LIFECYCLE_TIMEOUT_MS / 50 && (n = list_containers(true, id)) == 0; i++)
+		sleep_ms(50);
 	return n;
 }
 
@@ -640,6 +698,7 @@ static void handle_setup(void)
 	struct agsbx_error f = { 0 };
 	int r = gv->ensure(&g_ctx, g_grant, &g_h, &f);
 	ck_assert_msg(r == 0, "ensure: %s: %s", f.reason ? f.reason : "?", f.message);
+	ck_assert_int_eq(shared_container_wait(g_shared_id), 1);
 }
 
 static void handle_teardown(void)
@@ -651,6 +710,7 @@ static void handle_teardown(void)
 	}
 	agsbx_grant_destroy(g_grant);
 	g_grant = NULL;
+	g_shared_id[0] = '\0';
 	scenario_teardown();
 }
 
@@ -939,7 +999,7 @@ static void expect_no_leftovers(const char *marker)
 	ck_assert_msg(n == 0, "leftovers: %d %s", n, d ? d : "");
 	free(d);
 	json_decref(found);
-	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(own_containers(), 0);
 	ck_assert_int_eq(daemon_container_procs(), 0);
 	ck_assert_int_eq(gv_procs_matching(marker, NULL), 0);
 }
@@ -1047,7 +1107,7 @@ START_TEST(test_concurrent_executions)
 		ck_assert_str_eq(json_string_value(json_object_get(c[i].r.json, "op")), c[i].op);
 		run_clear(&c[i].r);
 	}
-	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	ck_assert_int_eq(own_containers(), 0);
 }
 END_TEST
 
@@ -1078,7 +1138,7 @@ START_TEST(test_leftovers_ignore_in_flight)
 	for (i = 0; i < 200 && daemon_procs_named("runsc-sandbox") == 0; i++)
 		sleep_ms(50);
 	ck_assert_int_lt(i, 200);
-	ck_assert_int_eq(daemon_containers(NULL, NULL), 1);
+	ck_assert_int_eq(own_containers(), 1);
 	json_t *found = NULL;
 	int n = gv->leftovers(g_h, "agsbx-gv-unrelated", &found);
 	char *d = found ? json_dumps(found, 0) : NULL;
@@ -1192,6 +1252,7 @@ START_TEST(test_release_during_execution)
 	memset(&b, 0, sizeof b);
 	struct agsbx_error f = { 0 };
 	ck_assert_msg(gv->ensure(&g_ctx, g, &b.h, &f) == 0, "%s", f.message);
+	ck_assert_int_eq(shared_container_wait(g_shared_id), 1);
 	snprintf(b.marker, sizeof b.marker, "agsbx-gv-mark-");
 	agsbx_random_hex(b.marker + 14, 8);
 	pthread_t t;
@@ -1201,6 +1262,7 @@ START_TEST(test_release_during_execution)
 		sleep_ms(50);
 	ck_assert_int_lt(i, 400);
 	gv->release(b.h);
+	g_shared_id[0] = '\0';
 	pthread_join(t, NULL);
 	/* killed by the release, not by its 60 s deadline */
 	ck_assert(!b.r.res.run.timed_out);
@@ -1386,6 +1448,86 @@ START_TEST(test_warm_dropped_when_not_clean)
 }
 END_TEST
 
+/* How many execs container id has (inspect's ExecIDs). */
+static int container_execs(const char *id)
+{
+	char *sock = NULL, *path = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	struct gv_docker d;
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_ge(asprintf(&path, "/containers/%s/json", id), 0);
+	long st;
+	json_t *j = NULL;
+	ck_assert_int_eq(gv_docker_call(&d, "GET", path, NULL, 0, &st, &j, err, sizeof err), 0);
+	int n = (int)json_array_size(json_object_get(j, "ExecIDs"));
+	json_decref(j);
+	gv_docker_close(&d);
+	free(path);
+	free(sock);
+	return n;
+}
+
+struct warm_bg {
+	struct agsbx_handle *h;
+	struct run r;
+};
+
+static void *warm_bg_main(void *arg)
+{
+	struct warm_bg *b = arg;
+	const char *const a[] = { "linger", "agsbx-gv-shared-victim", NULL };
+	run_in(b->h, &b->r, a, 60000, 65536, -1);
+	return NULL;
+}
+
+/* One shared container per handle, started by ensure before any
+ * execution, and executions run in it concurrently. A timeout kills it
+ * with every execution in it: the one running alongside does not report
+ * the status the kill gave it but that the container was killed under it;
+ * the next execution gets a new container, and nothing is left. */
+START_TEST(test_warm_shared_concurrent_killed)
+{
+	struct agsbx_grant *g;
+	struct agsbx_handle *h = warm_open(&g);
+	char first[65] = "";
+	ck_assert_int_eq(shared_container_wait(first), 1);
+	struct warm_bg b = { .h = h };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, warm_bg_main, &b), 0);
+	/* Until the first execution is in the container (its exec exists). */
+	int execs = 0;
+	for (int i = 0; i < GV_LIFECYCLE_TIMEOUT_MS / 50 && (execs = container_execs(first)) == 0; i++)
+		sleep_ms(50);
+	ck_assert_int_eq(execs, 1);
+	const char *const a_l[] = { "linger", "agsbx-gv-shared-killer", NULL }, *const a_t[] = { "true", NULL };
+	struct run k, n;
+	run_in(h, &k, a_l, 1500, 65536, -1);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(k.rc, 0);
+	ck_assert(k.res.run.timed_out);
+	ck_assert_str_eq(run_container(&k), run_container(&b.r));
+	ck_assert_int_eq(strncmp(run_container(&k), first, 12), 0);
+	ck_assert_int_ge(json_integer_value(json_object_get(json_object_get(k.res.meta, "sandbox"),
+							    "concurrent_executions")), 1);
+	ck_assert(json_is_true(json_object_get(json_object_get(k.res.meta, "sandbox"), "shared")));
+	ck_assert_msg(b.r.rc < 0, "the execution alongside: rc %d, status %d after %llu us: %s", b.r.rc,
+		      b.r.res.run.status, (unsigned long long)b.r.res.run.duration_us, b.r.res.run.err);
+	ck_assert_str_eq(b.r.fail.reason, GV_R_EXEC_FAILED);
+	ck_assert_msg(strstr(b.r.fail.message, "was killed at the deadline or cancel of another execution"),
+		      "%s", b.r.fail.message);
+	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
+	expect_handle_leftovers(h, 0);
+	run_in(h, &n, a_t, 60000, 65536, -1);
+	ck_assert_int_eq(n.rc, 0);
+	ck_assert_str_ne(run_container(&n), run_container(&k));
+	run_clear(&k);
+	run_clear(&n);
+	run_clear(&b.r);
+	warm_close(h, g);
+}
+END_TEST
+
 static Suite *ready_suite(void)
 {
 	Suite *s = suite_create("gvisor-ready");
@@ -1419,6 +1561,7 @@ static Suite *ready_suite(void)
 	tcase_set_timeout(w, 300);
 	tcase_add_test(w, test_warm_reused_and_released);
 	tcase_add_test(w, test_warm_dropped_when_not_clean);
+	tcase_add_test(w, test_warm_shared_concurrent_killed);
 	suite_add_tcase(s, w);
 	return s;
 }

@@ -13,7 +13,9 @@
  * Everything else goes through gv_docker_call().
  *
  * A timeout or cancel kills the whole container (gVisor has no per-exec
- * kill through the API); the caller drops it. So does an execution whose
+ * kill through the API), telling the caller first (on_kill), and every
+ * other execution in it stops at once when killed_fd says so. The caller
+ * then takes no new execution into it; likewise after an execution whose
  * process has exited while something (a detached descendant) still holds
  * its output: the container is not clean any more. */
 #include "providers/gvisor/gvisor.h"
@@ -181,9 +183,16 @@ static int exec_exit_wait(const struct gv_docker *d, const char *eid, uint64_t d
 struct drain {
 	int fd;
 	bool eof, exited, killed;
+	bool killed_under;            /* by another execution's kill (killed_fd) */
 	int code;
 	uint64_t deadline, give_up, next_inspect;
 };
+
+static bool fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
 
 /* One wait for output (at most until the next event); false on EOF. */
 static bool drain_step(struct drain *dr, struct gv_demux *dm, const struct gv_exec_spec *s, uint64_t now)
@@ -194,8 +203,10 @@ static bool drain_step(struct drain *dr, struct gv_demux *dm, const struct gv_ex
 		next = dr->deadline;
 	if (!dr->killed && !dr->exited && dr->next_inspect < next)
 		next = dr->next_inspect;
-	struct pollfd p[3] = { { .fd = dr->fd, .events = POLLIN } };
+	struct pollfd p[4] = { { .fd = dr->fd, .events = POLLIN } };
 	nfds_t np = 1;
+	if (!dr->killed && s->killed_fd >= 0)
+		p[np++] = (struct pollfd){ .fd = s->killed_fd, .events = POLLIN };
 	if (!dr->killed && s->cancel_fd >= 0)
 		p[np++] = (struct pollfd){ .fd = s->cancel_fd, .events = POLLIN };
 	if (!dr->killed && agsbx_runner_abort_fd() > 2)
@@ -224,11 +235,17 @@ static void drain_run(struct drain *dr, const struct gv_docker *d, const struct 
 		now = agsbx_now_us();
 		if (now >= dr->give_up)
 			return;
+		if (!dr->killed && s->killed_fd >= 0 && fd_readable(s->killed_fd)) {
+			dr->killed = dr->killed_under = true;
+			return;
+		}
 		if (!dr->killed && (now >= dr->deadline || gv_cancel_requested(s->cancel_fd))) {
 			if (now >= dr->deadline)
 				o->run.timed_out = true;
 			else
 				o->run.cancelled = true;
+			if (s->on_kill)
+				s->on_kill(s->kill_ud);
 			gv_container_kill(d, s->container);
 			dr->killed = true;
 			dr->give_up = now + (uint64_t)EXEC_KILL_GRACE_MS * 1000;
@@ -252,6 +269,11 @@ static void exec_result(struct drain *dr, const struct gv_docker *d, const struc
 	o->dirty = dr->killed || !dr->eof;
 	if (r->timed_out || r->cancelled) {
 		r->status = r->timed_out ? AGSBX_RUN_STATUS_TIMEOUT : AGSBX_RUN_STATUS_CANCELLED;
+		return;
+	}
+	if (dr->killed_under) {
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "container %.12s was killed under exec %.12s", s->container,
+				eid);
 		return;
 	}
 	int code = dr->code;

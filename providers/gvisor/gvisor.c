@@ -15,6 +15,7 @@
 #include "providers/gvisor/gvisor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,18 +59,40 @@ struct gv_env {
 
 typedef char gv_id[65];
 
-/* A warm container: started once, then running one execution after
- * another (exec.c) for the executions that may share one. */
+/* The shared container of a handle: started once (at ensure, while the
+ * caller goes on), then running every execution that did not ask for a
+ * sandbox of its own, concurrently (exec.c). Heap-allocated: executions
+ * still running in a retired one hold it until the last ends. */
 struct gv_warm {
 	gv_id id;
 	char exec_id[33];             /* its GV_LABEL_EXEC, in active while it lives */
-	unsigned runs;                /* executions it has run */
+	unsigned runs;                /* executions started in it */
+	unsigned inflight;            /* executions running in it now */
+	/* Takes no new execution; dropped (killed, removed, checked gone)
+	 * when the last one in it ends. */
+	bool retired;
+	/* A timeout or cancel killed it: every other execution still in it
+	 * ended with it and reports so instead of a status. */
+	bool killed;
+	/* Written once it is killed: the executions in it stop waiting for
+	 * their streams (Docker may hold them open long after the kill). */
+	int kill_pipe[2];
+};
+
+/* What starting a shared container needs, copied out of the handle: the
+ * start may run on a thread of its own after ensure returned. */
+struct warm_args {
+	char *binds[AGSBX_ROOT_COUNT + 1];
+	char **env;
+	char *user;
+	char *workdir;
+	char exec_id[33];
 };
 
 struct gv_priv {
 	struct gv_env env;
 	char run_id[33];
-	pthread_mutex_t lock;         /* guards the two lists */
+	pthread_mutex_t lock;         /* guards the lists and the shared container */
 	/* Executions in flight (their GV_LABEL_EXEC values): their containers
 	 * are not leftovers, whatever a concurrent leftovers() sees. */
 	gv_id *active;
@@ -78,10 +101,15 @@ struct gv_priv {
 	 * may remain. */
 	gv_id *done;
 	size_t ndone;
-	/* Warm containers free for the next execution (one in use is in
-	 * neither list: no two executions ever share one at once). */
-	struct gv_warm *idle;
-	size_t nidle;
+	/* The shared container taking executions (NULL: none yet, or the
+	 * last one was retired), and whether one is being started. */
+	struct gv_warm *warm;
+	bool warm_starting;
+	pthread_cond_t warm_cond;     /* warm_starting went false */
+	/* The start ensure set off, joined by release and priv_free. */
+	pthread_t starter;
+	bool starter_joinable;
+	struct warm_args *starter_args;
 	int64_t obs_age_ms;           /* of the observation ensure reused; -1: its own */
 };
 
@@ -641,14 +669,20 @@ static int gv_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	return 0;
 }
 
+static void starter_begin(struct agsbx_handle *h, struct gv_priv *p);
+static void starter_join(struct gv_priv *p);
+static void warm_free(struct gv_warm *w);
+
 /* h->priv_free: called by the handle lifecycle once released and idle. */
 static void priv_free(void *priv)
 {
 	struct gv_priv *p = priv;
+	starter_join(p);
+	pthread_cond_destroy(&p->warm_cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p->active);
 	free(p->done);
-	free(p->idle);
+	warm_free(p->warm);
 	env_clear(&p->env);
 	free(p);
 }
@@ -694,6 +728,7 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 	h->versions = json_incref(p->env.versions);
 	agsbx_random_hex(p->run_id, 16);
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->warm_cond, NULL);
 	h->priv = p;
 	h->priv_free = priv_free;
 	for (int r = 0; r < AGSBX_ROOT_COUNT; r++)
@@ -702,6 +737,8 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 			agsbx_handle_free(h);
 			return -ENOMEM;
 		}
+	/* The shared container boots while the caller goes on. */
+	starter_begin(h, p);
 	*out = h;
 	return 0;
 }
@@ -791,9 +828,16 @@ static int step_args_get(struct agsbx_handle *h, const struct agsbx_step *step, 
 /* Where an execution ran, for its meta. */
 struct gv_where {
 	char container[13];
-	unsigned earlier;             /* executions the container ran before it */
-	bool warm;                    /* a warm container (see gv_warm) */
+	unsigned earlier;             /* executions started in the container before it */
+	unsigned concurrent;          /* others running in it when it started */
+	bool warm;                    /* the handle's shared container (see gv_warm) */
 };
+
+/* Why an execution may run where it ran (meta.sandbox.sharing). */
+static const char WHY_SHARED[] =
+	"no own_sandbox asked: its evidence is its own result and what it did to the host, not what the sandbox "
+	"holds afterwards; the other executions in the container are this run's own steps";
+static const char WHY_OWN[] = "own_sandbox asked: whatever is left once it ends is this execution's alone";
 
 /* obs_age_ms: how old the observation ensure reused was, or -1 (ensure
  * observed gVisor itself). */
@@ -803,13 +847,14 @@ static void where_json(const struct gv_where *w, int64_t obs_age_ms, json_t *met
 				    : json_pack("{s:b, s:I}", "reused", 1, "age_ms", (json_int_t)obs_age_ms);
 	if (meta && w->container[0])
 		json_object_set_new(meta, "sandbox",
-				    json_pack("{s:s, s:b, s:i, s:o}", "container", w->container, "warm", w->warm,
-					      "earlier_executions", (json_int_t)w->earlier, "ensure_observation", ob));
+				    json_pack("{s:s, s:b, s:b, s:i, s:i, s:s, s:o}", "container", w->container, "warm",
+					      w->warm, "shared", w->warm, "earlier_executions", (json_int_t)w->earlier,
+					      "concurrent_executions", (json_int_t)w->concurrent, "sharing",
+					      w->warm ? WHY_SHARED : WHY_OWN, "ensure_observation", ob));
 	else
 		json_decref(ob);
 }
 
-/* An execution in a container of its own: created, run, removed. */
 static int run_fresh(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
 		     const struct agsbx_limits *limits, const struct step_args *a, struct agsbx_exec_result *out,
 		     struct gv_where *where, struct agsbx_error *fail)
@@ -843,111 +888,280 @@ static int run_fresh(struct agsbx_handle *h, struct gv_priv *p, const struct ags
 	return r;
 }
 
-/* The warm container's own spec: the payload idling (linger ignores
- * every signal but SIGKILL) under the handle's binds and user, with the
- * minimal environment alone (env): an exec inherits the container's
- * environment, so no step's own variables may be in it. */
-static struct gv_run_spec warm_spec(const struct agsbx_handle *h, const struct gv_priv *p, const struct step_args *a,
-				    const char *const *argv, char **env, const char *exec_id)
+static void warm_args_free(struct warm_args *wa)
 {
-	return (struct gv_run_spec){
-		.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
-		.argv = argv, .env = (const char *const *)env, .workdir = h->paths[AGSBX_ROOT_BUILD],
-		.user = a->user, .binds = (const char *const *)a->binds, .run_label = p->run_id, .exec_id = exec_id,
-	};
+	if (!wa)
+		return;
+	for (int i = 0; i < AGSBX_ROOT_COUNT; i++)
+		free(wa->binds[i]);
+	agsbx_strv_free(wa->env);
+	free(wa->user);
+	free(wa->workdir);
+	free(wa);
 }
 
-/* A free warm container, or a new one started now. */
-static int warm_take(struct agsbx_handle *h, struct gv_priv *p, const struct step_args *a, struct gv_warm *w,
-		     struct agsbx_error *fail)
+/* The shared container's binds, user and directory are the handle's; its
+ * own environment is the minimal one alone: an exec inherits the
+ * container's environment, so no step's own variables may be in it. */
+static struct warm_args *warm_args_new(struct agsbx_handle *h)
 {
+	struct warm_args *wa = calloc(1, sizeof *wa);
+	if (!wa)
+		return NULL;
+	int r = grant_binds(h, wa->binds, NULL);
+	wa->env = r == 0 ? agsbx_provider_min_env(h, NULL) : NULL;
+	wa->user = run_as_user(h->ctx);
+	wa->workdir = strdup(h->paths[AGSBX_ROOT_BUILD]);
+	agsbx_random_hex(wa->exec_id, 16);
+	if (r < 0 || !wa->env || !wa->workdir || (h->ctx->run_as && !wa->user)) {
+		warm_args_free(wa);
+		return NULL;
+	}
+	return wa;
+}
+
+static void warm_free(struct gv_warm *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (w->kill_pipe[i] >= 0)
+			close(w->kill_pipe[i]);
+	free(w);
+}
+
+static struct gv_warm *warm_new(void)
+{
+	struct gv_warm *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	/* A pipe, not an eventfd: exec.c builds in the portable subset. */
+	if (pipe(w->kill_pipe) < 0) {
+		free(w);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++)
+		fcntl(w->kill_pipe[i], F_SETFD, FD_CLOEXEC);
+	return w;
+}
+
+/* Starts a shared container: the payload idling (linger ignores every
+ * signal but SIGKILL) under the handle's image, runtime, binds, user,
+ * limits and labels. Its label is in active from before it exists. */
+static int warm_start(struct gv_priv *p, const struct warm_args *wa, struct gv_warm **out, struct agsbx_error *err)
+{
+	*out = NULL;
 	pthread_mutex_lock(&p->lock);
-	bool found = p->nidle > 0;
-	if (found)
-		*w = p->idle[--p->nidle];
-	pthread_mutex_unlock(&p->lock);
-	if (found)
-		return 0;
-	memset(w, 0, sizeof *w);
-	agsbx_random_hex(w->exec_id, 16);
-	pthread_mutex_lock(&p->lock);
-	int r = id_push(&p->active, &p->nactive, w->exec_id);
+	int r = id_push(&p->active, &p->nactive, wa->exec_id);
 	pthread_mutex_unlock(&p->lock);
 	if (r < 0)
 		return r;
 	char marker[64];
 	snprintf(marker, sizeof marker, "agsbx-gvisor-warm-%s", p->run_id);
 	const char *const argv[] = { GV_IMAGE_PAYLOAD, "linger", marker, NULL };
-	char **env = agsbx_provider_min_env(h, NULL);
-	struct gv_run_spec s = warm_spec(h, p, a, argv, env, w->exec_id);
+	struct gv_run_spec s = {
+		.image = p->env.img.name, .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
+		.argv = argv, .env = (const char *const *)wa->env, .workdir = wa->workdir, .user = wa->user,
+		.binds = (const char *const *)wa->binds, .run_label = p->run_id, .exec_id = wa->exec_id,
+	};
 	struct gv_run_out o = { 0 };
-	r = env ? gv_container_start_idle(&p->env.d, &s, &o) : -ENOMEM;
-	agsbx_strv_free(env);
-	snprintf(w->id, sizeof w->id, "%s", o.id);
+	r = gv_container_start_idle(&p->env.d, &s, &o);
+	struct gv_warm *w = r == 0 ? warm_new() : NULL;
+	if (r == 0 && !w) {
+		gv_container_drop(&p->env.d, &s, &o);
+		agsbx_error_set(&o.err, GV_R_EXEC_FAILED, "out of memory");
+		r = -ENOMEM;
+	}
 	if (r < 0) {
 		pthread_mutex_lock(&p->lock);
-		id_remove(p->active, &p->nactive, w->exec_id);
+		id_remove(p->active, &p->nactive, wa->exec_id);
 		if (o.id[0])
 			id_push(&p->done, &p->ndone, o.id);
 		pthread_mutex_unlock(&p->lock);
-		agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
+		agsbx_error_set(err, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "%s", o.err.message);
+		return r;
 	}
-	return r;
+	snprintf(w->id, sizeof w->id, "%s", o.id);
+	snprintf(w->exec_id, sizeof w->exec_id, "%s", wa->exec_id);
+	*out = w;
+	return 0;
 }
 
-/* Back to the free list, or (dirty) killed, removed and checked gone. */
-static int warm_put(struct agsbx_handle *h, struct gv_priv *p, const struct step_args *a, struct gv_warm *w,
-		    bool dirty)
+/* The start ensure sets off: the container boots while the caller goes
+ * on (its first execution waits for it). A failure is not reported here:
+ * the next execution starts one itself, and fails with the reason. */
+static void *starter_main(void *arg)
 {
-	int r = 0;
+	struct gv_priv *p = arg;
+	struct gv_warm *w = NULL;
+	struct agsbx_error err = { 0 };
+	int r = warm_start(p, p->starter_args, &w, &err);
 	pthread_mutex_lock(&p->lock);
-	if (!dirty) {
-		struct gv_warm *nv = realloc(p->idle, (p->nidle + 1) * sizeof *nv);
-		if (nv) {
-			p->idle = nv;
-			p->idle[p->nidle++] = *w;
-		}
-		dirty = !nv;
-	}
+	p->warm_starting = false;
+	if (r == 0)
+		p->warm = w;
+	pthread_cond_broadcast(&p->warm_cond);
 	pthread_mutex_unlock(&p->lock);
-	if (dirty) {
-		struct gv_run_spec s = warm_spec(h, p, a, NULL, NULL, w->exec_id);
-		struct gv_run_out o = { 0 };
-		snprintf(o.id, sizeof o.id, "%s", w->id);
-		snprintf(o.exec_id, sizeof o.exec_id, "%s", w->exec_id);
-		o.started = true;
-		r = gv_container_drop(&p->env.d, &s, &o);
-		pthread_mutex_lock(&p->lock);
-		id_remove(p->active, &p->nactive, w->exec_id);
-		id_push(&p->done, &p->ndone, w->id);
-		pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void starter_begin(struct agsbx_handle *h, struct gv_priv *p)
+{
+	p->starter_args = warm_args_new(h);
+	if (!p->starter_args)
+		return;
+	p->warm_starting = true;
+	if (pthread_create(&p->starter, NULL, starter_main, p) == 0)
+		p->starter_joinable = true;
+	else
+		p->warm_starting = false;
+}
+
+static void starter_join(struct gv_priv *p)
+{
+	if (p->starter_joinable)
+		pthread_join(p->starter, NULL);
+	p->starter_joinable = false;
+	warm_args_free(p->starter_args);
+	p->starter_args = NULL;
+}
+
+/* Under p->lock: it takes no new execution. */
+static void warm_retire_locked(struct gv_priv *p, struct gv_warm *w)
+{
+	w->retired = true;
+	if (p->warm == w)
+		p->warm = NULL;
+}
+
+static void warm_enter_locked(struct gv_warm *w, struct gv_where *where)
+{
+	where->earlier = w->runs++;
+	where->concurrent = w->inflight++;
+	where->warm = true;
+	snprintf(where->container, sizeof where->container, "%.12s", w->id);
+}
+
+/* The shared container (waiting while one is being started), or a new
+ * one started now. */
+static int warm_take(struct agsbx_handle *h, struct gv_priv *p, struct gv_warm **out, struct gv_where *where,
+		     struct agsbx_error *fail)
+{
+	pthread_mutex_lock(&p->lock);
+	while (!p->warm && p->warm_starting)
+		pthread_cond_wait(&p->warm_cond, &p->lock);
+	struct gv_warm *w = p->warm;
+	if (w)
+		warm_enter_locked(w, where);
+	else
+		p->warm_starting = true;
+	pthread_mutex_unlock(&p->lock);
+	*out = w;
+	if (w)
+		return 0;
+	struct warm_args *wa = warm_args_new(h);
+	struct agsbx_error err = { 0 };
+	int r = wa ? warm_start(p, wa, &w, &err) : -ENOMEM;
+	warm_args_free(wa);
+	pthread_mutex_lock(&p->lock);
+	p->warm_starting = false;
+	if (r == 0) {
+		p->warm = w;
+		warm_enter_locked(w, where);
 	}
+	pthread_cond_broadcast(&p->warm_cond);
+	pthread_mutex_unlock(&p->lock);
+	if (r < 0)
+		agsbx_fail(fail, err.reason ? err.reason : GV_R_EXEC_FAILED, "gvisor: %s",
+			   err.reason ? err.message : "out of memory");
+	*out = w;
 	return r;
 }
 
-/* An execution in a warm container, which it has to itself while it runs. */
+/* Killed, removed and checked gone exactly as a container of its own. */
+static int warm_drop(struct gv_priv *p, struct gv_warm *w)
+{
+	struct gv_run_spec s = { .runtime = p->env.runtime, .runsc_path = p->env.runtime_path,
+				 .run_label = p->run_id, .exec_id = w->exec_id };
+	struct gv_run_out o = { 0 };
+	snprintf(o.id, sizeof o.id, "%s", w->id);
+	snprintf(o.exec_id, sizeof o.exec_id, "%s", w->exec_id);
+	o.started = true;
+	int r = gv_container_drop(&p->env.d, &s, &o);
+	pthread_mutex_lock(&p->lock);
+	id_remove(p->active, &p->nactive, w->exec_id);
+	id_push(&p->done, &p->ndone, w->id);
+	pthread_mutex_unlock(&p->lock);
+	warm_free(w);
+	return r;
+}
+
+/* The end of one execution in w. dirty: w takes no new one, and the last
+ * execution out drops it. *victim: a concurrent execution's timeout or
+ * cancel killed w while this one ran (killer: this one's own did). */
+static int warm_put(struct gv_priv *p, struct gv_warm *w, bool dirty, bool killer, bool *victim)
+{
+	pthread_mutex_lock(&p->lock);
+	w->inflight--;
+	*victim = w->killed && !killer;
+	if (dirty)
+		warm_retire_locked(p, w);
+	bool drop = w->retired && w->inflight == 0;
+	pthread_mutex_unlock(&p->lock);
+	return drop ? warm_drop(p, w) : 0;
+}
+
+struct warm_kill {
+	struct gv_priv *p;
+	struct gv_warm *w;
+};
+
+/* exec.c, just before it kills the container at a deadline or cancel:
+ * the others in it are to report that, not the status the kill gave. */
+static void warm_on_kill(void *ud)
+{
+	struct warm_kill *k = ud;
+	pthread_mutex_lock(&k->p->lock);
+	bool first = !k->w->killed;
+	k->w->killed = true;
+	warm_retire_locked(k->p, k->w);
+	pthread_mutex_unlock(&k->p->lock);
+	if (first && write(k->w->kill_pipe[1], "k", 1) < 0) {
+		/* the others then end at their own deadlines, still as killed */
+	}
+}
+
+/* An execution in the handle's shared container, alongside the others. */
 static int run_warm(struct agsbx_handle *h, struct gv_priv *p, const struct agsbx_step *step,
 		    const struct agsbx_limits *limits, const struct step_args *a, struct agsbx_exec_result *out,
 		    struct gv_where *where, struct agsbx_error *fail)
 {
-	struct gv_warm w;
-	int r = warm_take(h, p, a, &w, fail);
+	struct gv_warm *w;
+	int r = warm_take(h, p, &w, where, fail);
 	if (r < 0)
 		return r;
+	struct warm_kill k = { p, w };
 	struct gv_exec_spec s = {
-		.container = w.id, .argv = step->argv, .env = (const char *const *)a->env,
+		.container = w->id, .argv = step->argv, .env = (const char *const *)a->env,
 		.workdir = h->paths[step->cwd], .user = a->user, .max_output = limits->max_output_bytes,
-		.timeout_ms = limits->timeout_ms, .cancel_fd = limits->cancel_fd,
+		.timeout_ms = limits->timeout_ms, .cancel_fd = limits->cancel_fd, .on_kill = warm_on_kill,
+		.kill_ud = &k, .killed_fd = w->kill_pipe[0],
 	};
 	struct gv_exec_out o;
 	r = gv_exec_run(&p->env.d, &s, &o);
-	snprintf(where->container, sizeof where->container, "%.12s", w.id);
-	where->earlier = w.runs++;
-	where->warm = true;
 	out->run = o.run;
-	if (warm_put(h, p, a, &w, o.dirty || r < 0) < 0 && r == 0) {
+	bool victim = false;
+	if (warm_put(p, w, o.dirty || r < 0, o.run.timed_out || o.run.cancelled, &victim) < 0 && r == 0) {
 		r = -EIO;
-		agsbx_error_set(&o.err, GV_R_EXEC_FAILED, "warm container %.12s may remain after removal", w.id);
+		agsbx_error_set(&o.err, GV_R_EXEC_FAILED, "shared container %s may remain after removal",
+				where->container);
+	}
+	if (victim) {
+		/* Its end came from the kill, whatever status that gave. */
+		o.err = (struct agsbx_error){ 0 };
+		agsbx_error_set(&o.err, GV_R_EXEC_FAILED, "shared container %s was killed at the deadline or cancel of "
+				"another execution in it; this one did not complete", where->container);
+		r = -EIO;
 	}
 	if (r < 0)
 		agsbx_fail(fail, o.err.reason ? o.err.reason : GV_R_EXEC_FAILED, "gvisor: %s", o.err.message);
@@ -1199,16 +1413,23 @@ static void remove_run(struct gv_priv *p)
 static void release_run(struct agsbx_handle *h)
 {
 	struct gv_priv *p = h->priv;
-	/* The free warm containers go with the run's, and after that none
-	 * of their host processes may remain either. A warm container in use
-	 * is killed by remove_run(); its execution ends and drops it. */
+	/* The shared container goes with the run's, and after that none of
+	 * its host processes may remain either. One still running executions
+	 * is killed by remove_run(); the last of them to end drops it. */
+	starter_join(p);
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < p->nidle; i++) {
-		id_remove(p->active, &p->nactive, p->idle[i].exec_id);
-		id_push(&p->done, &p->ndone, p->idle[i].id);
+	struct gv_warm *w = p->warm;
+	if (w) {
+		warm_retire_locked(p, w);
+		if (w->inflight == 0) {
+			id_remove(p->active, &p->nactive, w->exec_id);
+			id_push(&p->done, &p->ndone, w->id);
+		} else {
+			w = NULL;
+		}
 	}
-	p->nidle = 0;
 	pthread_mutex_unlock(&p->lock);
+	warm_free(w);
 	remove_run(p);
 }
 

@@ -125,6 +125,14 @@ struct gv_exec_spec {
 	size_t max_output;            /* per stream */
 	int64_t timeout_ms;           /* <= 0: none */
 	int cancel_fd;                /* -1: none */
+	/* Called (may be NULL) just before a timeout or cancel kills the
+	 * container, which ends every execution in it. */
+	void (*on_kill)(void *ud);
+	void *kill_ud;
+	/* Readable once another execution's timeout or cancel killed the
+	 * container (-1: none): this one ends at once, as dirty, with an
+	 * error (Docker may hold its stream open long after the kill). */
+	int killed_fd;
 };
 struct gv_exec_out {
 	struct agsbx_run_result run;

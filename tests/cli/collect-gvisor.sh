@@ -59,8 +59,24 @@ jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "
          and ($o | map(select(.s.earlier_executions > 0)) | length > 0)
          and ($o | all(.s.ensure_observation.reused == true and .s.ensure_observation.age_ms >= 0))' "$d/gv.json" >/dev/null \
   || fail "gvisor meta.sandbox: $(jq -c '[.providers[0].checks[] | {id, s: [.observations[].meta.sandbox]}]' "$d/gv.json")"
+# One shared container per handle: every execution of the run's own handle
+# (all but bundle.integrity_enforced's and lifecycle.consistent's, which
+# ensure handles of their own) ran in the same one, concurrently with
+# others, each record naming it and why sharing is sound; the lifecycle
+# checks that ask for own_sandbox each got a fresh one.
+jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "sandbox" and .meta.sandbox)
+        | {c: $c, s: .meta.sandbox}] as $o
+       | ($o | map(select(.c == "lifecycle.timeout_cleanup" or .c == "lifecycle.cancel_cleanup"))) as $own
+       | ($o | map(select((.c | startswith("lifecycle.") or . == "bundle.integrity_enforced") | not))) as $main
+       | ($main | map(.s.container) | unique | length == 1)
+         and ($main | all(.s.shared == true and (.s.sharing | test("own_sandbox")) and (.s.container | length == 12)))
+         and ($own | length >= 2 and all(.s.shared == false))
+         and ($own | map(.s.container) | unique | length == ($own | length))
+         and (($own | map(.s.container)) - ($main | map(.s.container)) | length == ($own | length))' \
+  "$d/gv.json" >/dev/null \
+  || fail "gvisor shared container: $(jq -c '[.providers[0].checks[] | {id, s: [.observations[].meta.sandbox | select(.) | {container, shared}]}]' "$d/gv.json")"
 n=$(dockerd_api '/containers/json?all=1' | jq length)
 [[ $n == 0 ]] || fail "$n container(s) left on the daemon"
-pass "gvisor conformant through collect; lifecycle checks in containers of their own, the rest reused; no container left; host device nodes unchanged"
+pass "gvisor conformant through collect; lifecycle checks in containers of their own, the rest in one shared container per handle; no container left; host device nodes unchanged"
 dockerd_stop
 
