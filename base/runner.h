@@ -45,6 +45,7 @@ struct agsbx_run_opts {
 	uid_t run_uid;
 	gid_t run_gid;
 	bool use_cgroup;          /* try a cgroup v2 leaf; silently unused when not permitted */
+	int fd3;                  /* > 2: handed to the program as its fd 3 (bwrap --seccomp 3); else none */
 };
 
 struct agsbx_run_result {

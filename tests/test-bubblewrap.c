@@ -296,6 +296,9 @@ START_TEST(test_argv_grant_only)
 	ck_assert(strv_has(v, "--new-session"));
 	ck_assert(strv_has(v, "--clearenv"));
 	ck_assert(!strv_has(v, "--share-net"));
+	/* No nested user namespace; no filter fd given, no --seccomp. */
+	ck_assert(strv_has(v, "--unshare-user") && strv_has(v, "--disable-userns"));
+	ck_assert(!strv_has(v, "--seccomp"));
 	const char *src = g->roots[AGSBX_ROOT_SOURCE].path;
 	ck_assert_int_ge(strv_find3(v, "--ro-bind", src, src), 0);
 	for (int r = AGSBX_ROOT_BUILD; r < AGSBX_ROOT_COUNT; r++)
@@ -348,8 +351,14 @@ START_TEST(test_argv_grant_only)
 	agsbx_strv_free(v);
 
 	spec.share_net = true;
+	spec.seccomp_fd = 3;
 	ck_assert_int_eq(agsbx_bwrap_build_argv(&spec, &v), 0);
 	ck_assert(strv_has(v, "--share-net"));
+	int sc = 0;
+	while (v[sc] && strcmp(v[sc], "--seccomp") != 0)
+		sc++;
+	ck_assert_ptr_nonnull(v[sc]);
+	ck_assert_str_eq(v[sc + 1], "3");
 	agsbx_strv_free(v);
 	agsbx_grant_destroy(g);
 }
@@ -819,7 +828,8 @@ START_TEST(test_probe_ready)
 	ck_assert_str_eq(p.reason, "ready");
 	ck_assert(p.caps.process_contained && p.caps.host_filesystem_restricted &&
 		  p.caps.privilege_escalation_blocked && p.caps.environment_scrubbed);
-	ck_assert(!p.caps.syscalls_restricted);
+	ck_assert(p.caps.syscalls_restricted); /* the shared seccomp filter */
+	ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(p.facts, "seccomp_filter"), "instructions")), 0);
 	ck_assert_str_eq(p.caps.network, AGSBX_NET_ISOLATED);
 	ck_assert_str_eq(p.caps.mechanism, "bubblewrap");
 	ck_assert_str_eq(p.caps.safety_class, "namespace");
@@ -886,6 +896,55 @@ START_TEST(test_host_read_denied)
 	j = payload(&e, (const char *[]){ "read", "/etc/hostname", NULL });
 	ck_assert(!jbool(j, "ok"));
 	json_decref(j);
+	env_down(&e);
+}
+END_TEST
+
+/* The payload's kernel-surface table (AF_PACKET/AF_ALG left out: no probe
+ * may load a module) and io_uring, run as the test user outside (the
+ * control) and inside: each surface reached outside is the shared filter's
+ * EPERM inside. Without the filter keyrings and perf events are reached. */
+static json_t *control_run(const char *const *argv)
+{
+	struct agsbx_run_opts o = { .argv = argv, .cancel_fd = -1, .timeout_ms = 20000, .drop_privileges = true,
+				    .run_uid = t_uid, .run_gid = t_gid, .cwd = "/" };
+	struct agsbx_run_result rr;
+	ck_assert_int_eq(agsbx_run(&o, &rr), 0);
+	json_error_t je;
+	json_t *j = rr.out ? json_loadb(rr.out, rr.out_len, JSON_DISABLE_EOF_CHECK, &je) : NULL;
+	ck_assert_msg(j, "control printed no JSON: %s", rr.err ? rr.err : "");
+	agsbx_run_result_clear(&rr);
+	return j;
+}
+
+START_TEST(test_kernel_surface_denied)
+{
+	struct env e;
+	env_up(&e, NULL);
+	const char *const ctl_argv[] = { t_payload, "kernel-surface", t_payload, "packet=0", "alg=0", NULL };
+	json_t *ctl = control_run(ctl_argv);
+	json_t *in = payload(&e, (const char *[]){ "kernel-surface", e.payload, "packet=0", "alg=0", NULL });
+	json_t *cs = json_object_get(ctl, "s"), *is = json_object_get(in, "s");
+	int reached = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(cs, k, v) {
+		if (strncmp(json_string_value(v), "reached", 7) != 0)
+			continue;
+		reached++;
+		ck_assert_msg(strcmp(jstr(is, k), "EPERM") == 0, "%s: control reached it, inside %s", k, jstr(is, k));
+	}
+	ck_assert_msg(reached > 0, "the control reached no surface: nothing shown");
+	json_decref(ctl);
+	json_decref(in);
+	const char *const uring_argv[] = { t_payload, "io-uring", NULL };
+	ctl = control_run(uring_argv);
+	in = payload(&e, (const char *[]){ "io-uring", NULL });
+	if (jbool(ctl, "ok"))
+		ck_assert_msg(!jbool(in, "ok") && strcmp(jstr(in, "errno"), "EPERM") == 0, "io_uring_setup inside: %s",
+			      jstr(in, "errno"));
+	json_decref(ctl);
+	json_decref(in);
 	env_down(&e);
 }
 END_TEST
@@ -1372,6 +1431,12 @@ START_TEST(test_setuid_bwrap)
 	json_t *j = payload(&e, (const char *[]){ "status", NULL });
 	ck_assert(jbool(j, "cap_eff_zero"));
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "euid")), t_uid);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "seccomp")), 2);
+	json_decref(j);
+	/* Without --disable-userns (setuid bwrap refuses it) the filter alone
+	 * refuses a nested user namespace. */
+	j = payload(&e, (const char *[]){ "kernel-surface", e.payload, "packet=0", "alg=0", NULL });
+	ck_assert_str_eq(jstr(json_object_get(j, "s"), "userns"), "EPERM");
 	json_decref(j);
 	j = payload(&e, (const char *[]){ "remount", e.grant->roots[AGSBX_ROOT_SOURCE].path, NULL });
 	ck_assert(!jbool(j, "ok"));
@@ -1490,6 +1555,7 @@ int main(void)
 		tcase_add_test(t, test_probe_ready);
 		tcase_add_test(t, test_grant_write_visible);
 		tcase_add_test(t, test_host_read_denied);
+		tcase_add_test(t, test_kernel_surface_denied);
 		tcase_add_test(t, test_host_write_denied);
 		tcase_add_test(t, test_remount_denied);
 		tcase_add_test(t, test_namespaces_distinct);
