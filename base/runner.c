@@ -292,6 +292,16 @@ static CHILD_FN void child_join_cgroup(struct spawn_plan *p)
 		       (long)(sizeof buf - (size_t)n);
 }
 
+/* The one descriptor a caller hands on, at a fixed number (bwrap's
+ * --seccomp 3), after everything else was marked close-on-exec; the
+ * pipes and /dev/null it may overwrite are already on 0-2. */
+static CHILD_FN void child_pass_fd3(struct spawn_plan *p)
+{
+	if (p->fd3 == 3 ? syscall(SYS_fcntl, 3, F_SETFD, 0) < 0
+			: p->fd3 > 2 && syscall(SYS_dup3, p->fd3, 3, 0) < 0)
+		child_fail(p, STAGE_SETUP, errno);
+}
+
 static CHILD_FN int child_main(void *arg)
 {
 	struct spawn_plan *p = arg;
@@ -314,11 +324,7 @@ static CHILD_FN int child_main(void *arg)
 		for (int fd = 3; fd < p->max_fd; fd++)
 			syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
 	}
-	/* The one descriptor a caller hands on, at a fixed number; the pipes
-	 * and /dev/null above are no longer needed (already on 0-2). */
-	if (p->fd3 == 3 ? syscall(SYS_fcntl, 3, F_SETFD, 0) < 0
-			: p->fd3 > 2 && syscall(SYS_dup3, p->fd3, 3, 0) < 0)
-		child_fail(p, STAGE_SETUP, errno);
+	child_pass_fd3(p);
 	if (p->drop) {
 		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
 		    syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
