@@ -829,6 +829,7 @@ START_TEST(test_probe_ready)
 	ck_assert(p.caps.process_contained && p.caps.host_filesystem_restricted &&
 		  p.caps.privilege_escalation_blocked && p.caps.environment_scrubbed);
 	ck_assert(p.caps.syscalls_restricted); /* the shared seccomp filter */
+	ck_assert(json_is_true(json_object_get(json_object_get(p.facts, "needed_options"), "--disable-userns")));
 	ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(p.facts, "seccomp_filter"), "instructions")), 0);
 	ck_assert_str_eq(p.caps.network, AGSBX_NET_ISOLATED);
 	ck_assert_str_eq(p.caps.mechanism, "bubblewrap");
@@ -1344,6 +1345,45 @@ START_TEST(test_binary_missing)
 }
 END_TEST
 
+/* Negative control: a bwrap that predates --disable-userns (a script named
+ * bwrap on PATH whose --help lacks it, otherwise the real one). The probe
+ * fails closed before any sandbox runs, saying which option is missing. */
+START_TEST(test_old_bwrap_refused)
+{
+	char *dir = agsbx_path_join(t_scratch, "oldbw");
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char *fake = agsbx_path_join(dir, "bwrap");
+	char *script = NULL;
+	ck_assert_int_ge(asprintf(&script,
+				  "#!/bin/sh\n# negative control: a bwrap without --disable-userns\n"
+				  "case \"$1\" in --version) echo 'bubblewrap 0.7.0';;\n"
+				  "--help) '%s' --help | grep -v -- --disable-userns;;\n*) exec '%s' \"$@\";; esac\n",
+				  t_bwrap, t_bwrap),
+			 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(fake, script, strlen(script), 0755), 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s:/usr/bin:/bin", dir);
+	setenv("PATH", path, 1);
+	struct agsbx_ctx c = user_ctx();
+	struct agsbx_probe p;
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
+	ck_assert_ptr_nonnull(strstr(p.detail, "--disable-userns"));
+	ck_assert(!p.caps.syscalls_restricted && !p.caps.process_contained);
+	json_t *need = json_object_get(p.facts, "needed_options");
+	ck_assert(json_is_false(json_object_get(need, "--disable-userns")));
+	ck_assert(json_is_true(json_object_get(need, "--seccomp")));
+	ck_assert_ptr_null(json_object_get(p.facts, "sandbox_probe"));
+	agsbx_provider_probe_clear(&p);
+	ck_assert_int_eq(unlink(fake), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	free(script);
+	free(fake);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_probe_spawn_error)
 {
 	/* The simulation wrapper is missing: nothing could be started. */
@@ -1370,7 +1410,9 @@ START_TEST(test_probe_timeout)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	FILE *f = fopen(fake, "w");
 	ck_assert_ptr_nonnull(f);
-	fputs("#!/bin/sh\nsleep 30\n", f);
+	/* --version and --help answered by the real one: the stall is in the
+	 * sandbox probe itself. */
+	fprintf(f, "#!/bin/sh\ncase \"$1\" in --version|--help) exec '%s' \"$1\";; esac\nsleep 30\n", t_bwrap);
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(chmod(fake, 0755), 0);
 	char *path = NULL;
@@ -1556,6 +1598,7 @@ int main(void)
 		tcase_add_test(t, test_grant_write_visible);
 		tcase_add_test(t, test_host_read_denied);
 		tcase_add_test(t, test_kernel_surface_denied);
+		tcase_add_test(t, test_old_bwrap_refused);
 		tcase_add_test(t, test_host_write_denied);
 		tcase_add_test(t, test_remount_denied);
 		tcase_add_test(t, test_namespaces_distinct);

@@ -136,6 +136,44 @@ static bool is_setuid(const char *path)
 	return stat(path, &st) == 0 && (st.st_mode & S_ISUID) && st.st_uid == 0;
 }
 
+/* Whether `bwrap --help` lists OPT as an option (a line "  --opt ..."). */
+static bool help_lists(const char *help, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (const char *p = help; p && (p = strstr(p, opt)); p += n) {
+		bool line_start = p > help && (p[-1] == ' ' || p[-1] == '\t');
+		if (line_start && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* The options the sandbox needs beyond 0.4's, as bwrap's own --help lists
+ * them (recorded as facts.needed_options); NULL when all are there,
+ * otherwise the first one missing. A bwrap that cannot say is treated as
+ * missing them: fail closed, never run without the filter. */
+static const char *missing_option(const struct agsbx_ctx *ctx, const char *path, bool setuid, json_t *facts)
+{
+	static const char *const needed[] = { "--seccomp", "--disable-userns" };
+	const char *argv[] = { path, "--help", NULL };
+	struct agsbx_run_result res = { 0 };
+	bool ok = run_bounded(ctx, argv, -1, &res) == 0 && res.exited && res.exit_code == 0 && res.out;
+	const char *missing = NULL;
+	json_t *found = json_object();
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(needed); i++) {
+		if (setuid && strcmp(needed[i], "--disable-userns") == 0)
+			continue; /* not used with a setuid bwrap (argv.c) */
+		bool has = ok && help_lists(res.out, needed[i]);
+		json_object_set_new(found, needed[i], json_boolean(has));
+		if (!has && !missing)
+			missing = needed[i];
+	}
+	json_object_set_new(facts, "needed_options", found);
+	json_object_set_new(facts, "help_listed", json_boolean(ok)); /* false: --help failed, nothing listed */
+	agsbx_run_result_clear(&res);
+	return missing;
+}
+
 /* First line of bwrap's stderr, printable ASCII only, for the detail. */
 static char *first_line(const char *err, size_t len)
 {
@@ -306,6 +344,14 @@ static int probe_with(const struct agsbx_ctx *ctx, bool share_net, struct agsbx_
 				fmt("bwrap started by root keeps every capability inside the sandbox and can "
 				     "remount its binds read-write"),
 				strdup(unsafe_root_hint));
+		return 0;
+	}
+	const char *missing = missing_option(ctx, path, is_setuid(path), facts);
+	if (missing) {
+		set_unavailable(out, "bwrap_mechanism_failed",
+				fmt("%s lacks %s, which the sandbox needs (the seccomp filter, no nested user namespace)",
+				    path, missing),
+				fmt("install bubblewrap 0.8.0 or later, or use the landlock provider"));
 		return 0;
 	}
 	sandbox_probe(ctx, path, share_net, facts, out);
