@@ -16,17 +16,20 @@
 #include "providers/seccomp-filter.h"
 
 #include <errno.h>
+#include <string.h>
+
+#ifdef __linux__
 #include <fcntl.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 
 #if defined(__x86_64__)
@@ -205,3 +208,29 @@ json_t *agsbx_seccomp_describe(void)
 		json_object_set_new(j, "error", json_string(strerror(-n)));
 	return j;
 }
+
+#else /* !__linux__ */
+
+int agsbx_seccomp_build(struct sock_filter *buf, size_t cap)
+{
+	(void)buf;
+	(void)cap;
+	return -ENOTSUP;
+}
+
+int agsbx_seccomp_install(void)
+{
+	return -ENOTSUP;
+}
+
+int agsbx_seccomp_memfd(void)
+{
+	return -ENOTSUP;
+}
+
+json_t *agsbx_seccomp_describe(void)
+{
+	return json_pack("{s:s, s:n, s:s}", "built_by", "none", "instructions", "error", strerror(ENOTSUP));
+}
+
+#endif

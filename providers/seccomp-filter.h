@@ -9,8 +9,11 @@
 #define AGSBX_PROVIDERS_SECCOMP_FILTER_H
 
 #include <stddef.h>
-#include <linux/filter.h>
 #include <jansson.h>
+
+/* Off Linux (the portable subset) every function says -ENOTSUP and the
+ * description records the error. */
+struct sock_filter;
 
 /* Upper bound of the program's length (the table is small and fixed). */
 #define AGSBX_SECCOMP_MAX_INSNS 128

@@ -27,12 +27,15 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "base/cleanup.h"
 #include "base/landlock.h"
 #include "base/runner.h"
 #include "base/util.h"
 #include "providers/bubblewrap/bwrap.h"
+#include "providers/seccomp-filter.h"
 #include "providers/provider.h"
 #include "tests/lib/testlib.h"
 
@@ -361,6 +364,44 @@ START_TEST(test_argv_grant_only)
 	ck_assert_str_eq(v[sc + 1], "3");
 	agsbx_strv_free(v);
 	agsbx_grant_destroy(g);
+}
+END_TEST
+
+/* The shared filter's program and its description agree; too small a
+ * buffer is refused rather than truncated (a truncated program would end
+ * without a return and the kernel would reject it, or worse, allow). */
+START_TEST(test_seccomp_program)
+{
+	struct sock_filter insns[AGSBX_SECCOMP_MAX_INSNS];
+	int n = agsbx_seccomp_build(insns, AGSBX_SECCOMP_MAX_INSNS);
+	ck_assert_int_gt(n, 4);
+	ck_assert_int_eq(agsbx_seccomp_build(insns, 4), -ENOSPC);
+	/* First the architecture (seccomp_data.arch at offset 4), last allow. */
+	ck_assert_uint_eq(insns[0].code, BPF_LD | BPF_W | BPF_ABS);
+	ck_assert_uint_eq(insns[0].k, 4);
+	ck_assert_uint_eq(insns[n - 1].code, BPF_RET | BPF_K);
+	ck_assert_uint_eq(insns[n - 1].k, SECCOMP_RET_ALLOW);
+	json_t *d = agsbx_seccomp_describe();
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "instructions")), n);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "other_architectures")), "kill_process");
+	size_t i;
+	json_t *r;
+	int uring = 0, eperm = 0;
+	json_array_foreach(json_object_get(d, "denied"), i, r) {
+		const char *sc = json_string_value(json_object_get(r, "syscall"));
+		uring += strncmp(sc, "io_uring_", 9) == 0;
+		eperm += strcmp(json_string_value(json_object_get(r, "errno")), "EPERM") == 0;
+	}
+	ck_assert_int_eq(uring, 3);
+	ck_assert_int_eq(eperm, (int)json_array_size(json_object_get(d, "denied")) - 1); /* clone3: ENOSYS */
+	json_decref(d);
+	int fd = agsbx_seccomp_memfd();
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)n * (off_t)sizeof insns[0]);
+	ck_assert_int_lt(write(fd, "x", 1), 0); /* sealed */
+	close(fd);
 }
 END_TEST
 
@@ -1568,6 +1609,7 @@ int main(void)
 	t = tc(s, "argv", 30);
 	tcase_add_test(t, test_argv_grant_only);
 	tcase_add_test(t, test_argv_refuses);
+	tcase_add_test(t, test_seccomp_program);
 	tcase_add_test(t, test_ops_shape);
 	if (want(have_bwrap, "argv/find", "no bwrap on PATH"))
 		tcase_add_test(t, test_find_bwrap);
