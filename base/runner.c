@@ -192,6 +192,7 @@ struct spawn_plan {
 	pid_t parent;
 	int devnull, out_w, err_w;
 	int cgroup_procs_fd;      /* -1: no cgroup leaf */
+	int fd3;                  /* > 2: becomes the program's fd 3 */
 	int max_fd;               /* close_range fallback bound */
 	bool subreaper;           /* the child keeps its own orphans */
 	bool new_session_keyring;
@@ -293,6 +294,16 @@ static CHILD_FN void child_join_cgroup(struct spawn_plan *p)
 		       (long)(sizeof buf - (size_t)n);
 }
 
+/* The one descriptor a caller hands on, at a fixed number (bwrap's
+ * --seccomp 3), after everything else was marked close-on-exec; the
+ * pipes and /dev/null it may overwrite are already on 0-2. */
+static CHILD_FN void child_pass_fd3(struct spawn_plan *p)
+{
+	if (p->fd3 == 3 ? syscall(SYS_fcntl, 3, F_SETFD, 0) < 0
+			: p->fd3 > 2 && syscall(SYS_dup3, p->fd3, 3, 0) < 0)
+		child_fail(p, STAGE_SETUP, errno);
+}
+
 static CHILD_FN int child_main(void *arg)
 {
 	struct spawn_plan *p = arg;
@@ -315,6 +326,7 @@ static CHILD_FN int child_main(void *arg)
 		for (int fd = 3; fd < p->max_fd; fd++)
 			syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
 	}
+	child_pass_fd3(p);
 	if (p->drop) {
 		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
 		    syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
@@ -473,6 +485,7 @@ static struct spawn_plan spawn_plan_for(const struct run *run, const struct agsb
 		.out_w = sr->outp[1],
 		.err_w = sr->errp[1],
 		.cgroup_procs_fd = run->tree.cgroup_procs_fd,
+		.fd3 = opts->fd3 > 2 ? opts->fd3 : -1,
 		.max_fd = rl.rlim_cur > 65536 || rl.rlim_cur == RLIM_INFINITY ? 65536 : (int)rl.rlim_cur,
 		.subreaper = run->keeps_orphans,
 		.new_session_keyring = opts->new_session_keyring,

@@ -49,6 +49,7 @@ struct agsbx_run_opts {
 	 * dropping) before exec: what it runs then cannot search or possess
 	 * the keys of the session keyring it would otherwise inherit. */
 	bool new_session_keyring;
+	int fd3;                  /* > 2: handed to the program as its fd 3 (bwrap --seccomp 3); else none */
 };
 
 struct agsbx_run_result {

@@ -27,12 +27,15 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "base/cleanup.h"
 #include "base/landlock.h"
 #include "base/runner.h"
 #include "base/util.h"
 #include "providers/bubblewrap/bwrap.h"
+#include "providers/seccomp-filter.h"
 #include "providers/provider.h"
 #include "tests/lib/testlib.h"
 
@@ -296,6 +299,9 @@ START_TEST(test_argv_grant_only)
 	ck_assert(strv_has(v, "--new-session"));
 	ck_assert(strv_has(v, "--clearenv"));
 	ck_assert(!strv_has(v, "--share-net"));
+	/* No nested user namespace; no filter fd given, no --seccomp. */
+	ck_assert(strv_has(v, "--unshare-user") && strv_has(v, "--disable-userns"));
+	ck_assert(!strv_has(v, "--seccomp"));
 	const char *src = g->roots[AGSBX_ROOT_SOURCE].path;
 	ck_assert_int_ge(strv_find3(v, "--ro-bind", src, src), 0);
 	for (int r = AGSBX_ROOT_BUILD; r < AGSBX_ROOT_COUNT; r++)
@@ -348,10 +354,54 @@ START_TEST(test_argv_grant_only)
 	agsbx_strv_free(v);
 
 	spec.share_net = true;
+	spec.seccomp_fd = 3;
 	ck_assert_int_eq(agsbx_bwrap_build_argv(&spec, &v), 0);
 	ck_assert(strv_has(v, "--share-net"));
+	int sc = 0;
+	while (v[sc] && strcmp(v[sc], "--seccomp") != 0)
+		sc++;
+	ck_assert_ptr_nonnull(v[sc]);
+	ck_assert_str_eq(v[sc + 1], "3");
 	agsbx_strv_free(v);
 	agsbx_grant_destroy(g);
+}
+END_TEST
+
+/* The shared filter's program and its description agree; too small a
+ * buffer is refused rather than truncated (a truncated program would end
+ * without a return and the kernel would reject it, or worse, allow). */
+START_TEST(test_seccomp_program)
+{
+	struct sock_filter insns[AGSBX_SECCOMP_MAX_INSNS];
+	int n = agsbx_seccomp_build(insns, AGSBX_SECCOMP_MAX_INSNS);
+	ck_assert_int_gt(n, 4);
+	ck_assert_int_eq(agsbx_seccomp_build(insns, 4), -ENOSPC);
+	/* First the architecture (seccomp_data.arch at offset 4), last allow. */
+	ck_assert_uint_eq(insns[0].code, BPF_LD | BPF_W | BPF_ABS);
+	ck_assert_uint_eq(insns[0].k, 4);
+	ck_assert_uint_eq(insns[n - 1].code, BPF_RET | BPF_K);
+	ck_assert_uint_eq(insns[n - 1].k, SECCOMP_RET_ALLOW);
+	json_t *d = agsbx_seccomp_describe();
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "instructions")), n);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "other_architectures")), "kill_process");
+	size_t i;
+	json_t *r;
+	int uring = 0, eperm = 0;
+	json_array_foreach(json_object_get(d, "denied"), i, r) {
+		const char *sc = json_string_value(json_object_get(r, "syscall"));
+		uring += strncmp(sc, "io_uring_", 9) == 0;
+		eperm += strcmp(json_string_value(json_object_get(r, "errno")), "EPERM") == 0;
+	}
+	ck_assert_int_eq(uring, 3);
+	ck_assert_int_eq(eperm, (int)json_array_size(json_object_get(d, "denied")) - 1); /* clone3: ENOSYS */
+	json_decref(d);
+	int fd = agsbx_seccomp_memfd();
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)n * (off_t)sizeof insns[0]);
+	ck_assert_int_lt(write(fd, "x", 1), 0); /* sealed */
+	close(fd);
 }
 END_TEST
 
@@ -819,7 +869,9 @@ START_TEST(test_probe_ready)
 	ck_assert_str_eq(p.reason, "ready");
 	ck_assert(p.caps.process_contained && p.caps.host_filesystem_restricted &&
 		  p.caps.privilege_escalation_blocked && p.caps.environment_scrubbed);
-	ck_assert(!p.caps.syscalls_restricted);
+	ck_assert(p.caps.syscalls_restricted); /* the shared seccomp filter */
+	ck_assert(json_is_true(json_object_get(json_object_get(p.facts, "needed_options"), "--disable-userns")));
+	ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(p.facts, "seccomp_filter"), "instructions")), 0);
 	ck_assert_str_eq(p.caps.network, AGSBX_NET_ISOLATED);
 	ck_assert_str_eq(p.caps.mechanism, "bubblewrap");
 	ck_assert_str_eq(p.caps.safety_class, "namespace");
@@ -886,6 +938,55 @@ START_TEST(test_host_read_denied)
 	j = payload(&e, (const char *[]){ "read", "/etc/hostname", NULL });
 	ck_assert(!jbool(j, "ok"));
 	json_decref(j);
+	env_down(&e);
+}
+END_TEST
+
+/* The payload's kernel-surface table (AF_PACKET/AF_ALG left out: no probe
+ * may load a module) and io_uring, run as the test user outside (the
+ * control) and inside: each surface reached outside is the shared filter's
+ * EPERM inside. Without the filter keyrings and perf events are reached. */
+static json_t *control_run(const char *const *argv)
+{
+	struct agsbx_run_opts o = { .argv = argv, .cancel_fd = -1, .timeout_ms = 20000, .drop_privileges = true,
+				    .run_uid = t_uid, .run_gid = t_gid, .cwd = "/" };
+	struct agsbx_run_result rr;
+	ck_assert_int_eq(agsbx_run(&o, &rr), 0);
+	json_error_t je;
+	json_t *j = rr.out ? json_loadb(rr.out, rr.out_len, JSON_DISABLE_EOF_CHECK, &je) : NULL;
+	ck_assert_msg(j, "control printed no JSON: %s", rr.err ? rr.err : "");
+	agsbx_run_result_clear(&rr);
+	return j;
+}
+
+START_TEST(test_kernel_surface_denied)
+{
+	struct env e;
+	env_up(&e, NULL);
+	const char *const ctl_argv[] = { t_payload, "kernel-surface", t_payload, "packet=0", "alg=0", NULL };
+	json_t *ctl = control_run(ctl_argv);
+	json_t *in = payload(&e, (const char *[]){ "kernel-surface", e.payload, "packet=0", "alg=0", NULL });
+	json_t *cs = json_object_get(ctl, "s"), *is = json_object_get(in, "s");
+	int reached = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(cs, k, v) {
+		if (strncmp(json_string_value(v), "reached", 7) != 0)
+			continue;
+		reached++;
+		ck_assert_msg(strcmp(jstr(is, k), "EPERM") == 0, "%s: control reached it, inside %s", k, jstr(is, k));
+	}
+	ck_assert_msg(reached > 0, "the control reached no surface: nothing shown");
+	json_decref(ctl);
+	json_decref(in);
+	const char *const uring_argv[] = { t_payload, "io-uring", NULL };
+	ctl = control_run(uring_argv);
+	in = payload(&e, (const char *[]){ "io-uring", NULL });
+	if (jbool(ctl, "ok"))
+		ck_assert_msg(!jbool(in, "ok") && strcmp(jstr(in, "errno"), "EPERM") == 0, "io_uring_setup inside: %s",
+			      jstr(in, "errno"));
+	json_decref(ctl);
+	json_decref(in);
 	env_down(&e);
 }
 END_TEST
@@ -1285,6 +1386,45 @@ START_TEST(test_binary_missing)
 }
 END_TEST
 
+/* Negative control: a bwrap that predates --disable-userns (a script named
+ * bwrap on PATH whose --help lacks it, otherwise the real one). The probe
+ * fails closed before any sandbox runs, saying which option is missing. */
+START_TEST(test_old_bwrap_refused)
+{
+	char *dir = agsbx_path_join(t_scratch, "oldbw");
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char *fake = agsbx_path_join(dir, "bwrap");
+	char *script = NULL;
+	ck_assert_int_ge(asprintf(&script,
+				  "#!/bin/sh\n# negative control: a bwrap without --disable-userns\n"
+				  "case \"$1\" in --version) echo 'bubblewrap 0.7.0';;\n"
+				  "--help) '%s' --help | grep -v -- --disable-userns;;\n*) exec '%s' \"$@\";; esac\n",
+				  t_bwrap, t_bwrap),
+			 0);
+	ck_assert_int_eq(agsbx_write_file_atomic(fake, script, strlen(script), 0755), 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s:/usr/bin:/bin", dir);
+	setenv("PATH", path, 1);
+	struct agsbx_ctx c = user_ctx();
+	struct agsbx_probe p;
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert(!p.available);
+	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
+	ck_assert_ptr_nonnull(strstr(p.detail, "--disable-userns"));
+	ck_assert(!p.caps.syscalls_restricted && !p.caps.process_contained);
+	json_t *need = json_object_get(p.facts, "needed_options");
+	ck_assert(json_is_false(json_object_get(need, "--disable-userns")));
+	ck_assert(json_is_true(json_object_get(need, "--seccomp")));
+	ck_assert_ptr_null(json_object_get(p.facts, "sandbox_probe"));
+	agsbx_provider_probe_clear(&p);
+	ck_assert_int_eq(unlink(fake), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	free(script);
+	free(fake);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_probe_spawn_error)
 {
 	/* The simulation wrapper is missing: nothing could be started. */
@@ -1311,7 +1451,9 @@ START_TEST(test_probe_timeout)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	FILE *f = fopen(fake, "w");
 	ck_assert_ptr_nonnull(f);
-	fputs("#!/bin/sh\nsleep 30\n", f);
+	/* --version and --help answered by the real one: the stall is in the
+	 * sandbox probe itself. */
+	fprintf(f, "#!/bin/sh\ncase \"$1\" in --version|--help) exec '%s' \"$1\";; esac\nsleep 30\n", t_bwrap);
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(chmod(fake, 0755), 0);
 	char *path = NULL;
@@ -1372,6 +1514,12 @@ START_TEST(test_setuid_bwrap)
 	json_t *j = payload(&e, (const char *[]){ "status", NULL });
 	ck_assert(jbool(j, "cap_eff_zero"));
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "euid")), t_uid);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "seccomp")), 2);
+	json_decref(j);
+	/* Without --disable-userns (setuid bwrap refuses it) the filter alone
+	 * refuses a nested user namespace. */
+	j = payload(&e, (const char *[]){ "kernel-surface", e.payload, "packet=0", "alg=0", NULL });
+	ck_assert_str_eq(jstr(json_object_get(j, "s"), "userns"), "EPERM");
 	json_decref(j);
 	j = payload(&e, (const char *[]){ "remount", e.grant->roots[AGSBX_ROOT_SOURCE].path, NULL });
 	ck_assert(!jbool(j, "ok"));
@@ -1461,6 +1609,7 @@ int main(void)
 	t = tc(s, "argv", 30);
 	tcase_add_test(t, test_argv_grant_only);
 	tcase_add_test(t, test_argv_refuses);
+	tcase_add_test(t, test_seccomp_program);
 	tcase_add_test(t, test_ops_shape);
 	if (want(have_bwrap, "argv/find", "no bwrap on PATH"))
 		tcase_add_test(t, test_find_bwrap);
@@ -1490,6 +1639,8 @@ int main(void)
 		tcase_add_test(t, test_probe_ready);
 		tcase_add_test(t, test_grant_write_visible);
 		tcase_add_test(t, test_host_read_denied);
+		tcase_add_test(t, test_kernel_surface_denied);
+		tcase_add_test(t, test_old_bwrap_refused);
 		tcase_add_test(t, test_host_write_denied);
 		tcase_add_test(t, test_remount_denied);
 		tcase_add_test(t, test_namespaces_distinct);

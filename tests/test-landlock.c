@@ -253,7 +253,10 @@ START_TEST(test_probe_ready)
 		ck_assert(!p.caps.privilege_escalation_blocked);
 	ck_assert(p.caps.environment_scrubbed);
 	ck_assert(!p.caps.process_contained);
-	ck_assert(!p.caps.syscalls_restricted);
+	/* The helper's shared seccomp filter, seen refusing by the self-test. */
+	ck_assert(p.caps.syscalls_restricted);
+	ck_assert(json_is_true(json_object_get(st, "seccomp_denied")));
+	ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(p.facts, "seccomp_filter"), "instructions")), 0);
 	ck_assert_str_eq(p.caps.network, want_eff >= 4 ? AGSBX_NET_TCP_RESTRICTED : AGSBX_NET_INHERITED);
 	ck_assert_str_eq(p.caps.mechanism, "landlock");
 	ck_assert_str_eq(p.caps.safety_class, "filesystem_only");
@@ -297,6 +300,11 @@ static const struct {
 	  "> \"$report\"\n",
 	  "self-test saw no denial" },
 	{ "echo '{\"effective_abi\": 5, \"self_test\": {\"fs_denied\": true}}' > \"$report\"\n",
+	  "self-test saw no denial" },
+	/* Landlock's denial shown, the seccomp filter's not: no
+	 * syscalls_restricted claim may rest on it. */
+	{ "echo '{\"effective_abi\": 3, \"self_test\": {\"fs_denied\": true, \"seccomp_denied\": false}}' "
+	  "> \"$report\"\n",
 	  "self-test saw no denial" },
 	{ "exit 3\n", "ended with status 3" },
 	{ "exec sleep 30\n", "timed out" },
@@ -595,6 +603,63 @@ START_TEST(test_exec_read_canary_denied)
 	ck_assert_ptr_nonnull(strstr(jstr(j, "content"), canary));
 	json_decref(j);
 	fx_release(t);
+	fx_done(&f);
+}
+END_TEST
+
+/* The kernel surfaces of syscalls.kernel_surface_denied and io_uring
+ * through the payload: each one the same user reaches without Landlock
+ * (trusted_local, the control) is the shared filter's EPERM inside.
+ * AF_PACKET/AF_ALG are left out (no probe may load a module). */
+static json_t *surfaces(struct agsbx_handle *h, const char *file)
+{
+	const char *argv[] = { NULL, "kernel-surface", file, "packet=0", "alg=0", NULL };
+	_cleanup_free_ char *p = agsbx_handle_path(h, AGSBX_ROOT_SOURCE, "agsbx-payload");
+	argv[0] = p;
+	struct agsbx_step step = { .argv = argv, .cwd = AGSBX_ROOT_BUILD };
+	struct agsbx_limits lim = { .max_output_bytes = 65536, .timeout_ms = 20000, .cancel_fd = -1 };
+	struct agsbx_error fail = { 0 };
+	struct agsbx_exec_result res = { 0 };
+	ck_assert_int_eq(h->ops->execute(h, &step, &lim, &res, &fail), 0);
+	json_error_t jerr;
+	json_t *j = res.run.out ? json_loadb(res.run.out, strcspn(res.run.out, "\n"), 0, &jerr) : NULL;
+	ck_assert_msg(j, "kernel-surface printed no JSON: %s", res.run.err ? res.run.err : "");
+	agsbx_exec_result_clear(&res);
+	json_t *s = json_incref(json_object_get(j, "s"));
+	json_decref(j);
+	return s;
+}
+
+START_TEST(test_exec_kernel_surface_denied)
+{
+	struct fx f;
+	fx_init(&f, _i);
+	struct agsbx_handle *t = fx_ensure(&f, &agsbx_provider_trusted_local);
+	json_t *ctl = surfaces(t, f.payload_src);
+	json_t *j = payload_ok(t, "io-uring", NULL, NULL);
+	bool uring_ctl = json_is_true(json_object_get(j, "ok"));
+	json_decref(j);
+	fx_release(t);
+	struct agsbx_handle *h = fx_ensure(&f, LL);
+	json_t *in = surfaces(h, f.payload_src);
+	int reached = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(ctl, k, v) {
+		if (strncmp(json_string_value(v), "reached", 7) != 0)
+			continue;
+		reached++;
+		ck_assert_msg(strcmp(jstr(in, k), "EPERM") == 0, "%s: control reached it, inside %s", k, jstr(in, k));
+	}
+	ck_assert_msg(reached > 0, "the control reached no surface: nothing shown");
+	j = payload_ok(h, "io-uring", NULL, NULL);
+	if (uring_ctl)
+		ck_assert_msg(json_is_false(json_object_get(j, "ok")) && strcmp(jstr(j, "errno"), "EPERM") == 0,
+			      "io_uring_setup inside: %s", jstr(j, "errno"));
+	json_decref(j);
+	json_decref(in);
+	json_decref(ctl);
+	fx_release(h);
 	fx_done(&f);
 }
 END_TEST
@@ -1093,6 +1158,7 @@ int main(void)
 		tcase_add_loop_test(tc, test_exec_write_output, 0, modes);
 		tcase_add_loop_test(tc, test_exec_read_canary_denied, 0, modes);
 		tcase_add_loop_test(tc, test_exec_write_outside_denied, 0, modes);
+		tcase_add_loop_test(tc, test_exec_kernel_surface_denied, 0, modes);
 		tcase_add_loop_test(tc, test_exec_connect_denied, 0, modes);
 		tcase_add_loop_test(tc, test_exec_env_and_proc, 0, modes);
 		tcase_add_loop_test(tc, test_exec_timeout_kills_tree, 0, modes);

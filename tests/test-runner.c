@@ -225,6 +225,47 @@ START_TEST(test_huge_timeout)
 }
 END_TEST
 
+/* opts.fd3: the program reads the caller's descriptor on fd 3 (bwrap's
+ * --seccomp 3), whatever number it has here; without it fd 3 is closed.
+ * Both the dup (fd above 3) and the in-place case (fd already 3). */
+START_TEST(test_fd3)
+{
+	const char *argv[] = { "sh", "-c", "cat <&3 || echo closed", NULL };
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(write(p[1], "seen", 4), 4);
+	close(p[1]);
+	int fd = p[0];
+	if (_i == 1 && fd != 3) {
+		/* fd 3 may hold something of the harness: keep it, park ours there */
+		int saved = fcntl(3, F_DUPFD_CLOEXEC, 10);
+		ck_assert_int_eq(dup3(fd, 3, O_CLOEXEC), 3);
+		close(fd);
+		fd = 3;
+		struct agsbx_run_opts o = opts_for(argv);
+		o.fd3 = fd;
+		struct agsbx_run_result r;
+		ck_assert_int_eq(agsbx_run(&o, &r), 0);
+		ck_assert_str_eq(r.out, "seen");
+		agsbx_run_result_clear(&r);
+		if (saved >= 0) {
+			dup3(saved, 3, O_CLOEXEC);
+			close(saved);
+		} else {
+			close(3);
+		}
+		return;
+	}
+	struct agsbx_run_opts o = opts_for(argv);
+	o.fd3 = _i == 2 ? 0 : fd;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert_str_eq(r.out, _i == 2 ? "closed\n" : "seen");
+	agsbx_run_result_clear(&r);
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_signal)
 {
 	const char *argv[] = { "sh", "-c", "kill -SEGV $$", NULL };
@@ -1079,6 +1120,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_exit_code);
 	tcase_add_test(tc, test_signal);
+	tcase_add_loop_test(tc, test_fd3, 0, 3);
 	tcase_add_test(tc, test_huge_timeout);
 	tcase_add_test(tc, test_enoent);
 	tcase_add_test(tc, test_eacces_and_bad_cwd);

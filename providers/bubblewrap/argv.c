@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -127,6 +128,23 @@ int agsbx_bwrap_build_argv(const struct agsbx_bwrap_spec *spec, char ***out)
 		push(&s, "--share-net");
 	push(&s, "--die-with-parent");
 	push(&s, "--new-session");
+	/* No nested user namespace: bwrap caps max_user_namespaces inside its
+	 * own (it needs an explicit --unshare-user for that) and the shared
+	 * seccomp filter (providers/seccomp-filter.c) refuses CLONE_NEWUSER.
+	 * A setuid bwrap (0.8.0) cannot write that limit in the namespace it
+	 * made as root and refuses to start with --disable-userns, and may run
+	 * where unprivileged namespaces are off: there the filter alone
+	 * denies them. A bwrap without an option refuses to start: fail
+	 * closed. */
+	if (!spec->setuid) {
+		push(&s, "--unshare-user");
+		push(&s, "--disable-userns");
+	}
+	if (spec->seccomp_fd > 2) {
+		char fd[16];
+		snprintf(fd, sizeof fd, "%d", spec->seccomp_fd);
+		push2(&s, "--seccomp", fd);
+	}
 	int r = environment(&s, spec->env);
 	if (r == 0) {
 		push2(&s, "--proc", "/proc");

@@ -1,6 +1,7 @@
 /* bubblewrap: every step runs in `bwrap --unshare-all` with only the grant
  * roots and the read-only system roots mounted, a cleared environment, a
- * new session, and --die-with-parent.
+ * new session, --die-with-parent, --disable-userns and the shared seccomp
+ * filter (providers/seccomp-filter.c, handed to bwrap as fd 3).
  *
  * Two rules shape this file:
  *  - bwrap started by host root keeps every capability inside its user
@@ -24,6 +25,7 @@
 #include "base/cleanup.h"
 #include "base/compat.h"
 #include "base/util.h"
+#include "providers/seccomp-filter.h"
 
 #define BW_PROBE_TIMEOUT_MS 5000
 #define BW_PROBE_MAX_OUTPUT 8192
@@ -77,9 +79,10 @@ static struct agsbx_caps claimed_caps(bool ready, bool share_net)
 	c.host_filesystem_restricted = true;
 	c.privilege_escalation_blocked = true;
 	c.environment_scrubbed = true;
-	/* No seccomp filter is installed: the kernel's whole syscall surface
-	 * stays reachable. */
-	c.syscalls_restricted = false;
+	/* The shared seccomp filter denies the kernel surfaces the common
+	 * LPEs need and io_uring (syscalls.kernel_surface_denied,
+	 * syscalls.io_uring_denied); the rest of the syscall surface stays. */
+	c.syscalls_restricted = true;
 	c.network = share_net ? AGSBX_NET_INHERITED : AGSBX_NET_ISOLATED;
 	return c;
 }
@@ -95,7 +98,7 @@ static int64_t probe_timeout(const struct agsbx_ctx *ctx)
 	return ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms : BW_PROBE_TIMEOUT_MS;
 }
 
-static int run_bounded(const struct agsbx_ctx *ctx, const char *const *argv, struct agsbx_run_result *res)
+static int run_bounded(const struct agsbx_ctx *ctx, const char *const *argv, int fd3, struct agsbx_run_result *res)
 {
 	struct agsbx_run_opts o = {
 		.argv = argv,
@@ -108,6 +111,7 @@ static int run_bounded(const struct agsbx_ctx *ctx, const char *const *argv, str
 		.run_uid = ctx->run_uid,
 		.run_gid = ctx->run_gid,
 		.use_cgroup = true,
+		.fd3 = fd3,
 	};
 	return agsbx_run(&o, res);
 }
@@ -118,7 +122,7 @@ static char *bwrap_version(const struct agsbx_ctx *ctx, const char *path)
 	const char *argv[] = { path, "--version", NULL };
 	struct agsbx_run_result res = { 0 };
 	char *v = NULL;
-	if (run_bounded(ctx, argv, &res) == 0 && res.exited && res.exit_code == 0 && res.out) {
+	if (run_bounded(ctx, argv, -1, &res) == 0 && res.exited && res.exit_code == 0 && res.out) {
 		const char *p = strncmp(res.out, "bubblewrap ", 11) == 0 ? res.out + 11 : res.out;
 		v = strndup(p, strcspn(p, " \n\r\t"));
 	}
@@ -130,6 +134,44 @@ static bool is_setuid(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && (st.st_mode & S_ISUID) && st.st_uid == 0;
+}
+
+/* Whether `bwrap --help` lists OPT as an option (a line "  --opt ..."). */
+static bool help_lists(const char *help, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (const char *p = help; p && (p = strstr(p, opt)); p += n) {
+		bool line_start = p > help && (p[-1] == ' ' || p[-1] == '\t');
+		if (line_start && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* The options the sandbox needs beyond 0.4's, as bwrap's own --help lists
+ * them (recorded as facts.needed_options); NULL when all are there,
+ * otherwise the first one missing. A bwrap that cannot say is treated as
+ * missing them: fail closed, never run without the filter. */
+static const char *missing_option(const struct agsbx_ctx *ctx, const char *path, bool setuid, json_t *facts)
+{
+	static const char *const needed[] = { "--seccomp", "--disable-userns" };
+	const char *argv[] = { path, "--help", NULL };
+	struct agsbx_run_result res = { 0 };
+	bool ok = run_bounded(ctx, argv, -1, &res) == 0 && res.exited && res.exit_code == 0 && res.out;
+	const char *missing = NULL;
+	json_t *found = json_object();
+	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(needed); i++) {
+		if (setuid && strcmp(needed[i], "--disable-userns") == 0)
+			continue; /* not used with a setuid bwrap (argv.c) */
+		bool has = ok && help_lists(res.out, needed[i]);
+		json_object_set_new(found, needed[i], json_boolean(has));
+		if (!has && !missing)
+			missing = needed[i];
+	}
+	json_object_set_new(facts, "needed_options", found);
+	json_object_set_new(facts, "help_listed", json_boolean(ok)); /* false: --help failed, nothing listed */
+	agsbx_run_result_clear(&res);
+	return missing;
 }
 
 /* First line of bwrap's stderr, printable ASCII only, for the detail. */
@@ -210,7 +252,15 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 			  struct agsbx_probe *out)
 {
 	static const char *const true_argv[] = { "/usr/bin/true", NULL };
-	struct agsbx_bwrap_spec spec = { .bwrap = bwrap, .share_net = share_net, .argv = true_argv };
+	struct agsbx_bwrap_spec spec = { .bwrap = bwrap, .share_net = share_net, .argv = true_argv, .seccomp_fd = 3,
+					 .setuid = is_setuid(bwrap) };
+	_cleanup_close_ int filter = agsbx_seccomp_memfd();
+	json_object_set_new(facts, "seccomp_filter", agsbx_seccomp_describe());
+	if (filter < 0) {
+		set_unavailable(out, "bwrap_mechanism_failed",
+				fmt("could not build the seccomp filter: %s", strerror(-filter)), NULL);
+		return;
+	}
 	char **argv = NULL;
 	int r = agsbx_bwrap_build_argv(&spec, &argv);
 	char **wrapped = r == 0 ? agsbx_provider_wrap_simulation(ctx, (const char *const *)argv) : NULL;
@@ -221,7 +271,7 @@ static void sandbox_probe(const struct agsbx_ctx *ctx, const char *bwrap, bool s
 		return;
 	}
 	struct agsbx_run_result res = { 0 };
-	r = run_bounded(ctx, (const char *const *)wrapped, &res);
+	r = run_bounded(ctx, (const char *const *)wrapped, filter, &res);
 	json_t *p = json_pack("{s:o, s:I, s:b, s:I}", "argv", strv_json(wrapped), "duration_us",
 			      (json_int_t)res.duration_us, "timed_out", res.timed_out, "status", (json_int_t)res.status);
 	if (res.spawn_errno)
@@ -294,6 +344,14 @@ static int probe_with(const struct agsbx_ctx *ctx, bool share_net, struct agsbx_
 				fmt("bwrap started by root keeps every capability inside the sandbox and can "
 				     "remount its binds read-write"),
 				strdup(unsafe_root_hint));
+		return 0;
+	}
+	const char *missing = missing_option(ctx, path, is_setuid(path), facts);
+	if (missing) {
+		set_unavailable(out, "bwrap_mechanism_failed",
+				fmt("%s lacks %s, which the sandbox needs (the seccomp filter, no nested user namespace)",
+				    path, missing),
+				fmt("install bubblewrap 0.8.0 or later, or use the landlock provider"));
 		return 0;
 	}
 	sandbox_probe(ctx, path, share_net, facts, out);
@@ -395,7 +453,7 @@ static int bw_health(struct agsbx_handle *h)
 }
 
 /* The argv for one step; NULL-terminated, simulation wrapper included. */
-static int step_argv(const struct agsbx_handle *h, const struct agsbx_step *step, char ***out)
+static int step_argv(const struct agsbx_handle *h, const struct agsbx_step *step, int seccomp_fd, char ***out)
 {
 	const char *bwrap = json_string_value(json_object_get(h->versions, "bwrap_path"));
 	char **env = agsbx_provider_min_env(h, step);
@@ -408,6 +466,8 @@ static int step_argv(const struct agsbx_handle *h, const struct agsbx_step *step
 		.grant = h->grant,
 		.chdir = h->paths[step->cwd],
 		.argv = step->argv,
+		.seccomp_fd = seccomp_fd,
+		.setuid = json_is_true(json_object_get(h->versions, "setuid")),
 	};
 	char **argv = NULL;
 	int r = agsbx_bwrap_build_argv(&spec, &argv);
@@ -426,8 +486,14 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		agsbx_fail_hint(fail, "bwrap_unsafe_as_root", unsafe_root_hint, "bubblewrap: refusing to run bwrap as root");
 		return -EPERM;
 	}
+	_cleanup_close_ int filter = agsbx_seccomp_memfd();
+	if (filter < 0) {
+		agsbx_fail(fail, "bwrap_mechanism_failed", "bubblewrap: cannot build the seccomp filter: %s",
+			   strerror(-filter));
+		return filter;
+	}
 	char **argv = NULL;
-	int r = step_argv(h, step, &argv);
+	int r = step_argv(h, step, 3, &argv);
 	if (r < 0) {
 		agsbx_fail(fail, "step_invalid", "bubblewrap: cannot build the bwrap command: %s", strerror(-r));
 		return r;
@@ -442,6 +508,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 	o.envp = bwrap_env;
 	o.cwd = "/";
 	o.new_session_keyring = true;
+	o.fd3 = filter;
 	r = agsbx_run(&o, &out->run);
 	out->meta = agsbx_handle_meta(h);
 	agsbx_strv_free(argv);
@@ -454,13 +521,15 @@ static int bw_execute(struct agsbx_handle *h, const struct agsbx_step *step, con
 	return agsbx_handle_execute(h, step, limits, out, fail, run_step);
 }
 
-/* By hand: the same bwrap command line (binds, namespaces, environment). */
+/* By hand: the same bwrap command line (binds, namespaces, environment)
+ * but the seccomp filter, which needs a descriptor a command line cannot
+ * carry; --disable-userns stays. */
 static int bw_raw_command(struct agsbx_handle *h, const struct agsbx_step *step, struct agsbx_raw_command *out)
 {
 	*out = (struct agsbx_raw_command){ 0 };
 	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
-	int r = step_argv(h, step, &out->argv);
+	int r = step_argv(h, step, -1, &out->argv);
 	out->envp = r == 0 ? agsbx_strv_dup(bwrap_env) : NULL;
 	out->cwd = r == 0 ? strdup("/") : NULL;
 	if (r == 0 && (!out->envp || !out->cwd))

@@ -56,6 +56,8 @@ struct agsbx_bwrap_spec {
 	const struct agsbx_grant *grant;  /* roots to bind; NULL for the probe */
 	const char *chdir;                /* NULL: "/" */
 	const char *const *argv;          /* the program inside, argv[0] a path */
+	int seccomp_fd;                   /* > 2: --seccomp N (the fd bwrap gets); else no filter */
+	bool setuid;                      /* a setuid-root bwrap: no --disable-userns (see argv.c) */
 };
 
 /* The whole bwrap argv, built from the spec and fixed system roots only.

@@ -1,5 +1,5 @@
-/* agsbx-landlock-exec: applies a Landlock ruleset to itself, then exec()s
- * the program. The provider launches it through the bounded runner, so the
+/* agsbx-landlock-exec: applies a Landlock ruleset and the shared seccomp
+ * filter (providers/seccomp-filter.c) to itself, then exec()s the program. The provider launches it through the bounded runner, so the
  * parent never runs code between fork and exec (Agently's helper design;
  * docs/design.md, "The Landlock helper").
  *
@@ -34,10 +34,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <jansson.h>
 
 #include "base/landlock.h"
+#include "providers/seccomp-filter.h"
 
 #define HELPER_EXIT 120
 #define MAX_MANIFEST_BYTES (1 << 20)
@@ -446,6 +448,12 @@ static int enforce(struct plan *p, struct failure *f)
 	close(rs);
 	for (size_t i = 0; i < p->nrules; i++)
 		close(p->rules[i].fd);
+	/* After no_new_privs (which lets an unprivileged process load it)
+	 * and after the Landlock calls: the kernel surfaces the common LPEs
+	 * need, and io_uring, are denied to the program and its children. */
+	int e = agsbx_seccomp_install();
+	if (e < 0)
+		return fail(f, -e, "landlock_enforcement_failed", "seccomp filter: %s", strerror(-e));
 	return 0;
 }
 
@@ -509,6 +517,14 @@ static json_t *self_test(const struct plan *p, struct failure *f)
 		}
 		self_test_record(t, f, "tcp_connect_denied", "tcp_errno", e, "TCP connect", "connected");
 	}
+	/* The filter answers before the kernel looks at the arguments:
+	 * unfiltered, these bad ones would give EBADF. */
+	long fd = syscall(SYS_open_by_handle_at, -1, NULL, 0);
+	int se = fd < 0 ? errno : 0;
+	json_object_set_new(t, "seccomp_denied", json_boolean(se == EPERM));
+	if (se != EPERM)
+		fail(f, EPERM, "landlock_enforcement_failed", "self-test: open_by_handle_at was not denied by the "
+			       "seccomp filter (%s)", se ? strerror(se) : "allowed");
 	return t;
 }
 
@@ -533,6 +549,7 @@ static json_t *report_json(const struct plan *p, bool probe, json_t *selftest)
 	json_object_set_new(j, "errata", p->errata >= 0 ? json_integer(p->errata) : json_null());
 	json_object_set_new(j, "restrict_status",
 			    json_string(p->system_abi >= p->target_abi ? "fully_enforced" : "partially_enforced"));
+	json_object_set_new(j, "seccomp_filter", agsbx_seccomp_describe());
 	if (selftest)
 		json_object_set_new(j, "self_test", selftest);
 	return j;

@@ -83,6 +83,9 @@ static struct agsbx_caps caps_for(const struct agsbx_ctx *ctx, bool ready, int e
 	 * without any (priv.capabilities_dropped shows the CapEff). */
 	c.privilege_escalation_blocked = agsbx_provider_runs_without_caps(ctx);
 	c.environment_scrubbed = true;
+	/* The helper installs the shared seccomp filter after no_new_privs
+	 * and its probe self-test sees it refuse (providers/seccomp-filter.c). */
+	c.syscalls_restricted = true;
 	if (effective_abi >= 4)
 		c.network = AGSBX_NET_TCP_RESTRICTED;
 	return c;
@@ -368,7 +371,7 @@ static void take_report(struct ll_state *st, json_t *facts, const char *report_p
 		return;
 	}
 	static const char *const keys[] = { "effective_abi", "handled_access_fs", "handled_access_net", "scoped",
-					    "restrict_status", "self_test", "rules_applied" };
+					    "restrict_status", "self_test", "rules_applied", "seccomp_filter" };
 	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(rep, keys[i]);
 		/* The report lies in a directory the run-as user owns: a value
@@ -386,10 +389,12 @@ static void take_report(struct ll_state *st, json_t *facts, const char *report_p
 	json_t *t = json_object_get(rep, "self_test");
 	bool fs = json_is_true(json_object_get(t, "fs_denied"));
 	bool tcp = st->effective_abi < 4 || json_is_true(json_object_get(t, "tcp_connect_denied"));
-	if (st->effective_abi < 1 || !fs || !tcp)
+	/* syscalls_restricted rests on the helper's seccomp filter. */
+	bool sc = json_is_true(json_object_get(t, "seccomp_denied"));
+	if (st->effective_abi < 1 || !fs || !tcp || !sc)
 		state_set(st, "landlock_enforcement_failed", NULL,
-			  "ruleset applied but the self-test saw no denial (effective ABI %d, fs %d, tcp %d)",
-			  st->effective_abi, fs, tcp);
+			  "ruleset applied but the self-test saw no denial (effective ABI %d, fs %d, tcp %d, seccomp %d)",
+			  st->effective_abi, fs, tcp, sc);
 }
 
 static void take_run(struct ll_state *st, json_t *facts, int r, const struct helper_call *c,

@@ -28,7 +28,7 @@ prov() { jq -r ".providers[] | select(.id == \"bubblewrap\") | $2" "$w/$1.json";
 expect_rc 0 collect_as user user
 [[ $(prov user .verdict) == conformant ]] || fail "user: verdict $(prov user .verdict), failing $(prov user '.failing_checks|join(",")')"
 [[ $(prov user .reason) == ready ]] || fail "user: reason $(prov user .reason)"
-[[ $(prov user .claims.syscalls_restricted) == false ]] || fail "user: claims syscalls_restricted"
+[[ $(prov user .claims.syscalls_restricted) == true ]] || fail "user: does not claim syscalls_restricted"
 [[ $(prov user .claims.network) == isolated ]] || fail "user: network claim $(prov user .claims.network)"
 [[ $(prov user .claims.safety_class) == namespace ]] || fail "user: safety_class"
 [[ $(prov user .probe.facts.path) == /* ]] || fail "user: no bwrap path in facts"
@@ -48,24 +48,37 @@ for c in priv.capabilities_dropped proc.ptrace_denied net.egress_udp_denied net.
   v=$(prov user ".checks[] | select(.id==\"$c\") | .verdict")
   [[ $v == pass ]] || fail "user: $c is $v: $(prov user ".checks[] | select(.id==\"$c\") | .reason")"
 done
-# Not claimed (no seccomp filter), and the bundle says what happened.
-[[ $(prov user '.checks[] | select(.id=="syscalls.io_uring_denied") | .verdict') =~ ^(not_claimed|skip)$ ]] \
-  || fail "user: syscalls.io_uring_denied"
+# The shared seccomp filter (providers/seccomp-filter.c) and
+# --disable-userns: syscalls_restricted is claimed and every syscall check
+# shows it; each surface the control reaches outside is refused inside
+# with the filter's EPERM, and the filter is recorded in the bundle.
+for c in syscalls.restricted syscalls.io_uring_denied syscalls.kernel_surface_denied; do
+  v=$(prov user ".checks[] | select(.id==\"$c\") | .verdict")
+  [[ $v == pass ]] || fail "user: $c is $v: $(prov user ".checks[] | select(.id==\"$c\") | .reason")"
+done
+jq -e '.providers[] | select(.id=="bubblewrap") | .checks[] | select(.id=="syscalls.kernel_surface_denied") |
+  .facts.surfaces | to_entries | map(select(.value.control | startswith("reached"))) |
+  length > 0 and all(.value.inside == "EPERM")' "$w/user.json" >/dev/null \
+  || fail "user: a surface reached outside is not EPERM inside: $(prov user '.checks[] | select(.id=="syscalls.kernel_surface_denied") | .facts.surfaces | tostring')"
+prov user '.probe.facts.sandbox_probe.argv | index("--disable-userns") and index("--seccomp")' | grep -qx true \
+  || fail "user: the probe's bwrap argv lacks --disable-userns or --seccomp"
+jq -e '.providers[] | select(.id=="bubblewrap") | .probe.facts.seccomp_filter |
+  .instructions > 0 and (.denied | map(.syscall) | index("io_uring_setup") and index("bpf") and index("keyctl"))' \
+  "$w/user.json" >/dev/null || fail "user: the seccomp filter is not recorded in the bundle"
 # Catalogue v3: as a normal user no kernel interface opens for write
-# outside either (skip, saying so); no resource bound or syscall filter
-# is claimed; the cgroup mounts in bwrap's own namespace are refused.
+# outside either (skip, saying so); no resource bound is claimed; the cgroup mounts in bwrap's own namespace are refused.
 [[ $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .verdict') == skip ]] \
   || fail "user: fs.kernel_interfaces_readonly $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .reason')"
 [[ $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts.mount_inside | "\(.attempted) \(.cgroup2)"') == "true EPERM" ]] \
   || fail "user: the cgroup2 mount in bwrap's namespace was not refused"
-for c in syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded; do
+for c in resources.pids_bounded resources.memory_bounded; do
   [[ $(prov user ".checks[] | select(.id==\"$c\") | .verdict") =~ ^(not_claimed|skip)$ ]] || fail "user: $c"
 done
 # The confinement seen from inside: NoNewPrivs, no capability at all.
 [[ $(prov user '.confinement | "\(.no_new_privs) \(.cap_eff) \(.cap_bnd)"') == "1 0000000000000000 0000000000000000" ]] \
   || fail "user: confinement $(prov user '.confinement|tostring')"
 pass "normal user: catalogue v2 checks pass; confinement NoNewPrivs=1, no capabilities"
-pass "normal user: conformant, syscalls_restricted not claimed"
+pass "normal user: conformant, syscalls_restricted claimed and shown (filter recorded, every surface reached outside EPERM inside)"
 
 # 2. root without --run-as: bwrap would keep every capability; refused.
 expect_rc 0 collect_as root root

@@ -12,6 +12,9 @@ want_pass=(fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_g
            fs.symlink_escape_denied priv.no_escalation output.bounded lifecycle.consistent
            lifecycle.timeout_cleanup lifecycle.cancel_cleanup capabilities.truthful probe.truthful
            fail.closed env.scrubbed fs.remount_denied)
+# The helper's shared seccomp filter (providers/seccomp-filter.c): the
+# syscall checks pass, as root too (the filter does not care who runs).
+want_pass+=(syscalls.restricted syscalls.io_uring_denied syscalls.kernel_surface_denied)
 [[ $abi -ge 4 ]] && want_pass+=(net.egress_denied net.egress_ipv6_denied)
 # Catalogue v2 checks a Landlock domain (plus the runner) must pass.
 want_pass+=(secrets.home_denied fs.hardlink_alias_denied fs.no_host_residue exec.status_fidelity
@@ -91,6 +94,13 @@ check_bundle() {
   # no capability and no setuid gain.
   v=${verdict_of[priv.capabilities_dropped]:-}
   if [[ $who == root ]]; then [[ $v == not_claimed ]]; else [[ $v == pass ]]; fi || fail "$who: landlock priv.capabilities_dropped is $v"
+  # syscalls_restricted claimed; every surface the control reaches outside
+  # is the filter's EPERM inside; the filter itself is in the bundle.
+  jq -e '.providers[] | select(.id=="landlock") | .claims.syscalls_restricted == true and
+    (.checks[] | select(.id=="syscalls.kernel_surface_denied") | .facts.surfaces | to_entries |
+     map(select(.value.control | startswith("reached"))) | length > 0 and all(.value.inside == "EPERM")) and
+    (.probe.facts.seccomp_filter.instructions > 0) and .probe.facts.self_test.seccomp_denied == true' "$f" >/dev/null \
+    || fail "$who: landlock seccomp filter not shown: $(jq -c '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="syscalls.kernel_surface_denied") | .facts.surfaces' "$f")"
   # The effective ABI and the masks are recorded.
   jq -e '.providers[] | select(.id=="landlock") | .probe.facts | has("effective_abi") or has("system_abi")' "$f" >/dev/null \
     || fail "$who: landlock ABI facts missing"
