@@ -14,6 +14,11 @@
  *    checked with the start time, so a reused pid is never hit);
  *  - the run's cgroup members, when it has a cgroup.
  *
+ * A run with spare_helpers (a wrapped tool's) judges each member as it is
+ * walked (judge below): the run's and the wrapper's own are signalled, a
+ * helper the tool daemonised for itself is walked but spared, and no
+ * sweep of a later run takes it.
+ *
  * The child of a one-shot run is itself a subreaper (runner.c), so while it
  * lives its orphans stay below it and are members by descent; only what is
  * left when it exits passes through us and needs the sweep's rules.
