@@ -1123,7 +1123,7 @@ START_TEST(test_spare_helpers)
 		 dir, self_exe, marker, dir, word, dir, dir, _i == 1 ? "exec sleep 60\n" : "");
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct agsbx_run_opts o = opts_for(argv);
-	o.timeout_ms = _i == 1 ? 1500 : 60000;
+	o.timeout_ms = _i == 1 ? 4000 : 60000; /* the timeout after both are up, under load too */
 	o.spare_helpers = _i != 2;
 	o.own_exe = self_exe;
 	o.own_word = word;
