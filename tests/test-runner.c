@@ -1104,8 +1104,10 @@ static bool gone(pid_t pid)
 
 /* The wrapper (a shell) starts, each in a session of its own, and leaves:
  * a stand-in for rootless podman's pause process (a `sleep` carrying
- * nothing of the run), the run's program detached (this binary: the same
- * file), and a shell carrying the run's word with a `sleep` below it.
+ * nothing of the run: the word reaches it in the environment) with a
+ * shell carrying the run's word below it (as conmon runs the container), the run's program detached (this binary:
+ * the same file), and a shell carrying the run's word with a `sleep`
+ * below it.
  * Only the stand-in may survive the end of the run, whether the wrapper
  * exited (loop 0) or timed out (loop 1); without spare_helpers (loop 2)
  * it goes too. */
@@ -1116,11 +1118,12 @@ START_TEST(test_spare_helpers)
 	snprintf(word, sizeof word, "%s-word", marker);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(script, sizeof script,
-		 "( setsid sh -c 'echo $$ > %s/helper; exec sleep 60' </dev/null >/dev/null 2>&1 & )\n"
+		 "( W=%s setsid sh -c 'sh -c \"echo \\$\\$ > %s/under; sleep 60; :\" sh \"$W\" & echo $$ > %s/helper; "
+		 "exec sleep 60' </dev/null >/dev/null 2>&1 & )\n"
 		 "%s --runner-helper detach-exit %s >/dev/null\n"
 		 "( setsid sh -c 'sleep 60 & echo $! > %s/below; wait' sh %s </dev/null >/dev/null 2>&1 & )\n"
-		 "while [ ! -s %s/below ] || [ ! -s %s/helper ]; do sleep 0.01; done\n%s",
-		 dir, self_exe, marker, dir, word, dir, dir, _i == 1 ? "exec sleep 60\n" : "");
+		 "while [ ! -s %s/below ] || [ ! -s %s/helper ] || [ ! -s %s/under ]; do sleep 0.01; done\n%s",
+		 word, dir, dir, self_exe, marker, dir, word, dir, dir, dir, _i == 1 ? "exec sleep 60\n" : "");
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct agsbx_run_opts o = opts_for(argv);
 	o.timeout_ms = _i == 1 ? 4000 : 60000; /* the timeout after both are up, under load too */
@@ -1142,6 +1145,10 @@ START_TEST(test_spare_helpers)
 	 * (written after its setsid): as a tool waits for its daemon. */
 	assert_no_marker(marker);   /* the detached program and the word's shell */
 	ck_assert_msg(gone(below), "the sleep below the run's shell survived");
+	snprintf(path, sizeof path, "%s/under", dir);
+	pid_t under = pid_from_file(path);
+	ck_assert_int_gt(under, 0);
+	ck_assert_msg(gone(under), "the run's shell below the helper survived");
 	struct agsbx_proc hp;
 	bool alive = agsbx_runner_read_proc(helper, &hp) == 0 && hp.state != 'Z';
 	if (alive) {
