@@ -52,7 +52,7 @@ struct agsbx_run_tree {
 	dev_t own_dev;
 	ino_t own_ino;
 	const char *own_word;             /* the caller's, for the run */
-	char *child_argv;                 /* the child's, as it exec'd */
+	char *child_argv;                 /* the child's, as last read */
 	size_t child_argv_len;
 };
 

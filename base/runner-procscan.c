@@ -873,8 +873,9 @@ static size_t live_members(struct agsbx_run_tree *t, size_t *any)
 	return live;
 }
 
-/* Reaps the deferred exiting members that have become our zombies and
- * forgets those gone. The caller holds reg_lock. */
+/* Spared helpers that are gone or dead are forgotten (a dead one that
+ * is our child is reaped by the next sweep: it is nobody's). The caller
+ * holds reg_lock. */
 static void forget_gone_helpers_locked(void)
 {
 	if (!helpers.n)
@@ -889,6 +890,8 @@ static void forget_gone_helpers_locked(void)
 	helpers = keep;
 }
 
+/* Reaps the deferred exiting members that have become our zombies and
+ * forgets those gone (and the helpers gone). The caller holds reg_lock. */
 static void reap_exiting_locked(void)
 {
 	forget_gone_helpers_locked();
