@@ -90,6 +90,8 @@ void agsbx_runner_tree_record(struct agsbx_run_tree *t);
  * kill_child), reaps members re-parented to us, removes the cgroup.
  * Returns how many processes were SIGKILLed. The child is not reaped. */
 unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child);
+/* After the kill: the helpers it spared that still run. */
+unsigned agsbx_runner_tree_spared(struct agsbx_run_tree *t);
 /* Leaves the active runs and frees everything. Idempotent. */
 void agsbx_runner_tree_end(struct agsbx_run_tree *t);
 

@@ -569,7 +569,10 @@ static void visit(struct walk *w, const struct agsbx_proc *p0)
 	q.kind = w->t->spare ? judge(w, p0) : KIND_RUN;
 	procset_add(w->set, p);
 	/* A spared helper is walked (what it runs for the run is the run's)
-	 * but never signalled. */
+	 * but never signalled; recorded by any walk that meets it (a look
+	 * may be the last walk), so the run's end hands it on (helpers). */
+	if (q.kind == KIND_HELPER)
+		procset_add(&w->t->seen, p);
 	if (!w->targets || q.kind == KIND_HELPER || procset_has(w->targets, p->pid, p->start))
 		return;
 	procset_add(w->targets, p);
@@ -759,6 +762,20 @@ static void keep_helpers_locked(const struct agsbx_run_tree *t)
 		if (p->kind == KIND_HELPER && agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start)
 			procset_add(&helpers, p);
 	}
+}
+
+unsigned agsbx_runner_tree_spared(struct agsbx_run_tree *t)
+{
+	struct agsbx_proc now;
+	unsigned n = 0;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; t->spare && i < t->seen.n; i++) {
+		const struct agsbx_proc *p = &t->seen.v[i];
+		n += p->kind == KIND_HELPER && agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start &&
+		     now.state != 'Z';
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return n;
 }
 
 void agsbx_runner_tree_end(struct agsbx_run_tree *t)

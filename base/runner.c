@@ -722,6 +722,7 @@ static int run_finish(struct run *run, struct agsbx_run_result *res, enum run_en
 	/* Kill the child itself only when it is still running (timeout or
 	 * cancel); the rest of the tree goes in any case. */
 	res->killed = agsbx_runner_tree_kill(&run->tree, end != END_EXITED);
+	res->spared = agsbx_runner_tree_spared(&run->tree);
 	drain_rest(run);
 	int st = 0;
 	pid_t w;

@@ -79,6 +79,7 @@ struct agsbx_run_result {
 	uint64_t err_total;
 	bool err_truncated;
 	unsigned killed;          /* processes the cleanup had to SIGKILL (tree + detached) */
+	unsigned spared;          /* spare_helpers: the wrapper tool's helpers left running */
 	bool used_cgroup;
 };
 

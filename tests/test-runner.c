@@ -1157,6 +1157,7 @@ START_TEST(test_spare_helpers)
 		waitpid(helper, NULL, 0);
 	}
 	ck_assert_msg(alive == o.spare_helpers, "helper %s", alive ? "survived a full sweep" : "was killed");
+	ck_assert_uint_eq(r.spared, o.spare_helpers ? 1 : 0);   /* said: the one helper left running */
 	agsbx_run_result_clear(&r);
 	snprintf(path, sizeof path, "rm -rf %s", dir);
 	ck_assert_int_eq(system(path), 0);

@@ -353,6 +353,9 @@ static int run_sparing_helpers(const struct agsbx_handle *h, const struct agsbx_
 	o.own_word = agsbx_run_nonce();
 	int r = agsbx_run(&o, &out->run);
 	out->meta = agsbx_handle_meta(h);
+	/* Said, not hidden: what the execution left running as the tool's. */
+	if (out->meta && r == 0)
+		json_object_set_new(out->meta, "spared_helpers", json_integer(out->run.spared));
 	return r;
 }
 
