@@ -18,6 +18,7 @@ struct agsbx_proc {
 	char state;
 	unsigned flags;               /* the kernel's PF_* flags (field 9) */
 	unsigned long long start;
+	char kind;                    /* a walk's verdict (runner-procscan.c); 0 when read */
 };
 
 /* PF_EXITING: do_exit() has begun; the task never returns to user space
@@ -44,6 +45,15 @@ struct agsbx_run_tree {
 	const char *cgroup_rel;           /* cgroup_dir below the mount, "/..." */
 	int cgroup_procs_fd;
 	bool used_cgroup;
+	/* agsbx_run_opts.spare_helpers: what tells the run's own members
+	 * from the wrapper tool's helpers (agsbx_runner_tree_spare). */
+	bool spare;
+	bool own_exe_known;
+	dev_t own_dev;
+	ino_t own_ino;
+	const char *own_word;             /* the caller's, for the run */
+	char *child_argv;                 /* the child's, as last read */
+	size_t child_argv_len;
 };
 
 /* agsbx_run's first step in both runners: res cleared, opts checked
@@ -70,6 +80,9 @@ pid_t agsbx_runner_spawn_registered(int (*fn)(void *), void *stack_top, void *ar
 void agsbx_runner_tree_init(struct agsbx_run_tree *t);
 /* The child exists: remember its identity and join the active runs. */
 void agsbx_runner_tree_begin(struct agsbx_run_tree *t, pid_t child);
+/* Before begin: at its end the run spares the wrapper tool's helpers
+ * (agsbx_run_opts.spare_helpers); own_exe and own_word may be NULL. */
+void agsbx_runner_tree_spare(struct agsbx_run_tree *t, const char *own_exe, const char *own_word);
 /* Walks the tree now and records every member (the claims other runs'
  * orphan sweeps respect). */
 void agsbx_runner_tree_record(struct agsbx_run_tree *t);
@@ -77,6 +90,8 @@ void agsbx_runner_tree_record(struct agsbx_run_tree *t);
  * kill_child), reaps members re-parented to us, removes the cgroup.
  * Returns how many processes were SIGKILLed. The child is not reaped. */
 unsigned agsbx_runner_tree_kill(struct agsbx_run_tree *t, bool kill_child);
+/* After the kill: the helpers it spared that still run. */
+unsigned agsbx_runner_tree_spared(struct agsbx_run_tree *t);
 /* Leaves the active runs and frees everything. Idempotent. */
 void agsbx_runner_tree_end(struct agsbx_run_tree *t);
 

@@ -14,6 +14,11 @@
  *    checked with the start time, so a reused pid is never hit);
  *  - the run's cgroup members, when it has a cgroup.
  *
+ * A run with spare_helpers (a wrapped tool's) judges each member as it is
+ * walked (judge below): the run's and the wrapper's own are signalled, a
+ * helper the tool daemonised for itself is walked but spared, and no
+ * sweep of a later run takes it.
+ *
  * The child of a one-shot run is itself a subreaper (runner.c), so while it
  * lives its orphans stay below it and are members by descent; only what is
  * left when it exits passes through us and needs the sweep's rules.
@@ -125,6 +130,7 @@ int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p)
 	p->sid = (pid_t)f[6];
 	p->flags = (unsigned)f[9];
 	p->start = f[22];
+	p->kind = 0;
 	return 0;
 }
 
@@ -287,6 +293,9 @@ static struct agsbx_run_tree *active_runs;       /* reg_lock */
  * run ended: dead in every way that matters, reaped once they are zombies
  * (by later runs and tree ends) instead of being waited for. */
 static struct agsbx_procset exiting;             /* reg_lock */
+/* Helpers spared by ended runs (spare_helpers): no later sweep takes
+ * them for its own orphans. */
+static struct agsbx_procset helpers;             /* reg_lock */
 
 static bool registered_locked(pid_t pid)
 {
@@ -460,6 +469,48 @@ static void children_of(pid_t pid, struct snapshot *snap, struct pidvec *out)
 	closedir(d);
 }
 
+/* ---- a wrapper tool's own helpers (agsbx_run_opts.spare_helpers) ---- */
+
+/* A walk's verdict on a member: the run's (killed at its end, and so is
+ * everything below it), the wrapper's own (killed), or a helper the
+ * wrapper tool daemonised for itself (spared). */
+enum { KIND_RUN = 1, KIND_WRAPPER, KIND_HELPER };
+
+void agsbx_runner_tree_spare(struct agsbx_run_tree *t, const char *own_exe, const char *own_word)
+{
+	struct stat st;
+	t->spare = true;
+	t->own_word = own_word;
+	/* The file, not its name: the payload seen through a bind mount is
+	 * the same inode; a tool's helper named like it is not. */
+	if (own_exe && stat(own_exe, &st) == 0) {
+		t->own_exe_known = true;
+		t->own_dev = st.st_dev;
+		t->own_ino = st.st_ino;
+	}
+}
+
+/* It executes the run's program or its argv carries the run's word. A
+ * fork of the wrapper that has not exec'd yet carries the wrapper's argv,
+ * which holds the word too (the payload's argv is the end of the
+ * wrapper's): that is no sign of the run, so neither the child's argv
+ * nor one equal to it counts (the child is the run's by its program). */
+static bool carries_run(const struct agsbx_run_tree *t, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	if (t->own_exe_known && stat(path, &st) == 0 && st.st_dev == t->own_dev && st.st_ino == t->own_ino)
+		return true;
+	if (!t->own_word || !*t->own_word)
+		return false;
+	size_t len = 0;
+	_cleanup_free_ char *argv = pid == t->child ? NULL : agsbx_proc_cmdline(pid, &len);
+	if (pid == t->child || !argv || !memmem(argv, len, t->own_word, strlen(t->own_word)))
+		return false;
+	return !t->child_argv || len != t->child_argv_len || memcmp(argv, t->child_argv, len) != 0;
+}
+
 /* One walk over a run's members. With targets, each member not yet a
  * target becomes one on discovery and is signalled right then: a member
  * of a fork loop lives for microseconds, so a signal sent only after the
@@ -476,10 +527,53 @@ struct walk {
 	struct snapshot snap;
 };
 
-static void visit(struct walk *w, const struct agsbx_proc *p)
+/* The child's argv now (it may exec again: `env PROGRAM`); a zombie's,
+ * or one read in the middle of its exec, is empty and keeps the last. */
+static void note_child_argv(struct agsbx_run_tree *t)
 {
+	size_t len = 0;
+	char *argv = agsbx_proc_cmdline(t->child, &len);
+	if (!argv || !len) {
+		free(argv);
+		return;
+	}
+	free(t->child_argv);
+	t->child_argv = argv;
+	t->child_argv_len = len;
+}
+
+/* Once the run's, always (an earlier walk saw it below the run's
+ * program: a payload's child that detaches and execs something else
+ * stays the run's). The wrapper's session (the child's: the runner made
+ * it a session leader) is the wrapper's own; a member that left it
+ * without carrying the run is a daemon of the wrapper tool. */
+static int judge(const struct walk *w, const struct agsbx_proc *p)
+{
+	const struct agsbx_run_tree *t = w->t;
+	if (p->state == 'Z')
+		return KIND_RUN;   /* dead: only to be reaped */
+	const struct agsbx_proc *was = procset_find_pid(&t->seen, p->pid);
+	if (was && was->start == p->start && was->kind == KIND_RUN)
+		return KIND_RUN;
+	const struct agsbx_proc *parent = procset_find_pid(w->set, p->ppid);
+	if (parent && parent->kind == KIND_RUN)
+		return KIND_RUN;
+	if (carries_run(t, p->pid))
+		return KIND_RUN;
+	return p->pid == t->child || p->sid == t->child ? KIND_WRAPPER : KIND_HELPER;
+}
+
+static void visit(struct walk *w, const struct agsbx_proc *p0)
+{
+	struct agsbx_proc q = *p0, *p = &q;
+	q.kind = w->t->spare ? judge(w, p0) : KIND_RUN;
 	procset_add(w->set, p);
-	if (!w->targets || procset_has(w->targets, p->pid, p->start))
+	/* A spared helper is walked (what it runs for the run is the run's)
+	 * but never signalled; recorded by any walk that meets it (a look
+	 * may be the last walk), so the run's end hands it on (helpers). */
+	if (q.kind == KIND_HELPER)
+		procset_add(&w->t->seen, p);
+	if (!w->targets || q.kind == KIND_HELPER || procset_has(w->targets, p->pid, p->start))
 		return;
 	procset_add(w->targets, p);
 	/* A new zombie counts too: it may have forked just before dying,
@@ -518,6 +612,7 @@ static size_t sweep_orphans_locked(struct walk *w, pid_t our_sid, struct pidvec 
 		if (agsbx_runner_read_proc(pid, &p) < 0 || p.sid == our_sid)
 			continue;
 		if (p.start < t->child_start || procset_has(&exiting, pid, p.start) ||
+		    procset_has(&helpers, pid, p.start) ||
 		    claimed_by_other_locked(t, pid, p.start) || in_other_cgroup_locked(t, pid)) {
 			/* Not this run's; but an adopted orphan that already died
 			 * has nobody else to wait for it (its parent is gone and
@@ -578,6 +673,8 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 	pid_t our_sid = getsid(0);
 	w->self = getpid();
 	w->incomplete = false;
+	if (t->spare)
+		note_child_argv(t);
 	w->snap.taken = false;
 	procset_clear(&w->snap.all);
 	procset_clear(w->set);
@@ -655,6 +752,32 @@ void agsbx_runner_tree_record(struct agsbx_run_tree *t)
 
 static void cgroup_remove(struct agsbx_run_tree *t);
 
+/* The helpers the run spared stay off every later sweep; forgotten once
+ * gone (reap_exiting_locked). The caller holds reg_lock. */
+static void keep_helpers_locked(const struct agsbx_run_tree *t)
+{
+	struct agsbx_proc now;
+	for (size_t i = 0; t->spare && i < t->seen.n; i++) {
+		const struct agsbx_proc *p = &t->seen.v[i];
+		if (p->kind == KIND_HELPER && agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start)
+			procset_add(&helpers, p);
+	}
+}
+
+unsigned agsbx_runner_tree_spared(struct agsbx_run_tree *t)
+{
+	struct agsbx_proc now;
+	unsigned n = 0;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; t->spare && i < t->seen.n; i++) {
+		const struct agsbx_proc *p = &t->seen.v[i];
+		n += p->kind == KIND_HELPER && agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start &&
+		     now.state != 'Z';
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return n;
+}
+
 void agsbx_runner_tree_end(struct agsbx_run_tree *t)
 {
 	pthread_mutex_lock(&reg_lock);
@@ -667,9 +790,12 @@ void agsbx_runner_tree_end(struct agsbx_run_tree *t)
 		}
 		t->active = false;
 	}
+	keep_helpers_locked(t);
 	reap_exiting_locked();
 	procset_free(&t->seen);
 	pthread_mutex_unlock(&reg_lock);
+	free(t->child_argv);
+	t->child_argv = NULL;
 	cgroup_remove(t);
 }
 
@@ -753,18 +879,39 @@ static size_t live_members(struct agsbx_run_tree *t, size_t *any)
 	walk_locked(&w, false, true);
 	pthread_mutex_unlock(&reg_lock);
 	size_t live = w.incomplete;   /* still appearing: somebody lives */
-	for (size_t i = 0; i < now.n; i++)
-		live += now.v[i].state != 'Z' && !(now.v[i].flags & AGSBX_PF_EXITING);
-	*any = now.n;
+	*any = 0;
+	for (size_t i = 0; i < now.n; i++) {
+		bool spared = now.v[i].kind == KIND_HELPER;
+		live += now.v[i].state != 'Z' && !(now.v[i].flags & AGSBX_PF_EXITING) && !spared;
+		*any += !spared;
+	}
 	procset_free(&now);
 	procset_free(&w.snap.all);
 	return live;
 }
 
+/* Spared helpers that are gone or dead are forgotten (a dead one that
+ * is our child is reaped by the next sweep: it is nobody's). The caller
+ * holds reg_lock. */
+static void forget_gone_helpers_locked(void)
+{
+	if (!helpers.n)
+		return;
+	struct agsbx_procset keep = { 0 };
+	for (size_t i = 0; i < helpers.n; i++) {
+		struct agsbx_proc now, *p = &helpers.v[i];
+		if (agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z')
+			procset_add(&keep, p);
+	}
+	procset_free(&helpers);
+	helpers = keep;
+}
+
 /* Reaps the deferred exiting members that have become our zombies and
- * forgets those gone. The caller holds reg_lock. */
+ * forgets those gone (and the helpers gone). The caller holds reg_lock. */
 static void reap_exiting_locked(void)
 {
+	forget_gone_helpers_locked();
 	if (!exiting.n)
 		return;
 	pid_t self = getpid();
@@ -793,9 +940,11 @@ static bool defer_exiting(struct agsbx_run_tree *t)
 	walk_locked(&w, false, true);
 	bool all = !w.incomplete;
 	for (size_t i = 0; i < now.n && all; i++)
-		all = now.v[i].state == 'Z' || (now.v[i].flags & AGSBX_PF_EXITING);
+		all = now.v[i].state == 'Z' || (now.v[i].flags & AGSBX_PF_EXITING) || now.v[i].kind == KIND_HELPER;
 	for (size_t i = 0; i < now.n && all; i++) {
 		const struct agsbx_proc *p = &now.v[i];
+		if (p->kind == KIND_HELPER)
+			continue;
 		if (p->state == 'Z' && p->ppid == self && waitpid(p->pid, NULL, WNOHANG) == p->pid)
 			continue;
 		procset_add(&exiting, p);

@@ -518,7 +518,10 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 	int r = spawn_res_open(&sr, opts, res);
 	if (r < 0)
 		goto out;
-	agsbx_runner_cgroup_prepare(&run->tree, opts->use_cgroup);
+	if (opts->spare_helpers)
+		agsbx_runner_tree_spare(&run->tree, opts->own_exe, opts->own_word);
+	/* A leaf would hold the helpers spared too: cgroup.kill takes all. */
+	agsbx_runner_cgroup_prepare(&run->tree, opts->use_cgroup && !opts->spare_helpers);
 	struct spawn_plan plan = spawn_plan_for(run, opts, &sr);
 	pid_t pid = spawn_clone(run, &plan, sr.stack);
 	if (pid < 0) {
@@ -741,6 +744,7 @@ static int run_finish(struct run *run, struct agsbx_run_result *res, enum run_en
 	/* Kill the child itself only when it is still running (timeout or
 	 * cancel); the rest of the tree goes in any case. */
 	res->killed = agsbx_runner_tree_kill(&run->tree, end != END_EXITED);
+	res->spared = agsbx_runner_tree_spared(&run->tree);
 	drain_rest(run);
 	int st = 0;
 	pid_t w;

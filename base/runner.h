@@ -11,7 +11,8 @@
  *    the runner tracks every descendant of the child while it runs and, when
  *    the run ends for any reason (exit, timeout, cancel), SIGKILLs the whole
  *    tree including detached members, and reaps what was re-parented to us.
- *    Detached work is not part of the one-shot contract.
+ *    Detached work is not part of the one-shot contract (spare_helpers
+ *    below narrows this to what the run itself started).
  *  - PR_SET_PDEATHSIG(SIGKILL) in the child; pidfds where the kernel has them.
  *  - optional cgroup v2 leaf (when the caller may create one) for airtight
  *    tracking and cgroup.kill; never required.
@@ -50,6 +51,19 @@ struct agsbx_run_opts {
 	 * the keys of the session keyring it would otherwise inherit. */
 	bool new_session_keyring;
 	int fd3;                  /* > 2: handed to the program as its fd 3 (bwrap --seccomp 3); else none */
+	/* A wrapper tool's own daemons (rootless podman's pause process,
+	 * conmon) outlive its run by design, and killing them breaks the
+	 * tool's next run. With spare_helpers the end of the run kills only
+	 * what the run started: a member is the run's when it executes
+	 * own_exe (the same file, not the name), its argv carries own_word,
+	 * or its parent is the run's; otherwise the child and members in the
+	 * child's session (the wrapper itself) are killed, and a member that
+	 * left that session (setsid: a daemon) is spared, with everything
+	 * below it that is not the run's. Such a run has no cgroup leaf (the
+	 * helpers it spares would be in it). */
+	bool spare_helpers;
+	const char *own_exe;      /* NULL: none */
+	const char *own_word;     /* NULL or "": none */
 };
 
 struct agsbx_run_result {
@@ -70,6 +84,7 @@ struct agsbx_run_result {
 	uint64_t err_total;
 	bool err_truncated;
 	unsigned killed;          /* processes the cleanup had to SIGKILL (tree + detached) */
+	unsigned spared;          /* spare_helpers: the wrapper tool's helpers left running */
 	bool used_cgroup;
 };
 

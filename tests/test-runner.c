@@ -1113,6 +1113,98 @@ START_TEST(test_find_marker)
 }
 END_TEST
 
+/* ---- a wrapper tool's own helpers (spare_helpers) ---- */
+
+/* The pid a shell wrote to path (polled: the writer is detached). */
+static pid_t pid_from_file(const char *path)
+{
+	for (int i = 0; i < 200; i++) {
+		FILE *f = fopen(path, "r");
+		int pid = 0;
+		if (f && fscanf(f, "%d", &pid) == 1 && pid > 0) {
+			fclose(f);
+			return (pid_t)pid;
+		}
+		if (f)
+			fclose(f);
+		usleep(10000);
+	}
+	return -1;
+}
+
+static bool gone(pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		struct agsbx_proc p;
+		if (agsbx_runner_read_proc(pid, &p) < 0 || p.state == 'Z')
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* The wrapper (a shell) starts, each in a session of its own, and leaves:
+ * a stand-in for rootless podman's pause process (a `sleep` carrying
+ * nothing of the run: the word reaches it in the environment) with a
+ * shell carrying the run's word below it (as conmon runs the container), the run's program detached (this binary:
+ * the same file), and a shell carrying the run's word with a `sleep`
+ * below it.
+ * Only the stand-in may survive the end of the run, whether the wrapper
+ * exited (loop 0) or timed out (loop 1); without spare_helpers (loop 2)
+ * it goes too. */
+START_TEST(test_spare_helpers)
+{
+	char marker[128], word[160], dir[] = "/tmp/agsbx-spare-XXXXXX", script[16384];
+	test_marker(marker, sizeof marker, "spare");
+	snprintf(word, sizeof word, "%s-word", marker);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(script, sizeof script,
+		 "( W=%s setsid sh -c 'sh -c \"echo \\$\\$ > %s/under; sleep 60; :\" sh \"$W\" & echo $$ > %s/helper; "
+		 "exec sleep 60' </dev/null >/dev/null 2>&1 & )\n"
+		 "%s --runner-helper detach-exit %s >/dev/null\n"
+		 "( setsid sh -c 'sleep 60 & echo $! > %s/below; wait' sh %s </dev/null >/dev/null 2>&1 & )\n"
+		 "while [ ! -s %s/below ] || [ ! -s %s/helper ] || [ ! -s %s/under ]; do sleep 0.01; done\n%s",
+		 word, dir, dir, self_exe, marker, dir, word, dir, dir, dir, _i == 1 ? "exec sleep 60\n" : "");
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = _i == 1 ? 4000 : 60000; /* the timeout after both are up, under load too */
+	o.spare_helpers = _i != 2;
+	o.own_exe = self_exe;
+	o.own_word = word;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(_i == 1 ? r.timed_out : r.exited && r.exit_code == 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s/helper", dir);
+	pid_t helper = pid_from_file(path);
+	snprintf(path, sizeof path, "%s/below", dir);
+	pid_t below = pid_from_file(path);
+	ck_assert_int_gt(helper, 0);
+	ck_assert_int_gt(below, 0);
+	/* Until it has exec'd sleep it may still be in the wrapper's session
+	 * (killed with the wrapper), so the wrapper waits for its pid file
+	 * (written after its setsid): as a tool waits for its daemon. */
+	assert_no_marker(marker);   /* the detached program and the word's shell */
+	ck_assert_msg(gone(below), "the sleep below the run's shell survived");
+	snprintf(path, sizeof path, "%s/under", dir);
+	pid_t under = pid_from_file(path);
+	ck_assert_int_gt(under, 0);
+	ck_assert_msg(gone(under), "the run's shell below the helper survived");
+	struct agsbx_proc hp;
+	bool alive = agsbx_runner_read_proc(helper, &hp) == 0 && hp.state != 'Z';
+	if (alive) {
+		/* Ours to end: the harness adopted it; by its pid. */
+		kill(helper, SIGKILL);
+		waitpid(helper, NULL, 0);
+	}
+	ck_assert_msg(alive == o.spare_helpers, "helper %s", alive ? "survived a full sweep" : "was killed");
+	ck_assert_uint_eq(r.spared, o.spare_helpers ? 1 : 0);   /* said: the one helper left running */
+	agsbx_run_result_clear(&r);
+	snprintf(path, sizeof path, "rm -rf %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *runner_suite(bool privileged)
 {
 	Suite *s = suite_create("runner");
@@ -1153,6 +1245,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_cancel_from_signal_handler);
 	tcase_add_test(tc, test_sigchld_ignored_by_harness);
 	tcase_add_test(tc, test_no_fd_or_child_leaks);
+	tcase_add_loop_test(tc, test_spare_helpers, 0, 3);
 	suite_add_tcase(s, tc);
 
 	if (privileged) {

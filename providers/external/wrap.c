@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/rundir.h"
+#include "base/runner.h"
 #include "base/strv.h"
 #include "base/util.h"
 
@@ -332,6 +334,31 @@ static char **wrapper_env(const struct agsbx_handle *h, const struct agsbx_step 
 	return v;
 }
 
+/* agsbx_provider_run, except that the end of the execution spares the
+ * wrapped tool's own daemons (rootless podman's pause process, conmon:
+ * killed, the tool's next run fails): only what runs the step's program,
+ * carries the run's nonce (every lifecycle marker does) or descends from
+ * either is the execution's, besides the wrapper's own session. */
+static int run_sparing_helpers(const struct agsbx_handle *h, const struct agsbx_step *step,
+			       const struct agsbx_limits *limits, char **argv, char **env,
+			       struct agsbx_exec_result *out)
+{
+	struct agsbx_run_opts o;
+	agsbx_provider_run_opts(h, limits, &o);
+	o.argv = (const char *const *)argv;
+	o.envp = (const char *const *)env;
+	o.cwd = h->paths[step->cwd];
+	o.spare_helpers = true;
+	o.own_exe = step->argv[0];
+	o.own_word = agsbx_run_nonce();
+	int r = agsbx_run(&o, &out->run);
+	out->meta = agsbx_handle_meta(h);
+	/* Said, not hidden: what the execution left running as the tool's. */
+	if (out->meta && r == 0)
+		json_object_set_new(out->meta, "spared_helpers", json_integer(out->run.spared));
+	return r;
+}
+
 static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
 		    struct agsbx_exec_result *out, struct agsbx_error *fail)
 {
@@ -345,8 +372,7 @@ static int run_step(struct agsbx_handle *h, const struct agsbx_step *step, const
 		agsbx_strv_free(env);
 		return -ENOMEM;
 	}
-	int r = agsbx_provider_run(h, limits, (const char *const *)argv, (const char *const *)env, h->paths[step->cwd],
-				   out);
+	int r = run_sparing_helpers(h, step, limits, argv, env, out);
 	json_t *words = json_array();
 	for (char **w = argv; *w; w++)
 		json_array_append_new(words, agsbx_json_string_sanitized(*w, strlen(*w)));
