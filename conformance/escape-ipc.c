@@ -40,16 +40,14 @@ static uid_t run_uid(const struct check_env *env)
 }
 
 /* An attack whose run printed no payload result saw nothing: skipped
- * with how the run ended, never read as denied. */
-static void no_observation(struct check_out *out, const char *attack, const struct agsbx_run_result *r, int sr)
+ * with how the run ended and its stderr tail (cf_no_observation), never
+ * read as denied. */
+static void no_observation(struct check_out *out, const char *attack, int sr)
 {
-	if (sr < 0) {
+	if (sr < 0)
 		cf_reason(out, "provider refused to execute");
-		return;
-	}
-	cf_skip(out, "no observation: %s: the payload gave no result inside (%s %d)", attack,
-		r->timed_out ? "timed out after" : r->term_signal ? "killed by signal" : "exit status",
-		r->term_signal ? r->term_signal : r->status);
+	else
+		cf_no_observation(out, attack);
 }
 
 /* ---- ipc.host_daemons_denied ------------------------------------------ */
@@ -336,7 +334,7 @@ void check_ipc_host_daemons_denied(const struct check_env *env, struct check_out
 		return;
 	}
 	if (!res) {
-		no_observation(out, "connect to the daemon sockets", &xr.run, sr);
+		no_observation(out, "connect to the daemon sockets", sr);
 		agsbx_exec_result_clear(&xr);
 		return;
 	}
@@ -396,7 +394,7 @@ void check_fs_inherited_fds_contained(const struct check_env *env, struct check_
 	json_object_set_new(out->facts, "secret_in_output", json_boolean(leaked));
 	json_object_set_new(out->facts, "control_read", json_boolean(read_ctl));
 	if (!res && !leaked) {
-		no_observation(out, "list descriptors and read the canary through them", &xr.run, sr);
+		no_observation(out, "list descriptors and read the canary through them", sr);
 		agsbx_exec_result_clear(&xr);
 		return;
 	}
@@ -606,7 +604,7 @@ void check_secrets_keyring_denied(const struct check_env *env, struct check_out 
 		return;
 	}
 	if (!res && !leaked) {
-		no_observation(out, "search and read the key", &xr.run, sr);
+		no_observation(out, "search and read the key", sr);
 		agsbx_exec_result_clear(&xr);
 		return;
 	}

@@ -117,7 +117,11 @@ void check_fs_kernel_interfaces_readonly(const struct check_env *env, struct che
 	json_int_t mounts = json_integer_value(sub(res, "mounts_permitted"));
 	char m[160];
 	mount_summary(sub(res, "mount"), m, sizeof m);
-	if (!res || !json_is_object(sub(res, "w"))) {
+	if (!res) {
+		cf_no_observation(out, "zero-byte opens for write of kernel interfaces");
+		return;
+	}
+	if (!json_is_object(sub(res, "w"))) {
 		cf_reason(out, "the payload reported no interface (%s)", cf_result_errno(res));
 		return;
 	}
@@ -217,6 +221,10 @@ void check_syscalls_kernel_surface_denied(const struct check_env *env, struct ch
 	struct surface_tally t = { 0 };
 	json_object_set_new(out->facts, "surfaces", surface_table(res, ctl, own_kernel, &t));
 	json_object_set_new(out->facts, "served_by_sandbox_kernel", json_boolean(own_kernel));
+	if (!res) {
+		cf_no_observation(out, "the kernel surface table");
+		return;
+	}
 	if (!json_is_object(sub(res, "s"))) {
 		cf_reason(out, "the payload reported no surface (%s)", cf_result_errno(res));
 		return;
@@ -299,6 +307,11 @@ static void judge_ended(struct check_out *out, const struct balloon *b, const st
 {
 	long long got = last_progress(r);
 	json_object_set_new(out->facts, "progress_before_end", json_integer(got));
+	/* no "agsbx-progress 0": the payload never started, nothing was bounded */
+	if (got < 0) {
+		cf_no_observation(out, b->what);
+		return;
+	}
 	bool by_sandbox = !r->timed_out && !r->cancelled && r->status != 0;
 	out->observed_pass = by_sandbox && got < b->cap;
 	cf_reason(out, "%s inside: no result line; the run ended with status %d%s after %lld of the %lld cap%s", b->what,

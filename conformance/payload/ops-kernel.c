@@ -470,6 +470,7 @@ int op_fork_bound(char **argv, int argc, const char *self)
 		return -EINVAL;
 	pid_t parent = getpid();
 	int n = 0, err = 0;
+	progress(0); /* started: a run that ends before this line observed nothing */
 	while (n < cap) {
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -510,6 +511,7 @@ static void balloon_child(int fd, long long cap_mib)
 	const size_t chunk = (size_t)BALLOON_CHUNK_MIB << 20;
 	long page = sysconf(_SC_PAGESIZE);
 	int msg[2] = { 0, 0 };
+	progress(0); /* started: a run that ends before this line observed nothing */
 	for (long long mib = 0; mib < cap_mib; mib += BALLOON_CHUNK_MIB) {
 		char *p = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {

@@ -63,11 +63,13 @@ jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "
 # (all but bundle.integrity_enforced's and lifecycle.consistent's, which
 # ensure handles of their own) ran in the same one, concurrently with
 # others, each record naming it and why sharing is sound; the lifecycle
-# checks that ask for own_sandbox each got a fresh one.
+# and resource checks that ask for own_sandbox each got a fresh one.
 jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "sandbox" and .meta.sandbox)
         | {c: $c, s: .meta.sandbox}] as $o
-       | ($o | map(select(.c == "lifecycle.timeout_cleanup" or .c == "lifecycle.cancel_cleanup"))) as $own
-       | ($o | map(select((.c | startswith("lifecycle.") or . == "bundle.integrity_enforced") | not))) as $main
+       | ($o | map(select(.c == "lifecycle.timeout_cleanup" or .c == "lifecycle.cancel_cleanup"
+                          or (.c | startswith("resources."))))) as $own
+       | ($o | map(select((.c | startswith("lifecycle.") or startswith("resources.") or . == "bundle.integrity_enforced")
+                          | not))) as $main
        | ($main | map(.s.container) | unique | length == 1)
          and ($main | all(.s.shared == true and (.s.sharing | test("own_sandbox")) and (.s.container | length == 12)))
          and ($own | length >= 2 and all(.s.shared == false))

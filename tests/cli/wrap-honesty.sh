@@ -70,7 +70,9 @@ fi
 wrap norun "/bin/sh -c \"echo wrapper: payload not started >&2; exit 3\" {argv}"
 iso=$(p '[.checks[] | select(.axis != "contract")] | length')
 [[ $iso -ge 15 ]] || fail "norun: only $iso isolation checks"
+# (ipc.host_daemons_denied attacks nothing where no daemon socket exists)
 bad=$(p '[.checks[] | select(.axis != "contract" and .id != "fs.remount_denied")
+  | select(.id != "ipc.host_daemons_denied" or (.reason | test("^no well-known daemon socket") | not))
   | select(.verdict != "skip" or (.reason | test("^no observation: .*exit status 3; stderr \"wrapper: payload not started\"") | not)
            or (.reason | test("ALLOWED|VISIBLE|REACHED|GAINED|denied"))) | "\(.id): \(.verdict): \(.reason)"] | join("; ")')
 [[ -z $bad ]] || fail "norun: an attack without a payload result reads as an outcome: $bad"
