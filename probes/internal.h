@@ -95,6 +95,17 @@ json_t *agsbx_probe_cgroup_markers(const char *path, bool *fired);
  * /sys, /proc and /etc/apparmor.d as they are). */
 json_t *agsbx_probe_apparmor_at(const char *root);
 
+/* A `TOOL --version` output (modified: cut at its first newline) as the
+ * family's version (prefix removed) and version_line facts. */
+void agsbx_probes_version_parse(json_t *family, char *out, const char *prefix, const char *source);
+/* Which of the options we look for a `bwrap --help` text names: the
+ * options fact. */
+json_t *agsbx_bwrap_options_fact(const char *help, const char *source);
+/* The docker family's version facts from a GET /version answer; false (and
+ * nothing put) when it is no Docker Engine API's (no Version/ApiVersion
+ * strings). */
+bool agsbx_docker_version_facts(json_t *f, const json_t *ver, const char *source);
+
 /* ---- versions (advisories.c) ---- */
 
 /* "1.1.5+ds1", "1.0.0-rc93", "1.4.0-rc.3", "6.18.44-fc-v1098": up to four
