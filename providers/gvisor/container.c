@@ -252,11 +252,9 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
 	size_t i;
 	json_t *c;
 	json_array_foreach(list, i, c) {
-		const char *id = json_string_value(json_object_get(c, "Id"));
-		json_t *labels = json_object_get(c, "Labels");
-		const char *ex = json_string_value(json_object_get(labels, GV_LABEL_EXEC));
-		const char *ow = json_string_value(json_object_get(labels, GV_LABEL_OWNER));
-		json_array_append_new(out, json_pack("{s:s, s:s?, s:s?}", "id", id ? id : "?", "exec", ex, "owner", ow));
+		json_t *e = gv_container_entry(c);
+		if (e)
+			json_array_append_new(out, e);
 	}
 	int n = (int)json_array_size(out);
 	if (found)

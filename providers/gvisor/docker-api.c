@@ -1,6 +1,7 @@
 /* Docker Engine API over a unix socket: endpoint resolution, version
  * negotiation, bounded JSON calls, and the attach-stream demultiplexer. */
 #include "providers/gvisor/docker-api.h"
+#include "providers/gvisor/gvisor.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -196,10 +197,15 @@ char *gv_url_escape(const char *s)
 
 /* ---- the daemon's answers -------------------------------------------- */
 
+static bool is_container_id(const char *s)
+{
+	return s && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
 int gv_created_id(long status, const json_t *reply, char id[65])
 {
 	const char *s = json_string_value(json_object_get(reply, "Id"));
-	if (status != 201 || !s || strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64)
+	if (status != 201 || !is_container_id(s))
 		return -EPROTO;
 	memcpy(id, s, 65);
 	return 0;
@@ -216,6 +222,17 @@ static int exit_status(const json_t *c, int *code)
 		return -ERANGE;
 	*code = (int)v;
 	return 0;
+}
+
+json_t *gv_container_entry(const json_t *c)
+{
+	const char *id = json_string_value(json_object_get(c, "Id"));
+	json_t *labels = json_object_get(c, "Labels");
+	const char *ex = json_string_value(json_object_get(labels, GV_LABEL_EXEC));
+	const char *ow = json_string_value(json_object_get(labels, GV_LABEL_OWNER));
+	if (!is_container_id(id))
+		return NULL;
+	return json_pack("{s:s, s:s?, s:s?}", "id", id, "exec", ex, "owner", ow);
 }
 
 int gv_wait_answer(const json_t *w, int *code, const char **message)

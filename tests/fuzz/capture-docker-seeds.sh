@@ -34,7 +34,7 @@ mkdir "$dir/img" && cp "$payload" "$dir/img/agsbx-payload"
 tar -C "$dir/img" -cf "$dir/img.tar" agsbx-payload
 api -X POST -H 'Content-Type: application/x-tar' --data-binary @"$dir/img.tar" \
   'http://d/v1.41/images/create?fromSrc=-&repo=agsbx-seed&tag=1' >/dev/null
-create() { api -X POST -H 'Content-Type: application/json' -d "{\"Image\":\"agsbx-seed:1\",\"Cmd\":$1,\"HostConfig\":{\"NetworkMode\":\"none\",\"Runtime\":\"${2:-runc}\"}}" http://d/v1.41/containers/create; }
+create() { api -X POST -H 'Content-Type: application/json' -d "{\"Image\":\"agsbx-seed:1\",\"Cmd\":$1,\"Labels\":{\"agsbx-evidence.run\":\"seed\",\"agsbx-evidence.exec\":\"0123abcd\",\"agsbx-evidence.owner\":\"$$ 1\"},\"HostConfig\":{\"NetworkMode\":\"none\",\"Runtime\":\"${2:-runc}\"}}" http://d/v1.41/containers/create; }
 create '["/agsbx-payload","exit","3"]' >"$dir/last"; seed create 1 1
 id=$(sed -n 's/.*"Id":"\([0-9a-f]*\)".*/\1/p' "$dir/last")
 api -X POST -d '' "http://d/v1.41/containers/$id/start" >/dev/null
@@ -59,4 +59,5 @@ rid=$(sed -n 's/.*"Id":"\([0-9a-f]*\)".*/\1/p' "$dir/last")
 api -X POST -d '' "http://d/v1.41/containers/$rid/start" >/dev/null
 api -X POST -d '' "http://d/v1.41/containers/$rid/wait?condition=not-running" >"$dir/last"; seed wait-runsc 2 0
 api "http://d/v1.41/containers/$rid/json" >"$dir/last"; seed inspect-runsc 4 0
+api 'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22agsbx-evidence.run%3Dseed%22%5D%7D' >"$dir/last"; seed list 7 0
 for c in "$id" "$lid" "$rid"; do api -X DELETE "http://d/v1.41/containers/$c?force=1" >/dev/null; done

@@ -13,11 +13,15 @@
  *  3: GET /exec/EID/json -> running, or exited with ExitCode exactly;
  *  4: GET /containers/ID/json -> HostConfig.Runtime, valid UTF-8;
  *  5: GET /info -> the provider's facts: values the bundle can hold;
- *  6: GET /version -> the docker probe's version facts, likewise. */
+ *  6: GET /version -> the docker probe's version facts, likewise;
+ *  7: GET /containers/json -> each entry's id (64 hex digits, or the
+ *     entry is dropped: the id is a DELETE path and a kill needle) and
+ *     labels. */
 #include "base/util.h"
 #include "evidence/evidence.h"
 #include "probes/internal.h"
 #include "providers/gvisor/docker-api.h"
+#include "providers/gvisor/gvisor.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -115,20 +119,37 @@ static void facts_of(const json_t *j, bool probe)
 	json_decref(f);
 }
 
+static void listed(const json_t *list)
+{
+	size_t i;
+	const json_t *c;
+	json_array_foreach(list, i, c) {
+		json_t *e = gv_container_entry(c);
+		if (!e)
+			continue;
+		const char *id = json_string_value(json_object_get(e, "id"));
+		if (!id || strlen(id) != 64 || strspn(id, "0123456789abcdef") != 64)
+			abort();
+		bundlable(e);
+		json_decref(e);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
 		return 0;
 	long status = statuses[data[1] % (sizeof statuses / sizeof statuses[0])];
 	json_t *j = json_loadb((const char *)data + 2, size - 2, JSON_REJECT_DUPLICATES, NULL);
-	switch (data[0] % 7) {
+	switch (data[0] % 8) {
 	case 0: version(status, j); break;
 	case 1: created(status, j); break;
 	case 2: waited(j); break;
 	case 3: exec_state(status, j); break;
 	case 4: inspected(j); break;
 	case 5: facts_of(j, false); break;
-	default: facts_of(j, true); break;
+	case 6: facts_of(j, true); break;
+	default: listed(j); break;
 	}
 	json_decref(j);
 	return 0;
