@@ -22,6 +22,7 @@
 #include "probes/probes.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,15 +106,30 @@ static void mkdirs(const char *root, const char *file)
 	}
 }
 
+static char root[256];
+
+static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(p) < 0 ? -1 : 0;
+}
+
+static void aa_root_remove(void)
+{
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static const char *aa_root(void)
 {
-	static char root[256];
 	if (root[0])
 		return root;
 	const char *tmp = getenv("TMPDIR");
 	snprintf(root, sizeof root, "%s/fuzz-proc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(root))
 		abort();
+	atexit(aa_root_remove);
 	for (size_t i = 0; i < sizeof aa_files / sizeof aa_files[0]; i++)
 		mkdirs(root, aa_files[i]);
 	mkdirs(root, "/etc/apparmor.d/x");
