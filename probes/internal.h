@@ -91,6 +91,11 @@ void agsbx_probe_status_facts(json_t *f, const char *path);
  * ("N:controllers:/path" lines): a fact with the list of words found;
  * *fired set when any was. */
 json_t *agsbx_probe_cgroup_markers(const char *path, bool *fired);
+/* The cgroup family's version, hybrid, cgroup2_mount and v1_controllers
+ * facts from the mount table; its self_cgroup2_path fact from a
+ * /proc/PID/cgroup file (the "0::/path" line). */
+void agsbx_cgroup_mount_facts(json_t *f, const struct agsbx_mount *m, size_t n);
+json_t *agsbx_probe_cgroup_self_path(const char *path);
 /* The apparmor family with every path read beneath root ("" for the host:
  * /sys, /proc and /etc/apparmor.d as they are). */
 json_t *agsbx_probe_apparmor_at(const char *root);

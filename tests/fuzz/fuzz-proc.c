@@ -12,10 +12,12 @@
  *     file (/proc/self/attr/current) -> agsbx_fact_file_bool and _line;
  *  4: the whole apparmor family beneath a scratch root: the input split at
  *     NUL bytes into the enabled flag, the two restrict switches, the two
- *     label files and securityfs's profiles list (a missing part: no file).
+ *     label files and securityfs's profiles list (a missing part: no file);
+ *  5: a mountinfo text that parses -> the cgroup family's version, hybrid,
+ *     cgroup2_mount and v1_controllers (each controller once);
+ *  6: /proc/PID/cgroup -> the cgroup family's self_cgroup2_path.
  * Every fact must be one the bundle can hold (canonical form, integers
  * within +-2^53). */
-#define _GNU_SOURCE
 #include "base/util.h"
 #include "evidence/evidence.h"
 #include "probes/internal.h"
@@ -138,7 +140,7 @@ static const char *aa_root(void)
 
 static void apparmor(const uint8_t *d, size_t n)
 {
-	const char *root = aa_root();
+	aa_root();
 	size_t off = 0;
 	for (size_t i = 0; i < sizeof aa_files / sizeof aa_files[0]; i++) {
 		char p[512];
@@ -161,13 +163,33 @@ static void apparmor(const uint8_t *d, size_t n)
 	json_decref(f);
 }
 
+static void cgroup_mounts(const uint8_t *d, size_t n)
+{
+	char *text = strndup((const char *)d, n);
+	struct agsbx_mount *m = NULL;
+	size_t nm = 0;
+	if (text && agsbx_mountinfo_parse(text, &m, &nm) == 0) {
+		json_t *f = json_object();
+		agsbx_cgroup_mount_facts(f, m, nm);
+		bundlable(f);
+		const json_t *v1 = json_object_get(json_object_get(f, "v1_controllers"), "value");
+		for (size_t i = 0; i < json_array_size(v1); i++)
+			for (size_t k = i + 1; k < json_array_size(v1); k++)
+				if (json_equal(json_array_get(v1, i), json_array_get(v1, k)))
+					abort();
+		json_decref(f);
+		agsbx_mountinfo_free(m, nm);
+	}
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
 	const uint8_t *d = data + 1;
 	size_t n = size - 1;
-	switch (data[0] % 5) {
+	switch (data[0] % 7) {
 	case 0: markers(as_file(d, n)); break;
 	case 1: status(as_file(d, n)); break;
 	case 2: one(agsbx_fact_file_int(as_file(d, n))); break;
@@ -177,7 +199,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		one(agsbx_fact_file_line(p));
 		break;
 	}
-	default: apparmor(d, n); break;
+	case 4: apparmor(d, n); break;
+	case 5: cgroup_mounts(d, n); break;
+	default: one(agsbx_probe_cgroup_self_path(as_file(d, n))); break;
 	}
 	return 0;
 }
