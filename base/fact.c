@@ -47,6 +47,13 @@ json_t *agsbx_fact_string(const char *s, const char *source)
 
 json_t *agsbx_fact_int(long long v, const char *source)
 {
+	/* A file or answer from outside can hold any integer: one beyond the
+	 * bundle's range would make the whole bundle unwritable. */
+	if (v > AGSBX_BUNDLE_INT_MAX || v < -AGSBX_BUNDLE_INT_MAX) {
+		char n[32];
+		snprintf(n, sizeof n, "%lld", v);
+		return agsbx_fact_detail(agsbx_fact_absent("out_of_range", source), n);
+	}
 	return agsbx_fact_value(json_integer(v), source);
 }
 

@@ -279,4 +279,12 @@ void ev_signer_clear(struct ev_signer *s);
  * OpenSSH's reason in why, -ENOMEM; s is to be cleared in every case. */
 int ev_signer_parse(const char *line, struct ev_signer *s, char *why, size_t why_size);
 
+/* --subject-repo's parsing of git's answers (subject.c). The
+ * "filter.<name>.<key>" list of `git config --name-only -z` (NUL-separated,
+ * ending in an empty name) as the settings that override every filter
+ * driver it names (a new array); the subject from the `rev-parse` lines
+ * (branch, commit NULL: unborn) and the `status --porcelain` output. */
+json_t *ev_filter_settings(const char *names);
+json_t *ev_subject_json(const char *top, const char *branch, const char *commit, const char *status);
+
 #endif

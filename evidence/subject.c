@@ -102,7 +102,14 @@ static json_t *filter_overrides(const char *path, char *err, size_t err_size)
 		json_decref(neutral);
 		return NULL;
 	}
-	for (const char *k = names; *k; k += strlen(k) + 1) {
+	json_decref(neutral);
+	return ev_filter_settings(names);
+}
+
+json_t *ev_filter_settings(const char *names)
+{
+	json_t *neutral = json_array();
+	for (const char *k = names; neutral && *k; k += strlen(k) + 1) {
 		const char *dot = strrchr(k, '.');
 		if (!dot || dot - k <= 7)
 			continue;
@@ -111,7 +118,10 @@ static json_t *filter_overrides(const char *path, char *err, size_t err_size)
 			char *setting = NULL;
 			if (asprintf(&setting, "%.*s.%s", (int)(dot - k), k, keys[i]) < 0)
 				break;
-			json_array_append_new(neutral, json_string(setting));
+			/* nocheck: git takes any bytes in a driver's name, and a
+			 * name json_string refused (not UTF-8) would keep its
+			 * filter; the array only becomes argv, never JSON text */
+			json_array_append_new(neutral, json_string_nocheck(setting));
 			free(setting);
 		}
 	}
@@ -148,10 +158,15 @@ json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size)
 		ev_set_err(err, err_size, "%s: %s", path, why);
 		return NULL;
 	}
+	return ev_subject_json(abs, branch, commit, status);
+}
+
+json_t *ev_subject_json(const char *top, const char *branch, const char *commit, const char *status)
+{
 	json_t *s = json_object();
 	if (!s)
 		return NULL;
-	json_object_set_new(s, "path", agsbx_json_string_sanitized(abs, strlen(abs)));
+	json_object_set_new(s, "path", agsbx_json_string_sanitized(top, strlen(top)));
 	json_object_set_new(s, "branch", branch ? agsbx_json_string_sanitized(branch, strlen(branch)) : json_null());
 	json_object_set_new(s, "commit", commit ? agsbx_json_string_sanitized(commit, strlen(commit)) : json_null());
 	json_object_set_new(s, "dirty", json_boolean(status[0] != '\0'));

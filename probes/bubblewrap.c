@@ -38,17 +38,21 @@ static bool help_has(const char *help, const char *opt)
 	return false;
 }
 
+json_t *agsbx_bwrap_options_fact(const char *help, const char *source)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < sizeof bwrap_options / sizeof bwrap_options[0]; i++)
+		json_object_set_new(o, bwrap_options[i], json_boolean(help_has(help, bwrap_options[i])));
+	return agsbx_fact_value(o, source);
+}
+
 static json_t *options_fact(const char *path)
 {
 	_cleanup_free_ char *src = NULL, *out = NULL;
 	json_t *why;
 	if (agsbx_probes_run_flag(path, "--help", TOOL_TIMEOUT_MS, &src, &out, &why) < 0)
 		return why;
-	const char *source = src ? src : "bwrap --help";
-	json_t *o = json_object();
-	for (size_t i = 0; o && i < sizeof bwrap_options / sizeof bwrap_options[0]; i++)
-		json_object_set_new(o, bwrap_options[i], json_boolean(help_has(out, bwrap_options[i])));
-	return agsbx_fact_value(o, source);
+	return agsbx_bwrap_options_fact(out, src ? src : "bwrap --help");
 }
 
 /* The distribution package that owns bwrap and its exact version (Debian

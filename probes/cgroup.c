@@ -41,32 +41,56 @@ static json_t *v1_controllers(const struct agsbx_mount *m, size_t n)
 		for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
 			if (strcmp(o, "rw") == 0 || strcmp(o, "ro") == 0 || strchr(o, '='))
 				continue;
+			/* compared as stored: a name that is not UTF-8 is stored
+			 * sanitised, and its raw bytes never match that */
+			json_t *name = agsbx_json_string_sanitized(o, strlen(o));
 			bool dup = false;
 			for (size_t k = 0; k < json_array_size(a); k++)
-				dup |= strcmp(json_string_value(json_array_get(a, k)), o) == 0;
-			if (!dup)
-				json_array_append_new(a, agsbx_json_string_sanitized(o, strlen(o)));
+				dup |= json_equal(json_array_get(a, k), name);
+			if (dup)
+				json_decref(name);
+			else
+				json_array_append_new(a, name);
 		}
 	}
 	return a;
 }
 
-/* Our own cgroup2 path, the "0::/path" line. */
-static json_t *self_path_fact(void)
+json_t *agsbx_probe_cgroup_self_path(const char *path)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = agsbx_probes_read("/proc/self/cgroup", &text);
+	int r = agsbx_probes_read(path, &text);
 	if (r < 0)
-		return agsbx_fact_errno(r, "/proc/self/cgroup");
+		return agsbx_fact_errno(r, path);
 	for (char *line = text; line && *line;) {
 		char *nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
 		if (strncmp(line, "0::", 3) == 0)
-			return agsbx_fact_string(line + 3, "/proc/self/cgroup");
+			return agsbx_fact_string(line + 3, path);
 		line = nl ? nl + 1 : NULL;
 	}
-	return agsbx_fact_absent("no_cgroup2_entry", "/proc/self/cgroup");
+	return agsbx_fact_absent("no_cgroup2_entry", path);
+}
+
+void agsbx_cgroup_mount_facts(json_t *f, const struct agsbx_mount *m, size_t n)
+{
+	const struct agsbx_mount *c2 = find_cgroup2(m, n);
+	json_t *v1 = v1_controllers(m, n);
+	bool has_v1 = false;
+	for (size_t i = 0; i < n; i++)
+		has_v1 |= strcmp(m[i].fstype, "cgroup") == 0;
+	bool unified = c2 && strcmp(c2->mountpoint, "/sys/fs/cgroup") == 0;
+	if (unified || (c2 && !has_v1))
+		agsbx_fact_put(f, "version", agsbx_fact_int(2, MOUNTINFO));
+	else if (has_v1)
+		agsbx_fact_put(f, "version", agsbx_fact_int(1, MOUNTINFO));
+	else
+		agsbx_fact_put(f, "version", agsbx_fact_absent("no_cgroup_mount", MOUNTINFO));
+	agsbx_fact_put(f, "hybrid", agsbx_fact_bool(has_v1 && c2, MOUNTINFO));
+	agsbx_fact_put(f, "cgroup2_mount", c2 ? agsbx_fact_string(c2->mountpoint, MOUNTINFO)
+					      : agsbx_fact_absent("no_cgroup2_mount", MOUNTINFO));
+	agsbx_fact_put(f, "v1_controllers", agsbx_fact_value(v1, MOUNTINFO));
 }
 
 json_t *agsbx_probe_cgroup(void)
@@ -82,24 +106,9 @@ json_t *agsbx_probe_cgroup(void)
 		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 			agsbx_fact_put(f, names[i], agsbx_fact_errno(r, MOUNTINFO));
 	} else {
-		const struct agsbx_mount *c2 = find_cgroup2(m, n);
-		json_t *v1 = v1_controllers(m, n);
-		bool has_v1 = false;
-		for (size_t i = 0; i < n; i++)
-			has_v1 |= strcmp(m[i].fstype, "cgroup") == 0;
-		bool unified = c2 && strcmp(c2->mountpoint, "/sys/fs/cgroup") == 0;
-		if (unified || (c2 && !has_v1))
-			agsbx_fact_put(f, "version", agsbx_fact_int(2, MOUNTINFO));
-		else if (has_v1)
-			agsbx_fact_put(f, "version", agsbx_fact_int(1, MOUNTINFO));
-		else
-			agsbx_fact_put(f, "version", agsbx_fact_absent("no_cgroup_mount", MOUNTINFO));
-		agsbx_fact_put(f, "hybrid", agsbx_fact_bool(has_v1 && c2, MOUNTINFO));
-		agsbx_fact_put(f, "cgroup2_mount", c2 ? agsbx_fact_string(c2->mountpoint, MOUNTINFO)
-						      : agsbx_fact_absent("no_cgroup2_mount", MOUNTINFO));
-		agsbx_fact_put(f, "v1_controllers", agsbx_fact_value(v1, MOUNTINFO));
+		agsbx_cgroup_mount_facts(f, m, n);
 		agsbx_mountinfo_free(m, n);
 	}
-	agsbx_fact_put(f, "self_cgroup2_path", self_path_fact());
+	agsbx_fact_put(f, "self_cgroup2_path", agsbx_probe_cgroup_self_path("/proc/self/cgroup"));
 	return f;
 }

@@ -170,6 +170,16 @@ void agsbx_docker_info_facts(json_t *f, const json_t *info, const char *source)
 	agsbx_fact_put(f, "server_version", string_member(info, "ServerVersion", source));
 }
 
+bool agsbx_docker_version_facts(json_t *f, const json_t *ver, const char *source)
+{
+	if (!json_is_string(json_object_get(ver, "Version")) || !json_is_string(json_object_get(ver, "ApiVersion")))
+		return false;
+	agsbx_fact_put(f, "version", string_member(ver, "Version", source));
+	agsbx_fact_put(f, "api_version", string_member(ver, "ApiVersion", source));
+	agsbx_fact_put(f, "min_api_version", string_member(ver, "MinAPIVersion", source));
+	return true;
+}
+
 static void put_info(json_t *f, const char *sock, long timeout_ms)
 {
 	char source[160];
@@ -236,20 +246,14 @@ json_t *agsbx_probe_docker(const struct agsbx_probe_opts *opts)
 	_cleanup_json_ json_t *ver = get_json(sock, "/version", timeout_ms, &why);
 	/* Anything can listen on a socket: it is Docker only if /version
 	 * says so. */
-	if (ver && (!json_is_string(json_object_get(ver, "Version")) ||
-		    !json_is_string(json_object_get(ver, "ApiVersion")))) {
+	bool docker = ver && agsbx_docker_version_facts(f, ver, source);
+	if (ver && !docker)
 		agsbx_error_set(&why, "not_docker_api", "/version has no Version/ApiVersion strings");
-		json_decref(ver);
-		ver = NULL;
-	}
-	if (!ver) {
+	if (!docker) {
 		unreachable(f, &why, source);
 		return f;
 	}
 	agsbx_fact_put(f, "reachable", agsbx_fact_bool(true, source));
-	agsbx_fact_put(f, "version", string_member(ver, "Version", source));
-	agsbx_fact_put(f, "api_version", string_member(ver, "ApiVersion", source));
-	agsbx_fact_put(f, "min_api_version", string_member(ver, "MinAPIVersion", source));
 	put_info(f, sock, timeout_ms);
 	return f;
 }

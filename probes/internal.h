@@ -91,9 +91,25 @@ void agsbx_probe_status_facts(json_t *f, const char *path);
  * ("N:controllers:/path" lines): a fact with the list of words found;
  * *fired set when any was. */
 json_t *agsbx_probe_cgroup_markers(const char *path, bool *fired);
+/* The cgroup family's version, hybrid, cgroup2_mount and v1_controllers
+ * facts from the mount table; its self_cgroup2_path fact from a
+ * /proc/PID/cgroup file (the "0::/path" line). */
+void agsbx_cgroup_mount_facts(json_t *f, const struct agsbx_mount *m, size_t n);
+json_t *agsbx_probe_cgroup_self_path(const char *path);
 /* The apparmor family with every path read beneath root ("" for the host:
  * /sys, /proc and /etc/apparmor.d as they are). */
 json_t *agsbx_probe_apparmor_at(const char *root);
+
+/* A `TOOL --version` output (modified: cut at its first newline) as the
+ * family's version (prefix removed) and version_line facts. */
+void agsbx_probes_version_parse(json_t *family, char *out, const char *prefix, const char *source);
+/* Which of the options we look for a `bwrap --help` text names: the
+ * options fact. */
+json_t *agsbx_bwrap_options_fact(const char *help, const char *source);
+/* The docker family's version facts from a GET /version answer; false (and
+ * nothing put) when it is no Docker Engine API's (no Version/ApiVersion
+ * strings). */
+bool agsbx_docker_version_facts(json_t *f, const json_t *ver, const char *source);
 
 /* ---- versions (advisories.c) ---- */
 

@@ -129,17 +129,8 @@ int agsbx_probes_run_flag(const char *path, const char *flag, long timeout_ms, c
 	return 0;
 }
 
-void agsbx_probes_version_facts(json_t *family, const char *path, const char *prefix,
-				long timeout_ms)
+void agsbx_probes_version_parse(json_t *family, char *out, const char *prefix, const char *source)
 {
-	_cleanup_free_ char *src = NULL, *out = NULL;
-	json_t *why;
-	if (agsbx_probes_run_flag(path, "--version", timeout_ms, &src, &out, &why) < 0) {
-		agsbx_fact_put(family, "version", json_deep_copy(why));
-		agsbx_fact_put(family, "version_line", why);
-		return;
-	}
-	const char *source = src ? src : "--version";
 	out[strcspn(out, "\n")] = '\0';
 	if (!*out) {
 		agsbx_fact_put(family, "version", agsbx_fact_absent("empty_output", source));
@@ -150,4 +141,17 @@ void agsbx_probes_version_facts(json_t *family, const char *path, const char *pr
 	const char *v = strncmp(out, prefix, plen) == 0 && out[plen] ? out + plen : out;
 	agsbx_fact_put(family, "version", agsbx_fact_string(v, source));
 	agsbx_fact_put(family, "version_line", agsbx_fact_string(out, source));
+}
+
+void agsbx_probes_version_facts(json_t *family, const char *path, const char *prefix,
+				long timeout_ms)
+{
+	_cleanup_free_ char *src = NULL, *out = NULL;
+	json_t *why;
+	if (agsbx_probes_run_flag(path, "--version", timeout_ms, &src, &out, &why) < 0) {
+		agsbx_fact_put(family, "version", json_deep_copy(why));
+		agsbx_fact_put(family, "version_line", why);
+		return;
+	}
+	agsbx_probes_version_parse(family, out, prefix, src ? src : "--version");
 }

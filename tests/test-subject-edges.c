@@ -102,6 +102,34 @@ START_TEST(test_filter_config_without_driver)
 }
 END_TEST
 
+/* A filter driver whose name is not UTF-8 (git takes any bytes but NUL
+ * and newline in a subsection): it is switched off like any other, so
+ * `git status` never runs its program (found by fuzz-tools: such a name
+ * got no override at all). */
+START_TEST(test_filter_name_not_utf8)
+{
+	char *repo = agsbx_path_join(tmp, "repo");
+	ck_assert_int_eq(sh("cd '%s' && printf 'f filter=\\346x\\n' > .gitattributes && git add .gitattributes && "
+			    "git -c user.name=t -c user.email=t@x commit -qm attrs && "
+			    "git config \"$(printf 'filter.\\346x.clean')\" 'touch \"%s/ran\"; cat' && "
+			    "touch -d 2001-01-01 f",
+			    repo, tmp),
+			 0);
+	char err[512] = "";
+	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	json_decref(s);
+	char *ran = agsbx_path_join(tmp, "ran");
+	ck_assert_msg(access(ran, F_OK) != 0, "the repository's filter program ran");
+	/* the marker works: git status without the overrides runs it */
+	ck_assert_int_eq(sh("cd '%s' && touch -d 2002-01-01 f && git status --porcelain >/dev/null && test -e '%s'",
+			    repo, ran),
+			 0);
+	free(ran);
+	free(repo);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("subject-edges");
@@ -111,6 +139,7 @@ int main(void)
 	tcase_add_test(tc, test_no_git_to_run);
 	tcase_add_test(tc, test_status_over_limit_is_dirty);
 	tcase_add_test(tc, test_filter_config_without_driver);
+	tcase_add_test(tc, test_filter_name_not_utf8);
 	suite_add_tcase(s, tc);
 	return agsbx_test_run_suite(s);
 }

@@ -194,13 +194,11 @@ static int container_create(const struct gv_docker *d, const struct gv_run_spec 
 		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "%s", err);
 		return r;
 	}
-	const char *id = json_string_value(json_object_get(reply, "Id"));
-	if (st != 201 || !id || strlen(id) != 64) {
+	if (gv_created_id(st, reply, o->id) < 0) {
 		agsbx_error_set(&o->err, st == 404 ? GV_R_IMAGE_MISSING : GV_R_EXEC_FAILED,
 			 "cannot create a container on runtime '%s': %s", s->runtime, err);
 		return -EIO;
 	}
-	snprintf(o->id, sizeof o->id, "%s", id);
 	return 0;
 }
 
@@ -225,8 +223,7 @@ static void container_inspect(const struct gv_docker *d, struct gv_run_out *o)
 	char err[256];
 	if (gv_docker_call(d, "GET", path, NULL, 0, &st, &j, err, sizeof err) < 0 || st != 200)
 		return;
-	const char *rt = json_string_value(json_object_get(json_object_get(j, "HostConfig"), "Runtime"));
-	snprintf(o->runtime_seen, sizeof o->runtime_seen, "%s", rt ? rt : "");
+	gv_inspect_runtime(j, o->runtime_seen, sizeof o->runtime_seen);
 }
 
 int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
@@ -255,11 +252,9 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
 	size_t i;
 	json_t *c;
 	json_array_foreach(list, i, c) {
-		const char *id = json_string_value(json_object_get(c, "Id"));
-		json_t *labels = json_object_get(c, "Labels");
-		const char *ex = json_string_value(json_object_get(labels, GV_LABEL_EXEC));
-		const char *ow = json_string_value(json_object_get(labels, GV_LABEL_OWNER));
-		json_array_append_new(out, json_pack("{s:s, s:s?, s:s?}", "id", id ? id : "?", "exec", ex, "owner", ow));
+		json_t *e = gv_container_entry(c);
+		if (e)
+			json_array_append_new(out, e);
 	}
 	int n = (int)json_array_size(out);
 	if (found)
@@ -466,9 +461,15 @@ static void loop_result(struct loop *l, struct gv_run_out *o)
 	}
 	_cleanup_json_ json_t *w = l->wt.done && l->wt.rc == CURLE_OK ?
 		json_loads(l->wt.small, 0, NULL) : NULL;
-	json_t *code = json_object_get(w, "StatusCode");
-	const char *werr = json_string_value(json_object_get(json_object_get(w, "Error"), "Message"));
-	if (!json_is_integer(code)) {
+	const char *werr;
+	int code;
+	int wr = gv_wait_answer(w, &code, &werr);
+	if (wr == -ERANGE) {
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "the Docker daemon reported an impossible exit status "
+				"for container %.12s", o->id);
+		return;
+	}
+	if (wr < 0) {
 		agsbx_error_set(&o->err, GV_R_UNAVAILABLE, "lost the Docker daemon while container %.12s ran%s", o->id,
 			 l->wt.done ? "" : " (no exit status)");
 		return;
@@ -476,7 +477,7 @@ static void loop_result(struct loop *l, struct gv_run_out *o)
 	if (werr && *werr)
 		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "waiting for container %.12s: %s", o->id, werr);
 	r->exited = true;
-	r->exit_code = (int)json_integer_value(code);
+	r->exit_code = code;
 	r->status = r->exit_code;
 }
 

@@ -1,6 +1,7 @@
 /* Docker Engine API over a unix socket: endpoint resolution, version
  * negotiation, bounded JSON calls, and the attach-stream demultiplexer. */
 #include "providers/gvisor/docker-api.h"
+#include "providers/gvisor/gvisor.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,8 +63,26 @@ int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, cha
 		snprintf(err, err_size, "%s", cerr);
 		return r;
 	}
+	return gv_docker_version_accept(d, status, v, err, err_size);
+}
+
+/* src (valid UTF-8: jansson checked it) cut to fit size at a character
+ * boundary, so the copy is still a JSON string. */
+static void copy_utf8(char *dst, size_t size, const char *src)
+{
+	size_t n = 0, l;
+	const unsigned char *u = (const unsigned char *)src;
+	while ((l = agsbx_utf8_seq_len(u + n, strnlen(src + n, 4))) && n + l < size)
+		n += l;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, char *err, size_t err_size)
+{
 	const char *api = json_string_value(json_object_get(v, "ApiVersion"));
 	const char *ver = json_string_value(json_object_get(v, "Version"));
+	const char *socket = d->socket ? d->socket : "?";
 	if (status != 200 || !json_is_object(v) || !api) {
 		snprintf(err, err_size,
 			 "unix://%s answered GET /version with HTTP %ld but not as a Docker Engine API "
@@ -84,8 +103,8 @@ int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, cha
 		minor = GV_API_MAX_MINOR;
 	snprintf(d->prefix, sizeof d->prefix, "/v1.%d", minor);
 	snprintf(d->api_version, sizeof d->api_version, "1.%d", minor);
-	snprintf(d->server_api_version, sizeof d->server_api_version, "%s", api);
-	snprintf(d->server_version, sizeof d->server_version, "%s", ver ? ver : "unknown");
+	copy_utf8(d->server_api_version, sizeof d->server_api_version, api);
+	copy_utf8(d->server_version, sizeof d->server_version, ver ? ver : "unknown");
 	return 0;
 }
 
@@ -174,6 +193,89 @@ char *gv_url_escape(const char *s)
 	}
 	*p = '\0';
 	return o;
+}
+
+/* ---- the daemon's answers -------------------------------------------- */
+
+static bool is_container_id(const char *s)
+{
+	return s && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
+int gv_created_id(long status, const json_t *reply, char id[65])
+{
+	const char *s = json_string_value(json_object_get(reply, "Id"));
+	if (status != 201 || !is_container_id(s))
+		return -EPROTO;
+	memcpy(id, s, 65);
+	return 0;
+}
+
+/* An exit status as Linux has them; anything else is no exit (a value
+ * cast to int could read as 0, success). */
+static int exit_status(const json_t *c, int *code)
+{
+	if (!json_is_integer(c))
+		return -EPROTO;
+	json_int_t v = json_integer_value(c);
+	if (v < 0 || v > 255)
+		return -ERANGE;
+	*code = (int)v;
+	return 0;
+}
+
+json_t *gv_container_entry(const json_t *c)
+{
+	const char *id = json_string_value(json_object_get(c, "Id"));
+	json_t *labels = json_object_get(c, "Labels");
+	const char *ex = json_string_value(json_object_get(labels, GV_LABEL_EXEC));
+	const char *ow = json_string_value(json_object_get(labels, GV_LABEL_OWNER));
+	if (!is_container_id(id))
+		return NULL;
+	return json_pack("{s:s, s:s?, s:s?}", "id", id, "exec", ex, "owner", ow);
+}
+
+int gv_wait_answer(const json_t *w, int *code, const char **message)
+{
+	json_t *c = json_object_get(w, "StatusCode");
+	*message = json_string_value(json_object_get(json_object_get(w, "Error"), "Message"));
+	return exit_status(c, code);
+}
+
+int gv_exec_state_answer(long status, const json_t *j, int *code)
+{
+	json_t *running = json_object_get(j, "Running"), *ec = json_object_get(j, "ExitCode");
+	if (status != 200 || !json_is_boolean(running))
+		return -EPROTO;
+	if (json_is_true(running))
+		return 1;
+	return exit_status(ec, code) < 0 ? -EPROTO : 0;
+}
+
+void gv_inspect_runtime(const json_t *inspect, char *out, size_t size)
+{
+	const char *rt = json_string_value(json_object_get(json_object_get(inspect, "HostConfig"), "Runtime"));
+	copy_utf8(out, size, rt ? rt : "");
+}
+
+/* How deep an /info value may nest (SecurityOptions is a list of
+ * strings: 1). */
+#define GV_INFO_FACT_DEPTH 8
+
+void gv_info_facts(const json_t *info, json_t *facts)
+{
+	static const struct { const char *from, *to; } keys[] = {
+		{ "DefaultRuntime", "default_runtime" }, { "SecurityOptions", "security_options" },
+		{ "CgroupVersion", "cgroup_version" }, { "CgroupDriver", "cgroup_driver" },
+		{ "KernelVersion", "daemon_kernel_version" }, { "ServerVersion", "info_server_version" },
+	};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		json_t *val = json_object_get(info, keys[i].from);
+		/* a value the bundle cannot hold (a real, a huge integer, deep
+		 * nesting) would make the whole bundle unwritable: left out */
+		bool ok = val && !agsbx_json_unbundlable(val, 1, GV_INFO_FACT_DEPTH);
+		json_object_set_new(facts, keys[i].to, ok ? json_deep_copy(val) : json_null());
+	}
 }
 
 /* ---- demultiplexer ----------------------------------------------------- */

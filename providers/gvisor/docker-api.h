@@ -36,6 +36,31 @@ struct gv_docker {
  * API, or too old. */
 int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, char *err, size_t err_size);
 void gv_docker_close(struct gv_docker *d);
+/* The negotiation step of gv_docker_open: GET /version's HTTP status and
+ * JSON answer (any value: the daemon's) into d's prefix and versions (d's
+ * strings valid UTF-8); -errno with err as gv_docker_open. */
+int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, char *err, size_t err_size);
+
+/* ---- the daemon's answers, read (pure functions, fuzzed) -------------- */
+
+/* POST /containers/create or /containers/ID/exec: 201 with a 64-digit
+ * lowercase hex Id (it goes into later request paths) -> id; else -EPROTO. */
+int gv_created_id(long status, const json_t *reply, char id[65]);
+/* POST /containers/ID/wait's answer: 0 with the exit status (0-255) in
+ * *code, *message the daemon's Error.Message (may be NULL); -ERANGE for an
+ * integer StatusCode outside 0-255, -EPROTO for anything else. */
+int gv_wait_answer(const json_t *w, int *code, const char **message);
+/* GET /exec/EID/json: 1 still running, 0 exited with *code (0-255),
+ * -EPROTO for anything else. */
+int gv_exec_state_answer(long status, const json_t *j, int *code);
+/* GET /containers/ID/json: HostConfig.Runtime into out (valid UTF-8,
+ * "" when absent). */
+void gv_inspect_runtime(const json_t *inspect, char *out, size_t size);
+/* The provider's facts from GET /info (any JSON value): default_runtime,
+ * security_options, cgroup_version, cgroup_driver, daemon_kernel_version,
+ * info_server_version, each null when absent or not a value the bundle
+ * can hold (a real, an integer beyond +-2^53, nesting deeper than 8). */
+void gv_info_facts(const json_t *info, json_t *facts);
 
 /* One API call below the version prefix (path starts with '/'). body (may
  * be NULL) is sent as JSON. *status is the HTTP status; *reply the parsed

@@ -60,13 +60,11 @@ static int exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, 
 	_cleanup_json_ json_t *reply = NULL;
 	char err[384] = "";
 	int r = gv_docker_call(d, "POST", path, body, GV_LIFECYCLE_TIMEOUT_MS, &st, &reply, err, sizeof err);
-	const char *id = json_string_value(json_object_get(reply, "Id"));
-	if (r < 0 || st != 201 || !id || strlen(id) != 64) {
+	if (r < 0 || gv_created_id(st, reply, eid) < 0) {
 		agsbx_error_set(&o->err, r < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
 				"cannot create an exec in container %.12s: %s", s->container, err);
 		return r < 0 ? r : -EIO;
 	}
-	memcpy(eid, id, 65);
 	return 0;
 }
 
@@ -152,15 +150,7 @@ static int exec_state(const struct gv_docker *d, const char *eid, int *code)
 	int r = gv_docker_call(d, "GET", path, NULL, 0, &st, &j, err, sizeof err);
 	if (r < 0)
 		return r;
-	json_t *running = json_object_get(j, "Running"), *ec = json_object_get(j, "ExitCode");
-	if (st != 200 || !json_is_boolean(running))
-		return -EPROTO;
-	if (json_is_true(running))
-		return 1;
-	if (!json_is_integer(ec))
-		return -EPROTO;
-	*code = (int)json_integer_value(ec);
-	return 0;
+	return gv_exec_state_answer(st, j, code);
 }
 
 /* The stream can end a moment before Docker has recorded the exit (the

@@ -288,19 +288,6 @@ static const char *pick_runtime(const struct agsbx_ctx *ctx, const json_t *info,
 	return e->runtime && e->runtime_path ? NULL : set_verdict(v, GV_R_UNAVAILABLE, NULL, "out of memory");
 }
 
-static void record_info(const json_t *info, json_t *facts)
-{
-	static const struct { const char *from, *to; } keys[] = {
-		{ "DefaultRuntime", "default_runtime" }, { "SecurityOptions", "security_options" },
-		{ "CgroupVersion", "cgroup_version" }, { "CgroupDriver", "cgroup_driver" },
-		{ "KernelVersion", "daemon_kernel_version" }, { "ServerVersion", "info_server_version" },
-	};
-	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(keys); i++) {
-		json_t *val = json_object_get(info, keys[i].from);
-		json_object_set_new(facts, keys[i].to, val ? json_deep_copy(val) : json_null());
-	}
-}
-
 /* `<runtime path> --version` through the bounded runner: a fact, never a
  * gate (the container observation is the gate). */
 static json_t *runsc_version(const char *path, int64_t timeout_ms)
@@ -609,7 +596,7 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reu
 	    !json_is_object(info))
 		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "GET /info failed: %s",
 				   err[0] ? err : "not a JSON object");
-	record_info(info, facts);
+	gv_info_facts(info, facts);
 	if (pick_runtime(ctx, info, facts, e, v))
 		return v->reason;
 	json_t *ver = runsc_version(e->runtime_path, t);

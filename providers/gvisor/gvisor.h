@@ -151,6 +151,11 @@ int gv_exec_run(const struct gv_docker *d, const struct gv_exec_spec *s, struct 
 /* Containers (all states) with label KEY=VALUE (value NULL: any value):
  * the count, and in *found (may be NULL) a new array of {"id", "exec",
  * "owner"} (their GV_LABEL_EXEC and GV_LABEL_OWNER, when set). */
+/* One entry of GET /containers/json as {"id", "exec", "owner"} (its
+ * GV_LABEL_EXEC and GV_LABEL_OWNER labels when strings); NULL when its Id
+ * is no 64-digit hex id (the id names DELETE paths and is the needle the
+ * host process scan kills by: "?" or "a" would match anyone's). */
+json_t *gv_container_entry(const json_t *c);
 int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
 			     char *err, size_t err_size);
 

@@ -16,7 +16,15 @@ n=$(find "$AGSBX_SOURCE_DIR/tests/fuzz" -maxdepth 1 -name 'fuzz-*.c' | wc -l)
 per=$(( total / n ))
 (( per >= 1 )) || per=1
 export AGSBX_FUZZ_BUILD_DIR=$AGSBX_BUILD_DIR/fuzz-build
-if ! out=$(bash "$AGSBX_SOURCE_DIR/tests/fuzz/run.sh" "$per" 2>&1); then
+# A duration is N, Ns or Nm (the 10-minute table: run.sh 10m); anything
+# else is refused before building.
+for bad in 0 0m x 2h 1xm -5; do
+  rc=0
+  err=$(bash "$AGSBX_SOURCE_DIR/tests/fuzz/run.sh" "$bad" 2>&1) || rc=$?
+  [[ $rc == 2 && $err == *"bad duration '$bad'"* ]] || fail "run.sh $bad: status $rc, '$err' (want 2, bad duration)"
+done
+# the seconds-suffix form, as the minutes one is parsed
+if ! out=$(bash "$AGSBX_SOURCE_DIR/tests/fuzz/run.sh" "${per}s" 2>&1); then
   echo "$out" | tail -n 60 >&2
   fail "fuzzing found a problem (artifacts in $AGSBX_FUZZ_BUILD_DIR/fuzz-artifacts)"
 fi

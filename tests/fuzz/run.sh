@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz/fuzz-*.c) in their own build
-# directory and fuzzes each for SECONDS, seeded with the fixture bundles
-# (fuzz-bundle) or tests/fuzz/seeds/<name>/ plus whatever earlier runs
-# learnt (<build>/fuzz-corpus/<name>).
-#   tests/fuzz/run.sh SECONDS [TARGET...]     (default: every target)
+# directory and fuzzes each for DURATION, one after another (one core),
+# seeded with the fixture bundles (fuzz-bundle) or tests/fuzz/seeds/<name>/
+# plus whatever earlier runs learnt (<build>/fuzz-corpus/<name>).
+#   tests/fuzz/run.sh DURATION [TARGET...]    (default: every target)
+# DURATION: seconds (60, 60s) or minutes (10m: the issue's 10-minute table).
 # Environment: AGSBX_FUZZ_BUILD_DIR (default <source>/build-fuzz),
 #              AGSBX_FUZZ_JOBS (parallel build jobs, default 2).
 # Exit 0 when no target found anything; 1 with the artifacts named; 2 when
-# the build failed. Prints one "fuzz: NAME: N execs in Ss, ..." line each.
+# the build failed or DURATION is not one. Prints one "fuzz: NAME: N execs in Ss, ..." line each.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-seconds=${1:-60}
+duration=${1:-60}
 shift || true
+[[ $duration =~ ^0*[1-9][0-9]*[ms]?$ ]] || { echo "run.sh: bad duration '$duration' (N, Ns or Nm)" >&2; exit 2; }
+seconds=$(( 10#${duration%[ms]} ))
+[[ $duration == *m ]] && seconds=$(( seconds * 60 ))
 build=${AGSBX_FUZZ_BUILD_DIR:-$src/build-fuzz}
 export AGSBX_SOURCE_DIR=$src # fuzz-signers reads the signed fixture
 
