@@ -32,6 +32,24 @@ BUNDLES=()
 # user, under GNU time; $F the bundle, $RC collect's status, $RSS its peak in
 # KiB (the largest of collect and its workers; the adapters in the big-meta
 # cases run no payload, so theirs stays small).
+# The harness's own peak memory: the high-water mark (VmHWM) of every
+# process running this test's staged agsbx-evidence (collect and its
+# provider workers), sampled until the job ends. /usr/bin/time would count
+# the sandboxed payload too, whose memory balloon (resources.memory_bounded)
+# touches 1 GiB by design.
+harness_peak_rss() {
+  local job=$1 peak=0 s h
+  while kill -0 "$job" 2>/dev/null; do
+    for s in /proc/[0-9]*; do
+      [[ $(readlink "$s/exe" 2>/dev/null) == "$stage/agsbx-evidence" ]] || continue
+      h=$(awk '/^VmHWM:/ {print $2}' "$s/status" 2>/dev/null) || continue
+      [[ -n $h ]] && ((h > peak)) && peak=$h
+    done
+    sleep 0.05
+  done
+  echo "$peak"
+}
+
 collect() {
   local key=$1
   shift
@@ -41,12 +59,14 @@ collect() {
   F="$w/$key.json"
   set +e
   # A generous hang guard, not a timing assertion: collect must end by itself.
-  as_user /usr/bin/time -f %M -o "$w/$key.rss" timeout -s KILL 300 "$stage/agsbx-evidence" collect -q \
+  as_user timeout -s KILL 300 "$stage/agsbx-evidence" collect -q \
     --sign-key "$w/key" --work-dir "$wd" --output "$F" --timeout-ms 1000 --jobs 2 --provider trusted_local \
-    "$@" 2>"$w/$key.err"
+    "$@" 2>"$w/$key.err" &
+  local job=$!
+  RSS=$(harness_peak_rss "$job")
+  wait "$job"
   RC=$?
   set -e
-  RSS=$(tail -n 1 "$w/$key.rss")
   [[ $RC == 1 ]] || { cat "$w/$key.err" >&2; fail "$key: collect exited $RC, want 1 (a defective provider)"; }
   [[ -s $F ]] || fail "$key: no bundle"
   BUNDLES+=("$F") # schema-validated together at the end (one python start)
@@ -101,6 +121,7 @@ jq_fields P "$F" '[.providers[] | select(.id == "h") | .checks[].observations[]?
 ((P[n] > 0)) || fail "bigmeta: no execution recorded"
 [[ ${P[truncated]} == "${P[n]}" ]] || fail "bigmeta: ${P[truncated]} of ${P[n]} metas recorded as truncated"
 # Generous: an accidental copy of the 3 MB line per execution would exceed it.
+((RSS > 0)) || fail "bigmeta: the harness's memory was never sampled"
 ((RSS < 131072)) || fail "bigmeta: peak RSS ${RSS} KiB, want < 128 MiB"
 pass "bigmeta: all ${P[n]} 3 MB metas truncated at the cap; peak RSS ${RSS} KiB"
 
