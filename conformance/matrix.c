@@ -161,8 +161,9 @@ static void settle(const struct job *j, struct check_out *out)
 		cf_reason(out, "not completed: the harness was interrupted");
 	}
 	/* A verdict that rests on a result the harness's own output limit
-	 * cut off is inconclusive, not a defect. */
-	if (out->result_cut && j->required && !out->skipped && !out->observed_pass) {
+	 * cut off is inconclusive, not a defect; the cut is named even when
+	 * the check already skipped for want of a result (the cut is why). */
+	if (out->result_cut && j->required && !agsbx_runner_aborted() && !out->observed_pass) {
 		out->skipped = true;
 		char why[sizeof out->reason];
 		snprintf(why, sizeof why, "%s", out->reason);
