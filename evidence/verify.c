@@ -321,7 +321,7 @@ static int check_signature(const json_t *bundle, const json_t *sig, const uint8_
 	int r = canonical_digest(bundle, s->hash, loaded_sha512, digest, &dlen);
 	if (r < 0) {
 		ev_set_err(why, wsz, "bundle has no canonical form: %s", strerror(-r));
-		return -EINVAL;
+		return r == -ENOMEM ? r : -EINVAL;
 	}
 	return sshsig_verify_digest(s, AGSBX_SSHSIG_NAMESPACE, digest, dlen, why, wsz);
 }
@@ -353,7 +353,17 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 		return 0;
 	}
 	struct sshsig s = { 0 };
-	if (check_signature(bundle, sig, o->canonical_sha512, res, &s) < 0) {
+	r = check_signature(bundle, sig, o->canonical_sha512, res, &s);
+	/* running out of memory says nothing about the signature: an error,
+	 * never an "invalid" verdict on a bundle that may be good */
+	if (r == -ENOMEM) {
+		ev_set_err(err, err_size, "out of memory");
+		memset(res, 0, sizeof *res);
+		sshsig_clear(&s);
+		anchors_free(&a);
+		return r;
+	}
+	if (r < 0) {
 		res->status = AGSBX_VERIFY_INVALID;
 		sshsig_clear(&s);
 		anchors_free(&a);

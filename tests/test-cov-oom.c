@@ -1,0 +1,368 @@
+/* Out of memory in evidence/: parsing, canonical form, rendering, diff,
+ * matrix and verification under a real allocation limit. Each step forks
+ * a child that lowers its own RLIMIT_DATA (the kernel then refuses brk and
+ * private mappings past it, so malloc really returns NULL) to its current
+ * data size plus a headroom, and runs one operation; the headroom grows a
+ * page a step, so the refusal lands at a different allocation each time.
+ * Whatever the step, the operation either gives exactly what it gives
+ * without a limit or fails cleanly (-ENOMEM, NULL, or an "out of memory"
+ * error): never a crash, never a partial or different result passed off
+ * as a success, never another error (a valid bundle called invalid). The
+ * sweep must see both outcomes, or it tested nothing. */
+#include "base/cleanup.h"
+#include "base/util.h"
+#include "evidence/evidence.h"
+#include "tests/lib/testlib.h"
+
+#include <check.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+enum { OUT_SAME = 0, OUT_CLEAN_FAIL = 1, OUT_WRONG = 2 };
+
+#define STEP 4096
+#define MAX_STEPS 1500
+#define SETTLED 12 /* successes in a row that end a sweep */
+
+static char *full, *minimal, *signed_text;
+static size_t full_n, minimal_n, signed_n;
+static json_t *full_b, *minimal_b, *signed_b;
+static char *pub_key;
+
+static char *read_data(const char *rel, size_t *n)
+{
+	_cleanup_free_ char *path = agsbx_test_source_path(rel);
+	char *text = NULL;
+	ck_assert_int_eq(agsbx_read_file(path, 1 << 20, &text, n), 0);
+	return text;
+}
+
+static json_t *parse_ok(const char *text, size_t n)
+{
+	json_t *b = NULL;
+	char err[256] = "";
+	ck_assert_msg(agsbx_bundle_parse(text, n, &b, err, sizeof err) == 0, "fixture: %s", err);
+	return b;
+}
+
+static void setup(void)
+{
+	full = read_data("tests/data/bundles/full.json", &full_n);
+	minimal = read_data("tests/data/bundles/minimal.json", &minimal_n);
+	signed_text = read_data("tests/data/bundles/signed.json", &signed_n);
+	full_b = parse_ok(full, full_n);
+	minimal_b = parse_ok(minimal, minimal_n);
+	signed_b = parse_ok(signed_text, signed_n);
+	pub_key = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519.pub");
+}
+
+static void teardown(void)
+{
+	json_decref(full_b);
+	json_decref(minimal_b);
+	json_decref(signed_b);
+	free(full);
+	free(minimal);
+	free(signed_text);
+	free(pub_key);
+}
+
+static long vm_data_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmData: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* An operation under test: writes what it produced to out (a fixed
+ * buffer, no allocation of its own) and returns 0, or returns < 0 with a
+ * reason in why. */
+struct op {
+	const char *name;
+	int (*run)(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n);
+	const void *arg;
+};
+
+static bool clean_failure(int r, const char *why)
+{
+	return r == -ENOMEM || strstr(why, "out of memory") != NULL;
+}
+
+/* Runs op once in a child under limit (0: none); OUT_* or 128+signal. */
+static int run_limited(const struct op *op, rlim_t headroom, bool limited, const char *ref, size_t ref_n)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t cap = ref_n + 65536;
+		char *out = malloc(cap);
+		char why[512] = "";
+		size_t len = 0;
+		if (!out)
+			_exit(3);
+		mallopt(M_TOP_PAD, 0);
+		mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+		malloc_trim(0);
+		struct rlimit old, lim;
+		getrlimit(RLIMIT_DATA, &old);
+		long now = vm_data_bytes();
+		if (now < 0)
+			_exit(3);
+		lim.rlim_cur = (rlim_t)now + headroom;
+		lim.rlim_max = old.rlim_max;
+		if (limited && setrlimit(RLIMIT_DATA, &lim) < 0)
+			_exit(3);
+		int r = op->run(op->arg, out, cap, &len, why, sizeof why);
+		/* the counters (--coverage) and stdio need memory at exit */
+		setrlimit(RLIMIT_DATA, &old);
+		int code = OUT_SAME;
+		if (r < 0 && clean_failure(r, why))
+			code = OUT_CLEAN_FAIL;
+		else if (r < 0) {
+			fprintf(stderr, "%s at +%lu: unexpected failure %d: %s\n", op->name, (unsigned long)headroom, r,
+				why);
+			code = OUT_WRONG;
+		} else if (len != ref_n || memcmp(out, ref, len) != 0) {
+			fprintf(stderr, "%s at +%lu: a success with a different result (%zu bytes, want %zu)\n",
+				op->name, (unsigned long)headroom, len, ref_n);
+			if (getenv("COV_OOM_DEBUG"))
+				fprintf(stderr, "got:\n%.*s\nwant:\n%.*s\n", (int)len, out, (int)ref_n, ref);
+			code = OUT_WRONG;
+		}
+		exit(code);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void sweep(const struct op *op)
+{
+	/* the reference: the same operation without a limit, in the same way */
+	size_t cap = 4u << 20, ref_n = 0;
+	char *ref = malloc(cap);
+	char why[512] = "";
+	ck_assert_ptr_nonnull(ref);
+	ck_assert_msg(op->run(op->arg, ref, cap, &ref_n, why, sizeof why) == 0, "%s: %s", op->name, why);
+	ck_assert_int_eq(run_limited(op, 0, false, ref, ref_n), OUT_SAME);
+	int fails = 0, sames = 0, run = 0;
+	for (int k = 0; k < MAX_STEPS && run < SETTLED; k++) {
+		int o = run_limited(op, (rlim_t)k * STEP, true, ref, ref_n);
+		ck_assert_msg(o == OUT_SAME || o == OUT_CLEAN_FAIL, "%s at +%d pages: outcome %d%s", op->name, k, o,
+			      o > 128 ? " (killed by a signal)" : "");
+		fails += o == OUT_CLEAN_FAIL;
+		sames += o == OUT_SAME;
+		run = o == OUT_SAME ? run + 1 : 0;
+	}
+	ck_assert_msg(fails > 0, "%s: no step ran out of memory: the sweep injected nothing", op->name);
+	ck_assert_msg(run >= SETTLED, "%s: never succeeded under a limit (%d successes, %d failures)", op->name, sames,
+		      fails);
+	free(ref);
+}
+
+/* ---- the operations ----------------------------------------------------- */
+
+/* Into a fixed buffer: fmemopen without stdio's own buffer. It may itself
+ * run out of memory under the limit (NULL: the op fails cleanly). */
+static FILE *fixed_stream(char *out, size_t cap)
+{
+	FILE *f = fmemopen(out, cap, "w");
+	if (f)
+		setvbuf(f, NULL, _IONBF, 0);
+	return f;
+}
+
+#define STREAM_OR_ENOMEM(f, why, why_n)                                  \
+	do {                                                             \
+		if (!(f)) {                                              \
+			snprintf(why, why_n, "out of memory (test stream)"); \
+			return -ENOMEM;                                  \
+		}                                                        \
+	} while (0)
+
+static int finish_stream(FILE *f, int r, size_t *len, char *why, size_t why_n)
+{
+	long pos = ftell(f);
+	fclose(f);
+	*len = pos > 0 ? (size_t)pos : 0;
+	if (r < 0)
+		snprintf(why, why_n, "%s", strerror(-r));
+	return r;
+}
+
+static int op_parse(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	(void)arg;
+	json_t *b = NULL;
+	int r = agsbx_bundle_parse(full, full_n, &b, why, why_n);
+	if (r < 0)
+		return r;
+	/* the parsed bundle, as its canonical form */
+	size_t n = 0;
+	char *c = agsbx_json_canonical(b, NULL, &n);
+	json_decref(b);
+	if (!c) {
+		snprintf(why, why_n, "out of memory (canonical)");
+		return -ENOMEM;
+	}
+	*len = n < cap ? n : cap;
+	memcpy(out, c, *len);
+	free(c);
+	return 0;
+}
+
+static int op_canonical(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	size_t n = 0;
+	char *c = agsbx_json_canonical((const json_t *)arg, "signature", &n);
+	if (!c) {
+		snprintf(why, why_n, "%s", strerror(errno));
+		return -errno;
+	}
+	*len = n < cap ? n : cap;
+	memcpy(out, c, *len);
+	free(c);
+	return 0;
+}
+
+static int op_report(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	FILE *f = fixed_stream(out, cap);
+	STREAM_OR_ENOMEM(f, why, why_n);
+	return finish_stream(f, agsbx_report_render(full_b, (const char *)arg, f), len, why, why_n);
+}
+
+static int op_diff(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	json_t *d = agsbx_bundle_diff(minimal_b, full_b);
+	if (!d) {
+		snprintf(why, why_n, "out of memory (diff)");
+		return -ENOMEM;
+	}
+	FILE *f = fixed_stream(out, cap);
+	if (!f)
+		json_decref(d);
+	STREAM_OR_ENOMEM(f, why, why_n);
+	int r = agsbx_diff_render(d, (const char *)arg, f);
+	json_decref(d);
+	return finish_stream(f, r, len, why, why_n);
+}
+
+static int op_matrix(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	const json_t *bundles[] = { full_b, minimal_b, signed_b };
+	const char *names[] = { "full.json", "minimal.json", "signed.json" };
+	json_t *m = agsbx_matrix_build(bundles, names, 3);
+	if (!m) {
+		snprintf(why, why_n, "out of memory (matrix)");
+		return -ENOMEM;
+	}
+	int r = agsbx_matrix_add_provenance(m, bundles, 3, NULL);
+	FILE *f = fixed_stream(out, cap);
+	if (!f)
+		json_decref(m);
+	STREAM_OR_ENOMEM(f, why, why_n);
+	if (r == 0)
+		r = agsbx_matrix_render(m, (const char *)arg, f);
+	json_decref(m);
+	return finish_stream(f, r, len, why, why_n);
+}
+
+static int op_verify(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	(void)arg;
+	struct agsbx_verify_opts o = { .key_path = pub_key, .now = 1700000000 };
+	struct agsbx_verify_result res;
+	memset(&res, 0, sizeof res);
+	int r = agsbx_bundle_verify(signed_b, &o, &res, why, why_n);
+	if (r < 0)
+		return r;
+	/* an allocation failure must not read as a verdict about the bundle */
+	*len = (size_t)snprintf(out, cap, "%s %d %d %s %s", agsbx_verify_status_name(res.status),
+				res.signature_valid, res.trusted, res.fingerprint, res.reason);
+	if (strstr(res.reason, "out of memory")) {
+		snprintf(why, why_n, "%s", res.reason);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+START_TEST(test_oom_parse)
+{
+	sweep(&(struct op){ "parse", op_parse, NULL });
+}
+END_TEST
+
+START_TEST(test_oom_canonical)
+{
+	sweep(&(struct op){ "canonical", op_canonical, full_b });
+}
+END_TEST
+
+START_TEST(test_oom_report)
+{
+	const char *const *formats = agsbx_render_formats("report");
+	ck_assert_ptr_nonnull(formats);
+	ck_assert_ptr_nonnull(formats[_i]);
+	sweep(&(struct op){ formats[_i], op_report, formats[_i] });
+}
+END_TEST
+
+START_TEST(test_oom_diff)
+{
+	const char *const *formats = agsbx_render_formats("diff");
+	ck_assert_ptr_nonnull(formats[_i]);
+	sweep(&(struct op){ formats[_i], op_diff, formats[_i] });
+}
+END_TEST
+
+START_TEST(test_oom_matrix)
+{
+	const char *const *formats = agsbx_render_formats("matrix");
+	ck_assert_ptr_nonnull(formats[_i]);
+	sweep(&(struct op){ formats[_i], op_matrix, formats[_i] });
+}
+END_TEST
+
+START_TEST(test_oom_verify)
+{
+	sweep(&(struct op){ "verify", op_verify, NULL });
+}
+END_TEST
+
+static int count(const char *view)
+{
+	int n = 0;
+	for (const char *const *f = agsbx_render_formats(view); f && *f; f++)
+		n++;
+	return n;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("cov-oom");
+	TCase *t = tcase_create("oom");
+	tcase_set_timeout(t, 600);
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, test_oom_parse);
+	tcase_add_test(t, test_oom_canonical);
+	tcase_add_loop_test(t, test_oom_report, 0, count("report"));
+	tcase_add_loop_test(t, test_oom_diff, 0, count("diff"));
+	tcase_add_loop_test(t, test_oom_matrix, 0, count("matrix"));
+	tcase_add_test(t, test_oom_verify);
+	suite_add_tcase(s, t);
+	return agsbx_test_run_suite(s);
+}
