@@ -300,6 +300,116 @@ static int op_verify(const void *arg, char *out, size_t cap, size_t *len, char *
 	return 0;
 }
 
+/* A trust anchor from allowed_signers, with the principal required. */
+static int op_verify_signers(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	(void)arg;
+	_cleanup_free_ char *signers = agsbx_test_source_path("tests/data/bundles/keys/allowed_signers");
+	struct agsbx_verify_opts o = { .allowed_signers = signers, .identity = "fixture@agsbx-evidence.invalid",
+				       .expect_challenge = "maintainer-nonce-42", .now = 1700000000 };
+	struct agsbx_verify_result res;
+	memset(&res, 0, sizeof res);
+	int r = agsbx_bundle_verify(signed_b, &o, &res, why, why_n);
+	if (r < 0)
+		return r;
+	*len = (size_t)snprintf(out, cap, "%s %d %d %s %s %s %s", agsbx_verify_status_name(res.status),
+				res.signature_valid, res.trusted, res.identity, res.trust_source, res.fingerprint,
+				res.reason);
+	return 0;
+}
+
+/* From the file, with the canonical digest hashed on a second thread (its
+ * stack is memory too: the fallback without the thread must agree). */
+static int op_load_digest(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	_cleanup_free_ char *path = agsbx_test_source_path((const char *)arg);
+	json_t *b = NULL;
+	uint8_t sha[AGSBX_BUNDLE_SHA512_BYTES];
+	bool sha_ok = false; /* false under pressure only means verify hashes again */
+	int r = agsbx_bundle_load_digest(path, &b, sha, &sha_ok, why, why_n);
+	if (r < 0)
+		return r;
+	size_t n = 0;
+	char *c = agsbx_json_canonical(b, NULL, &n);
+	json_decref(b);
+	if (!c) {
+		snprintf(why, why_n, "out of memory (canonical)");
+		return -ENOMEM;
+	}
+	*len = n < cap ? n : cap;
+	memcpy(out, c, *len);
+	free(c);
+	return 0;
+}
+
+static int op_attest(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	(void)arg;
+	struct agsbx_attest_opts o = { .bundle_name = "full.json",
+				       .bundle_sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+				       .url = "https://ci.invalid/run/1" };
+	json_t *a = agsbx_bundle_attest(full_b, &o, why, why_n);
+	if (!a)
+		return -ENOMEM;
+	size_t n = 0;
+	char *c = agsbx_json_canonical(a, NULL, &n);
+	json_decref(a);
+	if (!c) {
+		snprintf(why, why_n, "out of memory (canonical)");
+		return -ENOMEM;
+	}
+	*len = n < cap ? n : cap;
+	memcpy(out, c, *len);
+	free(c);
+	return 0;
+}
+
+static int op_provenance(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	json_t *p[2] = { agsbx_bundle_provenance(minimal_b, NULL), agsbx_bundle_provenance(signed_b, NULL) };
+	const char *labels[] = { "old", "new" };
+	FILE *f = p[0] && p[1] ? fixed_stream(out, cap) : NULL;
+	if (!f) {
+		json_decref(p[0]);
+		json_decref(p[1]);
+	}
+	STREAM_OR_ENOMEM(f, why, why_n);
+	const json_t *const pc[2] = { p[0], p[1] };
+	int r = agsbx_provenance_render(pc, labels, 2, (const char *)arg, f);
+	if (r == 0)
+		r = agsbx_provenance_notes(pc, labels, 2, (const char *)arg, f);
+	json_decref(p[0]);
+	json_decref(p[1]);
+	return finish_stream(f, r, len, why, why_n);
+}
+
+/* Signing is deterministic (Ed25519 over the canonical digest): the signed
+ * bundle is the same bytes every time it succeeds. */
+static int op_sign(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	(void)arg;
+	_cleanup_free_ char *key = agsbx_test_source_path("tests/data/bundles/keys/fixture_ed25519");
+	json_t *b = json_deep_copy(full_b);
+	if (!b) {
+		snprintf(why, why_n, "out of memory (copy)");
+		return -ENOMEM;
+	}
+	int r = agsbx_bundle_sign(b, key, why, why_n);
+	size_t n = 0;
+	char *c = r == 0 ? agsbx_json_canonical(json_object_get(b, "signature"), NULL, &n) : NULL;
+	json_decref(b);
+	if (r < 0)
+		return r;
+	if (!c) {
+		snprintf(why, why_n, "out of memory (canonical)");
+		return -ENOMEM;
+	}
+	*len = n < cap ? n : cap;
+	memcpy(out, c, *len);
+	free(c);
+	return 0;
+}
+
 START_TEST(test_oom_parse)
 {
 	sweep(&(struct op){ "parse", op_parse, NULL });
@@ -343,6 +453,21 @@ START_TEST(test_oom_verify)
 }
 END_TEST
 
+START_TEST(test_oom_more)
+{
+	static const struct op ops[] = {
+		{ "verify allowed_signers", op_verify_signers, NULL },
+		{ "load full.json", op_load_digest, "tests/data/bundles/full.json" },
+		{ "load signed.json", op_load_digest, "tests/data/bundles/signed.json" },
+		{ "attest", op_attest, NULL },
+		{ "provenance text", op_provenance, "text" },
+		{ "provenance markdown", op_provenance, "markdown" },
+		{ "sign", op_sign, NULL },
+	};
+	sweep(&ops[_i]);
+}
+END_TEST
+
 static int count(const char *view)
 {
 	int n = 0;
@@ -363,6 +488,7 @@ int main(void)
 	tcase_add_loop_test(t, test_oom_diff, 0, count("diff"));
 	tcase_add_loop_test(t, test_oom_matrix, 0, count("matrix"));
 	tcase_add_test(t, test_oom_verify);
+	tcase_add_loop_test(t, test_oom_more, 0, 7);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }
