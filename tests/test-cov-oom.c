@@ -629,6 +629,43 @@ START_TEST(test_oom_base_probes)
 }
 END_TEST
 
+/* keygen: a failure leaves neither file behind (no partial output). The
+ * path is made in the child, without allocating. */
+static char *keygen_dir;
+
+static int op_keygen(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	(void)arg;
+	char path[512], pub[520];
+	snprintf(path, sizeof path, "%s/k%ld", keygen_dir, (long)getpid());
+	snprintf(pub, sizeof pub, "%s.pub", path);
+	char fp[64] = "";
+	int r = agsbx_keygen(path, "oom@test", fp, why, why_n);
+	bool priv_left = access(path, F_OK) == 0, pub_left = access(pub, F_OK) == 0;
+	unlink(path);
+	unlink(pub);
+	if (r < 0 && (priv_left || pub_left)) {
+		/* a result that cannot match the reference: a partial output */
+		*len = (size_t)snprintf(out, cap, "failed (%s) but left%s%s", why, priv_left ? " the key" : "",
+					pub_left ? " the .pub" : "");
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	*len = (size_t)snprintf(out, cap, "%s %s", priv_left && pub_left ? "both files" : "missing file",
+				strncmp(fp, "SHA256:", 7) == 0 ? "fingerprint" : "no fingerprint");
+	return 0;
+}
+
+START_TEST(test_oom_keygen)
+{
+	keygen_dir = agsbx_test_tmpdir("oom-keygen");
+	sweep(&(struct op){ "keygen", op_keygen, NULL, false });
+	agsbx_test_rmtree(keygen_dir);
+	free(keygen_dir);
+}
+END_TEST
+
 START_TEST(test_oom_parse)
 {
 	sweep(&(struct op){ "parse", op_parse, NULL, false });
@@ -731,6 +768,7 @@ int main(void)
 	tcase_add_test(t, test_oom_verify);
 	tcase_add_loop_test(t, test_oom_more, 0, 7);
 	tcase_add_loop_test(t, test_oom_base_probes, 0, 11);
+	tcase_add_test(t, test_oom_keygen);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }
