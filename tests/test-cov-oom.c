@@ -666,6 +666,40 @@ START_TEST(test_oom_keygen)
 }
 END_TEST
 
+/* Test-runner summaries parsed out of a command's output. */
+static int op_summary(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	const char *text = (const char *)arg;
+	return put_json(agsbx_attachment_summary(text, strlen(text)), out, cap, len, why, why_n);
+}
+
+/* A real command run as an attachment: its summary and tails (the
+ * duration differs run to run and is left out). */
+static int op_attach_run(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
+{
+	json_t *a = agsbx_attachment_run((const char *)arg, 10000, 64, why, why_n);
+	if (!a)
+		return strstr(why, "out of memory") || strstr(why, strerror(ENOMEM)) ? -ENOMEM : -EINVAL;
+	json_object_del(a, "duration_us");
+	return put_json(a, out, cap, len, why, why_n);
+}
+
+START_TEST(test_oom_attach)
+{
+	/* all lenient: a line whose copy fails is skipped (another summary
+	 * wins), and a failed split leaves the run's error message empty */
+	const struct op ops[] = {
+		{ "summary pytest", op_summary,
+		  "\033[31m= 1 failed, 3 passed, 2 skipped, 1 error in 0.12s =\033[0m\nrerun\n== 2 passed in 0.1s ==\n", true },
+		{ "summary ctest", op_summary,
+		  "83% tests passed, 2 tests failed out of 12\n\nThe following tests did not run:\n\t  3 - a (Skipped)\n"
+		  "Errors while running CTest\n", true },
+		{ "attach run", op_attach_run, "printf '%s\\n' '7 passed, 1 failed' tail-line", true },
+	};
+	sweep(&ops[_i]);
+}
+END_TEST
+
 START_TEST(test_oom_parse)
 {
 	sweep(&(struct op){ "parse", op_parse, NULL, false });
@@ -769,6 +803,7 @@ int main(void)
 	tcase_add_loop_test(t, test_oom_more, 0, 7);
 	tcase_add_loop_test(t, test_oom_base_probes, 0, 11);
 	tcase_add_test(t, test_oom_keygen);
+	tcase_add_loop_test(t, test_oom_attach, 0, 3);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }
