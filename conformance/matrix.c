@@ -162,8 +162,8 @@ static void settle(const struct job *j, struct check_out *out)
 	}
 	/* A verdict that rests on a result the harness's own output limit
 	 * cut off is inconclusive, not a defect; a check that already found
-	 * "no observation" says why there was none. */
-	if (out->result_cut && !out->observed_pass && (j->required || out->skipped)) {
+	 * "no observation" says why there was none (the cut). */
+	if (out->result_cut && !agsbx_runner_aborted() && !out->observed_pass && (j->required || out->skipped)) {
 		out->skipped = true;
 		char why[sizeof out->reason];
 		snprintf(why, sizeof why, "%s", out->reason);

@@ -178,11 +178,12 @@ uint8_t *ev_b64_decode(const char *s, size_t slen, const char *ignore, size_t *n
 	size_t cap = slen / 4 * 3 + 3;
 	uint8_t *out = malloc(cap + 1);
 	if (!out)
-		return NULL;
+		return NULL; /* errno ENOMEM: callers tell it from bad input */
 	const char *end = NULL;
 	if (sodium_base642bin(out, cap, s, slen, ignore, n, &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
 	    end != s + slen) {
 		free(out);
+		errno = EINVAL;
 		return NULL;
 	}
 	return out;

@@ -78,7 +78,8 @@ int sshrd_expect(struct sshrd *r, const char *want);
 /* Standard base64 with padding, malloc'd NUL-terminated. */
 char *ev_b64_encode(const void *data, size_t n);
 /* Decodes standard base64 (padding required), ignoring the characters in
- * ignore (may be NULL). malloc'd; NULL when invalid. */
+ * ignore (may be NULL). malloc'd; NULL when invalid (errno EINVAL) or
+ * out of memory (errno ENOMEM). */
 uint8_t *ev_b64_decode(const char *s, size_t slen, const char *ignore, size_t *n);
 /* Wraps b64 text at width columns, each line ending in "\n". */
 void ev_b64_wrapped(struct sbuf *b, const void *data, size_t n, size_t width);

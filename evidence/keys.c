@@ -42,7 +42,7 @@ int sshkey_parse_line(const char *s, struct sshkey *k)
 		return -EINVAL;
 	k->blob = ev_b64_decode(s, blen, NULL, &k->blob_len);
 	if (!k->blob)
-		return -EINVAL;
+		return errno == ENOMEM ? -ENOMEM : -EINVAL;
 	struct sshrd rd = { k->blob, k->blob_len };
 	if (sshrd_expect(&rd, k->type) < 0) {
 		sshkey_clear(k);

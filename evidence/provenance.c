@@ -16,18 +16,23 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static void add_signature(json_t *p, const json_t *bundle, const struct agsbx_verify_opts *trust)
+/* -ENOMEM when verification ran out of memory (no verdict to record). */
+static int add_signature(json_t *p, const json_t *bundle, const struct agsbx_verify_opts *trust)
 {
 	struct agsbx_verify_result res;
 	char err[256] = "";
 	int r = agsbx_bundle_verify(bundle, trust, &res, err, sizeof err);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0 && trust) { /* the anchor failed (e.g. keys URL down): integrity only */
 		json_object_set_new(p, "trust_error", json_string(err));
 		r = agsbx_bundle_verify(bundle, NULL, &res, err, sizeof err);
 	}
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0) {
 		json_object_set_new(p, "signature", json_string("unknown"));
-		return;
+		return 0;
 	}
 	const char *sig = res.status == AGSBX_VERIFY_UNSIGNED ? "none" : res.signature_valid ? "good" : "invalid";
 	json_object_set_new(p, "signature", json_string(sig));
@@ -36,6 +41,7 @@ static void add_signature(json_t *p, const json_t *bundle, const struct agsbx_ve
 	json_object_set_new(p, "trusted", trust && res.signature_valid && !json_object_get(p, "trust_error")
 						  ? json_boolean(res.trusted) : json_null());
 	json_object_set_new(p, "signer", str_or_null(res.trusted ? res.identity : NULL));
+	return 0;
 }
 
 static json_t *simulation_names(const json_t *ctx)
@@ -70,9 +76,8 @@ static json_t *blocked_providers(const json_t *bundle)
 json_t *agsbx_bundle_provenance(const json_t *bundle, const struct agsbx_verify_opts *trust)
 {
 	_cleanup_json_ json_t *p = json_object();
-	if (!p)
+	if (!p || add_signature(p, bundle, trust) < 0)
 		return NULL;
-	add_signature(p, bundle, trust);
 	const json_t *ctx = json_object_get(bundle, "context");
 	const json_t *rep = json_object_get(ctx, "representative");
 	json_object_set_new(p, "representative", json_is_boolean(rep) ? json_copy((json_t *)rep) : json_null());

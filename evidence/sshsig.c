@@ -104,6 +104,10 @@ int sshsig_parse_armored(const char *text, size_t len, struct sshsig *s, char *e
 		return -EINVAL;
 	}
 	s->blob = ev_b64_decode(body, body_len, "\n", &s->blob_len);
+	if (!s->blob && errno == ENOMEM) {
+		ev_set_err(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
 	if (!s->blob) {
 		ev_set_err(err, err_size, "signature: invalid base64");
 		return -EINVAL;

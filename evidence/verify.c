@@ -77,7 +77,8 @@ static int parse_anchor_line(struct anchor *an, const char *line, size_t n, bool
 	const char *s = text + strspn(text, " \t");
 	if (!*s || *s == '#')
 		return 0;
-	return sshkey_parse_line(s, &an->s.key) < 0 ? -EINVAL : 1;
+	int r = sshkey_parse_line(s, &an->s.key);
+	return r == -ENOMEM ? r : r < 0 ? -EINVAL : 1;
 }
 
 /* Lines of a key file / allowed_signers / keys URL body. Blank and '#'
@@ -104,7 +105,7 @@ static int parse_anchors(struct anchors *a, const char *text, bool signers, char
 			continue;
 		}
 		if (r < 0) {
-			ev_set_err(err, err_size, "%s line %d: %s", a->source, lineno, why);
+			ev_set_err(err, err_size, "%s line %d: %s", a->source, lineno, r == -ENOMEM ? "out of memory" : why);
 			return r == -ENOMEM ? r : -EINVAL;
 		}
 	}
@@ -292,15 +293,21 @@ static int check_signature(const json_t *bundle, const json_t *sig, const uint8_
 		return -EINVAL;
 	}
 	const char *armored = ev_jstr(sig, "armored");
-	if (!armored || sshsig_parse_armored(armored, strlen(armored), s, why, wsz) < 0)
+	if (!armored)
 		return -EINVAL;
+	int pr = sshsig_parse_armored(armored, strlen(armored), s, why, wsz);
+	if (pr < 0)
+		return pr == -ENOMEM ? pr : -EINVAL;
 	if (!member_is(sig, "hash", s->hash)) {
 		ev_set_err(why, wsz, "signature: \"hash\" member differs from the signature's (%s)", s->hash);
 		return -EINVAL;
 	}
 	struct sshkey pub;
 	const char *pub_text = ev_jstr(sig, "public_key");
-	if (!pub_text || sshkey_parse_line(pub_text, &pub) < 0) {
+	int kr = pub_text ? sshkey_parse_line(pub_text, &pub) : -EINVAL;
+	if (kr == -ENOMEM)
+		return kr;
+	if (kr < 0) {
 		ev_set_err(why, wsz, "signature: malformed public_key");
 		return -EINVAL;
 	}
@@ -321,7 +328,7 @@ static int check_signature(const json_t *bundle, const json_t *sig, const uint8_
 	int r = canonical_digest(bundle, s->hash, loaded_sha512, digest, &dlen);
 	if (r < 0) {
 		ev_set_err(why, wsz, "bundle has no canonical form: %s", strerror(-r));
-		return -EINVAL;
+		return r == -ENOMEM ? r : -EINVAL;
 	}
 	return sshsig_verify_digest(s, AGSBX_SSHSIG_NAMESPACE, digest, dlen, why, wsz);
 }
@@ -353,7 +360,17 @@ int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *op
 		return 0;
 	}
 	struct sshsig s = { 0 };
-	if (check_signature(bundle, sig, o->canonical_sha512, res, &s) < 0) {
+	r = check_signature(bundle, sig, o->canonical_sha512, res, &s);
+	/* running out of memory says nothing about the signature: an error,
+	 * never an "invalid" verdict on a bundle that may be good */
+	if (r == -ENOMEM) {
+		ev_set_err(err, err_size, "out of memory");
+		memset(res, 0, sizeof *res);
+		sshsig_clear(&s);
+		anchors_free(&a);
+		return r;
+	}
+	if (r < 0) {
 		res->status = AGSBX_VERIFY_INVALID;
 		sshsig_clear(&s);
 		anchors_free(&a);
