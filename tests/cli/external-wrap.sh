@@ -96,9 +96,15 @@ if have bwrap; then
   wrap bwline 0 --wrap "bwline=$bw"
   full_bundle
   [[ $(p .verdict) == conformant ]] || fail "bwline: verdict $(p .verdict)"
-  for a in process_contained privilege_escalation_blocked environment_scrubbed network; do
+  for a in privilege_escalation_blocked environment_scrubbed network; do
     p ".underclaim | index(\"$a\")" | grep -qv null || fail "bwline: $a not observed ($(p '.underclaim | join(",")'))"
   done
+  # bwrap leaves the caller's session keyring possessed across its user
+  # namespace: a hand-written line shares the user's keys, so the line is
+  # not process_contained (the provider joins a new keyring; this line does not)
+  [[ $(p '.checks[] | select(.id == "secrets.keyring_denied") | .verdict + " " + .reason') == "not_claimed "*READ* ]] ||
+    fail "bwline: the keyring: $(p '.checks[] | select(.id == "secrets.keyring_denied") | .verdict + ": " + .reason')"
+  [[ $(p '.underclaim | index("process_contained")') == null ]] || fail "bwline: process_contained observed despite the keyring"
   [[ $(p .observed.syscalls_restricted) == false ]] || fail "bwline: syscalls observed restricted without seccomp"
   pass "bwrap line (bare): conformant; observed $(p '.underclaim | join(",")')"
 fi

@@ -6,8 +6,10 @@
 # and no child of the fork loop outlives the run.
 source "$(dirname "$0")/../lib/common.sh"
 d=$(t_tmpdir rex)
-run() { "$AGSBX_BIN" collect --provider trusted_local --provider landlock --unsigned --output "$d/$1.json" -q \
-  2>"$d/$1.err"; }
+# Each collect's work dir is its own, so the fork loops of this test (and
+# only those: other tests run resource checks too) can be found after it.
+run() { mkdir -p "$d/wd-$1"; "$AGSBX_BIN" collect --provider trusted_local --provider landlock --unsigned \
+  --work-dir "$d/wd-$1" --output "$d/$1.json" -q 2>"$d/$1.err"; }
 run a & pa=$!
 run b & pb=$!
 wait $pa || fail "collect a exited $?: $(tail -3 "$d/a.err")"
@@ -23,5 +25,5 @@ pass "$n resource checks in two concurrent collects, one at a time"
 jq -e -s '[.[].providers[] | select(.verdict != "blocked") | .checks[] | select(.id | startswith("resources.")) | .facts.inside
            | select(.) | (.forked // .reached_mib) <= (.cap // .cap_mib) and (.forked // .reached_mib) > 0] | length >= 4 and all' \
   "$d/a.json" "$d/b.json" >/dev/null || fail "a balloon went past its cap"
-! pgrep -f 'agsbx-payload fork-bound' >/dev/null || fail "fork-loop children outlived the run"
+! pgrep -f "$d/wd-.*agsbx-payload fork-bound" >/dev/null || fail "fork-loop children outlived the run"
 pass "balloons stay within their caps; no fork-loop child left"
