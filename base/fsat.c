@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sodium.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,25 +238,4 @@ int agsbx_path_check_private(const char *path, char *bad, size_t bad_size)
 		*s = c;
 	}
 	return r;
-}
-
-int agsbx_sha256_fd(int fd, char hex[65])
-{
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
-	unsigned char buf[65536];
-	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		crypto_hash_sha256_update(&st, buf, (size_t)r);
-	}
-	unsigned char h[crypto_hash_sha256_BYTES];
-	crypto_hash_sha256_final(&st, h);
-	sodium_bin2hex(hex, 65, h, sizeof h);
-	return 0;
 }

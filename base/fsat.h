@@ -50,10 +50,6 @@ int agsbx_create_file_at(int dfd, const char *name, const void *data, size_t len
  * moved up to dir, fd to fd, and walked from there). 0 or the first -errno. */
 int agsbx_remove_tree(const char *dir, const char *last);
 
-/* sha256 (64 lowercase hex + NUL) of what fd reads from its current
- * offset to the end: the very file checked by fstat, not a path again. */
-int agsbx_sha256_fd(int fd, char hex[65]);
-
 /* 0 when no user but root and the caller can rename or replace anything
  * on the way to the directory path (absolute, no symlinks: a realpath):
  * every component owned by root or the caller, and writable by group or

@@ -269,6 +269,11 @@ int agsbx_sha256_file(const char *path, char hex[65])
 		return -errno;
 	if (!S_ISREG(sb.st_mode))
 		return S_ISDIR(sb.st_mode) ? -EISDIR : -EINVAL;
+	return agsbx_sha256_fd(fd, hex);
+}
+
+int agsbx_sha256_fd(int fd, char hex[65])
+{
 	crypto_hash_sha256_state st;
 	crypto_hash_sha256_init(&st);
 	unsigned char buf[65536];

@@ -65,6 +65,9 @@ void agsbx_sha256_hex(const void *data, size_t len, char hex[65]);
 /* Regular files only (never follows a final symlink): -EISDIR for a
  * directory, -EINVAL for anything else (FIFO, device). */
 int agsbx_sha256_file(const char *path, char hex[65]);
+/* sha256 (64 lowercase hex + NUL) of what fd reads from its current
+ * offset to the end: the very file checked by fstat, not a path again. */
+int agsbx_sha256_fd(int fd, char hex[65]);
 
 /* n random bytes as 2n hex chars (buf must hold 2n+1). */
 void agsbx_random_hex(char *buf, size_t nbytes);

@@ -17,9 +17,7 @@ source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/dockerd.sh"
 source "$(dirname "$0")/../lib/gvisor.sh"
 source "$(dirname "$0")/../lib/agently.sh"
-agently_require_src
-gv_prereqs runsc
-command -v docker >/dev/null || skip docker 1 "the docker CLI is not installed (docker.io)"
+agently_docker_prereqs
 
 stage=$(agently_stage)
 install -m 0755 "$AGSBX_SOURCE_DIR/tests/cli/lib-agently-docker-drive.py" "$stage/src/tests/cli/"

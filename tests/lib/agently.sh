@@ -5,6 +5,14 @@ AGENTLY_SRC=${AGENTLY_SRC:-$AGSBX_SOURCE_DIR/../shared/thirdparty/agently}
 
 # Skips (a failure under AGSBX_REQUIRE_MECHANISMS=1) without the checkout,
 # the test user or Debian's python3 with typing_extensions.
+# The Docker and gVisor providers' tests: the checkout, runsc (tests/lib/
+# gvisor.sh, sourced first) and the docker CLI upstream drives.
+agently_docker_prereqs() {
+  agently_require_src
+  gv_prereqs runsc
+  command -v docker >/dev/null || skip docker 1 "the docker CLI is not installed (docker.io)"
+}
+
 agently_require_src() {
   [[ -f $AGENTLY_SRC/agently/types/data/code_execution.py ]] \
     || skip "agently" 1 "no Agently checkout at $AGENTLY_SRC (CI has ../shared/thirdparty/agently)"
