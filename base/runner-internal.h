@@ -9,21 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/proc.h"
+
 struct agsbx_run_result;
-
-/* One process as /proc/PID/stat shows it; (pid, start) is its identity,
- * start being the boot-relative start time in clock ticks. */
-struct agsbx_proc {
-	pid_t pid, ppid, sid;
-	char state;
-	unsigned flags;               /* the kernel's PF_* flags (field 9) */
-	unsigned long long start;
-	char kind;                    /* a walk's verdict (runner-procscan.c); 0 when read */
-};
-
-/* PF_EXITING: do_exit() has begun; the task never returns to user space
- * (it may still spend milliseconds tearing down its namespaces). */
-#define AGSBX_PF_EXITING 0x00000004u
 
 /* A set keyed by pid (one entry per pid; a re-add with another start
  * time replaces it), hashed: a fork loop's trail can be thousands long. */
@@ -67,9 +55,6 @@ void agsbx_runner_fill_status(struct agsbx_run_result *res, int st, enum run_end
 struct agsbx_run_opts;
 struct agsbx_run_result;
 int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_result *res);
-
-int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p);
-int agsbx_runner_pidfd_open(pid_t pid);
 
 /* clone(fn, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, arg) with the
  * new pid entered in the registry of runner children before any other

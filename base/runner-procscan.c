@@ -48,13 +48,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-
 #define SIGNAL_WALKS_US 3000000 /* walk until nothing new appears, at most */
 #define EXIT_GRACE_US 10000     /* leftovers after a normal exit may finish */
 #define REAP_DEADLINE_US 2000000
@@ -79,99 +72,6 @@ static void sleep_us(long us)
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-/* ---- /proc/PID/stat ---- */
-
-int agsbx_runner_read_proc(pid_t pid, struct agsbx_proc *p)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	ssize_t n;
-	do
-		n = read(fd, buf, sizeof buf - 1);
-	while (n < 0 && errno == EINTR);
-	int e = errno;
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -e : -ESRCH;
-	buf[n] = '\0';
-	/* comm may contain spaces and parentheses: fields start after the
-	 * last ')'. Field 3 is the state, 22 the start time. */
-	char *s = strrchr(buf, ')');
-	if (!s)
-		return -EIO;
-	s++;
-	unsigned long long f[23] = { 0 };
-	char state = 0;
-	for (int field = 3; field <= 22; field++) {
-		while (*s == ' ')
-			s++;
-		if (!*s)
-			return -EIO;
-		char *end;
-		if (field == 3) {
-			state = *s;
-			end = s + 1;
-		} else {
-			/* Some fields are signed (-1 tty): strtoll keeps them. */
-			f[field] = (unsigned long long)strtoll(s, &end, 10);
-			if (end == s)
-				return -EIO;
-		}
-		s = end;
-	}
-	p->pid = pid;
-	p->state = state;
-	p->ppid = (pid_t)f[4];
-	p->sid = (pid_t)f[6];
-	p->flags = (unsigned)f[9];
-	p->start = f[22];
-	p->kind = 0;
-	return 0;
-}
-
-/* ---- pidfds ---- */
-
-static _Atomic bool no_pidfd;
-
-int agsbx_runner_pidfd_open(pid_t pid)
-{
-	if (atomic_load(&no_pidfd)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	/* pidfds are always close-on-exec. */
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-		atomic_store(&no_pidfd, true);   /* old kernel or seccomp'd away */
-	if (fd >= 0 && fd <= 2) {
-		int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		close(fd);
-		fd = nfd;
-	}
-	return fd;
-}
-
-/* Signals p if it is still the same, live (non-zombie) process. Through a
- * pidfd the identity check and the signal cannot race with pid reuse. */
-static bool signal_proc(const struct agsbx_proc *p, int sig)
-{
-	struct agsbx_proc now;
-	int fd = agsbx_runner_pidfd_open(p->pid);
-	if (fd < 0 && errno == ESRCH)
-		return false;   /* gone */
-	bool ok = false;
-	/* Without a pidfd (old kernel, no fds left) the check and kill()
-	 * leave a window of microseconds for pid reuse. */
-	if (agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z')
-		ok = fd >= 0 ? syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0 : kill(p->pid, sig) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
 }
 
 /* ---- sets ---- */
@@ -421,23 +321,19 @@ struct snapshot {
 	struct agsbx_procset all;
 };
 
+static int snapshot_add(pid_t pid, void *ud)
+{
+	struct snapshot *s = ud;
+	struct agsbx_proc p;
+	if (agsbx_proc_stat(pid, &p) == 0)
+		procset_add(&s->all, &p);
+	return 0;
+}
+
 static void snapshot_take(struct snapshot *s)
 {
-	DIR *d = opendir("/proc");
 	s->taken = true;
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		struct agsbx_proc p;
-		if (*end || pid <= 0)
-			continue;
-		if (agsbx_runner_read_proc((pid_t)pid, &p) == 0)
-			procset_add(&s->all, &p);
-	}
-	closedir(d);
+	agsbx_proc_each(snapshot_add, s);
 }
 
 static void children_of(pid_t pid, struct snapshot *snap, struct pidvec *out)
@@ -586,14 +482,14 @@ static void visit(struct walk *w, const struct agsbx_proc *p0)
 			waitpid(p->pid, NULL, WNOHANG);
 		return;
 	}
-	if (signal_proc(p, w->sig) && w->sig == SIGKILL)
+	if (agsbx_proc_signal(p, w->sig, NULL, NULL) && w->sig == SIGKILL)
 		w->killed++;
 }
 
 static void visit_pid(struct walk *w, pid_t pid)
 {
 	struct agsbx_proc p;
-	if (!procset_find_pid(w->set, pid) && agsbx_runner_read_proc(pid, &p) == 0)
+	if (!procset_find_pid(w->set, pid) && agsbx_proc_stat(pid, &p) == 0)
 		visit(w, &p);
 }
 
@@ -609,7 +505,7 @@ static size_t sweep_orphans_locked(struct walk *w, pid_t our_sid, struct pidvec 
 		pid_t pid = kids->v[i];
 		if (registered_locked(pid) || procset_find_pid(w->set, pid))
 			continue;
-		if (agsbx_runner_read_proc(pid, &p) < 0 || p.sid == our_sid)
+		if (agsbx_proc_stat(pid, &p) < 0 || p.sid == our_sid)
 			continue;
 		if (p.start < t->child_start || procset_has(&exiting, pid, p.start) ||
 		    procset_has(&helpers, pid, p.start) ||
@@ -638,7 +534,7 @@ static void visit_known_locked(struct walk *w, bool include_child, struct pidvec
 		const struct agsbx_proc *s = &t->seen.v[i];
 		if (s->pid == t->child || procset_find_pid(w->set, s->pid))
 			continue;
-		if (agsbx_runner_read_proc(s->pid, &p) == 0 && p.start == s->start && p.state != 'Z')
+		if (agsbx_proc_stat(s->pid, &p) == 0 && p.start == s->start && p.state != 'Z')
 			visit(w, &p);
 	}
 	if (!t->used_cgroup)
@@ -681,7 +577,7 @@ static void walk_locked(struct walk *w, bool include_child, bool sweep_orphans)
 
 	/* Without include_child the child has exited: its children were
 	 * re-parented to us before it became a zombie, so it is no root. */
-	if (include_child && agsbx_runner_read_proc(t->child, &p) == 0 && p.start == t->child_start)
+	if (include_child && agsbx_proc_stat(t->child, &p) == 0 && p.start == t->child_start)
 		visit(w, &p);
 	if (sweep_orphans)
 		sweep_orphans_locked(w, our_sid, &kids);
@@ -723,7 +619,7 @@ void agsbx_runner_tree_begin(struct agsbx_run_tree *t, pid_t child)
 	struct agsbx_proc p;
 	t->child = child;
 	/* The child is unreaped, so this cannot be somebody else's entry. */
-	if (agsbx_runner_read_proc(child, &p) == 0)
+	if (agsbx_proc_stat(child, &p) == 0)
 		t->child_start = p.start;
 	pthread_mutex_lock(&reg_lock);
 	reap_exiting_locked();
@@ -759,7 +655,7 @@ static void keep_helpers_locked(const struct agsbx_run_tree *t)
 	struct agsbx_proc now;
 	for (size_t i = 0; t->spare && i < t->seen.n; i++) {
 		const struct agsbx_proc *p = &t->seen.v[i];
-		if (p->kind == KIND_HELPER && agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start)
+		if (p->kind == KIND_HELPER && agsbx_proc_stat(p->pid, &now) == 0 && now.start == p->start)
 			procset_add(&helpers, p);
 	}
 }
@@ -771,7 +667,7 @@ unsigned agsbx_runner_tree_spared(struct agsbx_run_tree *t)
 	pthread_mutex_lock(&reg_lock);
 	for (size_t i = 0; t->spare && i < t->seen.n; i++) {
 		const struct agsbx_proc *p = &t->seen.v[i];
-		n += p->kind == KIND_HELPER && agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start &&
+		n += p->kind == KIND_HELPER && agsbx_proc_stat(p->pid, &now) == 0 && now.start == p->start &&
 		     now.state != 'Z';
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -826,7 +722,7 @@ static unsigned kill_targets(const struct agsbx_procset *targets)
 {
 	unsigned killed = 0;
 	for (size_t i = 0; i < targets->n; i++)
-		if (targets->v[i].state != 'Z' && signal_proc(&targets->v[i], SIGKILL))
+		if (targets->v[i].state != 'Z' && agsbx_proc_signal(&targets->v[i], SIGKILL, NULL, NULL))
 			killed++;
 	return killed;
 }
@@ -846,13 +742,13 @@ static void reap_targets(struct agsbx_run_tree *t, struct agsbx_procset *targets
 			struct agsbx_proc now;
 			if (p->pid == 0 || p->pid == t->child)
 				continue;
-			if (agsbx_runner_read_proc(p->pid, &now) < 0 || now.start != p->start) {
+			if (agsbx_proc_stat(p->pid, &now) < 0 || now.start != p->start) {
 				p->pid = 0;   /* gone */
 				continue;
 			}
 			if (now.state == 'Z' && now.ppid == self) {
 				waitpid(p->pid, NULL, WNOHANG);
-				if (agsbx_runner_read_proc(p->pid, &now) < 0 || now.start != p->start) {
+				if (agsbx_proc_stat(p->pid, &now) < 0 || now.start != p->start) {
 					p->pid = 0;
 					continue;
 				}
@@ -900,7 +796,7 @@ static void forget_gone_helpers_locked(void)
 	struct agsbx_procset keep = { 0 };
 	for (size_t i = 0; i < helpers.n; i++) {
 		struct agsbx_proc now, *p = &helpers.v[i];
-		if (agsbx_runner_read_proc(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z')
+		if (agsbx_proc_stat(p->pid, &now) == 0 && now.start == p->start && now.state != 'Z')
 			procset_add(&keep, p);
 	}
 	procset_free(&helpers);
@@ -918,7 +814,7 @@ static void reap_exiting_locked(void)
 	struct agsbx_procset keep = { 0 };
 	for (size_t i = 0; i < exiting.n; i++) {
 		struct agsbx_proc now, *p = &exiting.v[i];
-		if (agsbx_runner_read_proc(p->pid, &now) < 0 || now.start != p->start)
+		if (agsbx_proc_stat(p->pid, &now) < 0 || now.start != p->start)
 			continue;
 		if (now.state == 'Z' && now.ppid == self && waitpid(p->pid, NULL, WNOHANG) == p->pid)
 			continue;
@@ -1202,42 +1098,42 @@ static void cgroup_remove(struct agsbx_run_tree *t)
 
 /* ---- leftover-process checks ---- */
 
+struct marker_scan {
+	const char *marker;
+	size_t mlen;
+	pid_t self;
+	struct pidvec found;
+};
+
+static int marker_visit(pid_t pid, void *ud)
+{
+	struct marker_scan *m = ud;
+	if (pid == m->self)
+		return 0;
+	size_t len = 0;
+	_cleanup_free_ char *buf = agsbx_proc_cmdline(pid, &len);
+	if (buf && len >= m->mlen && memmem(buf, len, m->marker, m->mlen) && pidvec_add(&m->found, pid) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
 {
 	if (pids)
 		*pids = NULL;
 	if (!marker || !*marker)
 		return -EINVAL;
-	DIR *d = opendir("/proc");
-	if (!d)
-		return -errno;
-	size_t mlen = strlen(marker);
-	pid_t self = getpid();
-	struct pidvec found = { 0 };
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || (pid_t)pid == self)
-			continue;
-		size_t len = 0;
-		char *buf = agsbx_proc_cmdline((pid_t)pid, &len);
-		if (!buf)
-			continue;
-		if (len >= mlen && memmem(buf, len, marker, mlen) && pidvec_add(&found, (pid_t)pid) < 0) {
-			free(buf);
-			closedir(d);
-			free(found.v);
-			return -ENOMEM;
-		}
-		free(buf);
+	struct marker_scan m = { .marker = marker, .mlen = strlen(marker), .self = getpid() };
+	int r = agsbx_proc_each(marker_visit, &m);
+	if (r < 0) {
+		free(m.found.v);
+		return r;
 	}
-	closedir(d);
-	int n = (int)found.n;
+	int n = (int)m.found.n;
 	if (pids)
-		*pids = found.v;
+		*pids = m.found.v;
 	else
-		free(found.v);
+		free(m.found.v);
 	return n;
 }
 
@@ -1246,15 +1142,13 @@ int agsbx_find_processes_with_marker(const char *marker, pid_t **pids)
 /* Real and effective uid (/proc/PID/status "Uid:"). */
 static int proc_uids(pid_t pid, uid_t *ruid, uid_t *euid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	_cleanup_free_ char *buf = NULL;
-	int r = agsbx_read_file(path, 1 << 16, &buf, NULL);
+	_cleanup_free_ char *status = NULL;
+	int r = agsbx_proc_status(pid, &status);
 	if (r < 0)
 		return r;
-	const char *u = strstr(buf, "\nUid:");
+	_cleanup_free_ char *u = agsbx_status_field(status, "Uid");
 	unsigned ru, eu;
-	if (!u || sscanf(u + 5, "%u %u", &ru, &eu) != 2)
+	if (!u || sscanf(u, "%u %u", &ru, &eu) != 2)
 		return -EIO;
 	*ruid = (uid_t)ru;
 	*euid = (uid_t)eu;
@@ -1268,7 +1162,7 @@ static bool descends_from(pid_t pid, pid_t root)
 	for (int hops = 0; pid > 1 && hops < 65536; hops++) {
 		if (pid == root)
 			return true;
-		if (agsbx_runner_read_proc(pid, &p) < 0)
+		if (agsbx_proc_stat(pid, &p) < 0)
 			return false;
 		pid = p.ppid;
 	}
@@ -1348,11 +1242,26 @@ static bool is_leftover(const struct agsbx_leftover_filter *f, pid_t pid, struct
 	uid_t ru, eu;
 	if (proc_uids(pid, &ru, &eu) < 0 || !uid_in(f, ru) || !uid_in(f, eu))
 		return false;
-	if (agsbx_runner_read_proc(pid, p) < 0 || p->state == 'Z' || p->start < f->started_after)
+	if (agsbx_proc_stat(pid, p) < 0 || p->state == 'Z' || p->start < f->started_after)
 		return false;
 	if (f->nonce && *f->nonce && memmem(argv, len, f->nonce, strlen(f->nonce)))
 		return true;
 	return runs_from(pid, f->dir);
+}
+
+struct leftover_scan {
+	const struct agsbx_leftover_filter *f;
+	pid_t self;
+	struct agsbx_procset found;
+};
+
+static int leftover_visit(pid_t pid, void *ud)
+{
+	struct leftover_scan *ls = ud;
+	struct agsbx_proc p;
+	if (pid == ls->self || !is_leftover(ls->f, pid, &p))
+		return 0;
+	return procset_add(&ls->found, &p);
 }
 
 int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx_leftover **out)
@@ -1360,28 +1269,17 @@ int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx
 	*out = NULL;
 	if (!f->dir || f->dir[0] != '/' || !f->nuids)
 		return -EINVAL;
-	_cleanup_closedir_ DIR *d = opendir("/proc");
-	if (!d)
-		return -errno;
-	pid_t self = getpid();
-	struct agsbx_procset found = { 0 };
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		struct agsbx_proc p;
-		if (*end || pid <= 0 || (pid_t)pid == self || !is_leftover(f, (pid_t)pid, &p))
-			continue;
-		if (procset_add(&found, &p) < 0) {
-			procset_free(&found);
-			return -ENOMEM;
-		}
+	struct leftover_scan ls = { .f = f, .self = getpid() };
+	int r = agsbx_proc_each(leftover_visit, &ls);
+	if (r < 0) {
+		procset_free(&ls.found);
+		return r;
 	}
-	struct agsbx_leftover *v = calloc(found.n ? found.n : 1, sizeof *v);
-	for (size_t i = 0; v && i < found.n; i++)
-		v[i] = (struct agsbx_leftover){ .pid = found.v[i].pid, .start = found.v[i].start };
-	int n = v ? (int)found.n : -ENOMEM;
-	procset_free(&found);
+	struct agsbx_leftover *v = calloc(ls.found.n ? ls.found.n : 1, sizeof *v);
+	for (size_t i = 0; v && i < ls.found.n; i++)
+		v[i] = (struct agsbx_leftover){ .pid = ls.found.v[i].pid, .start = ls.found.v[i].start };
+	int n = v ? (int)ls.found.n : -ENOMEM;
+	procset_free(&ls.found);
 	*out = v;
 	return n;
 }
@@ -1389,10 +1287,10 @@ int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx
 int agsbx_kill_leftover(const struct agsbx_leftover *l)
 {
 	struct agsbx_proc p = { .pid = l->pid, .start = l->start }, now;
-	if (signal_proc(&p, SIGKILL))
+	if (agsbx_proc_signal(&p, SIGKILL, NULL, NULL))
 		return 0;
 	int e = errno;
-	if (agsbx_runner_read_proc(l->pid, &now) < 0 || now.start != l->start || now.state == 'Z')
+	if (agsbx_proc_stat(l->pid, &now) < 0 || now.start != l->start || now.state == 'Z')
 		return 0;   /* gone (or dying) meanwhile */
 	return e ? -e : -EPERM;
 }

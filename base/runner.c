@@ -540,7 +540,7 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 		r = -plan.err;
 		goto out;
 	}
-	run->pidfd = agsbx_runner_pidfd_open(pid);
+	run->pidfd = agsbx_pidfd_open(pid);
 	agsbx_runner_tree_begin(&run->tree, pid);
 	run->out.fd = TAKE_FD(sr.outp[0]);
 	run->err.fd = TAKE_FD(sr.errp[0]);
