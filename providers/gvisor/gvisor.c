@@ -193,10 +193,10 @@ static int endpoint_socket(const struct agsbx_ctx *ctx, json_t *facts, char **so
 	}
 	const char *dh = getenv("DOCKER_HOST");
 	json_object_set_new(facts, "docker_host", dh ? json_string(dh) : json_null());
-	char err[256] = "";
-	int r = agsbx_dockerhost_socket(dh, sock, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	int r = agsbx_dockerhost_socket(dh, sock, &err);
 	if (r < 0)
-		set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err[0] ? err : strerror(-r));
+		set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err.message[0] ? err.message : strerror(-r));
 	return r;
 }
 
