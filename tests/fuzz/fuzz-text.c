@@ -18,6 +18,7 @@
  *  7: a version string (kernel release, runc --version) -> the order is
  *     a total order on what parses, and advisories derive from a host
  *     with that kernel and runc version. */
+#include "base/proc.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 #include "probes/internal.h"
