@@ -1,4 +1,5 @@
 #include "base/dockerhost.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,18 +11,16 @@
 #define SCHEME "unix://"
 
 __attribute__((format(printf, 3, 4)))
-static int refuse(char *err, size_t err_size, const char *fmt, ...)
+static int refuse(struct agsbx_error *err, const char *reason, const char *fmt, ...)
 {
-	if (err && err_size) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	agsbx_error_vset(err, reason, fmt, ap);
+	va_end(ap);
 	return -EINVAL;
 }
 
-int agsbx_dockerhost_socket(const char *docker_host, char **path, char *err, size_t err_size)
+int agsbx_dockerhost_socket(const char *docker_host, char **path, struct agsbx_error *err)
 {
 	*path = NULL;
 	if (!docker_host || !*docker_host)
@@ -29,19 +28,19 @@ int agsbx_dockerhost_socket(const char *docker_host, char **path, char *err, siz
 	if (strncmp(docker_host, SCHEME, sizeof SCHEME - 1) != 0) {
 		const char *sep = strstr(docker_host, "://");
 		if (sep)
-			return refuse(err, err_size, "unsupported DOCKER_HOST scheme '%.*s://' (only unix:// is supported)",
+			return refuse(err, "unsupported_scheme", "unsupported DOCKER_HOST scheme '%.*s://' (only unix:// is supported)",
 				      (int)(sep - docker_host > 32 ? 32 : sep - docker_host), docker_host);
-		return refuse(err, err_size, "unsupported DOCKER_HOST scheme: '%.64s' is not a URL (expected unix:///path)",
+		return refuse(err, "invalid_docker_host", "unsupported DOCKER_HOST scheme: '%.64s' is not a URL (expected unix:///path)",
 			      docker_host);
 	}
 	const char *p = docker_host + sizeof SCHEME - 1;
 	if (p[0] != '/')
-		return refuse(err, err_size, "unsupported DOCKER_HOST scheme: unix:// needs an absolute path, not '%.64s'",
+		return refuse(err, "invalid_docker_host", "unsupported DOCKER_HOST scheme: unix:// needs an absolute path, not '%.64s'",
 			      p);
 	struct sockaddr_un sun;
 	size_t len = strlen(p);
 	if (len >= sizeof sun.sun_path)
-		return refuse(err, err_size, "DOCKER_HOST socket path is %zu bytes; a unix socket path holds at most %zu",
+		return refuse(err, "invalid_docker_host", "DOCKER_HOST socket path is %zu bytes; a unix socket path holds at most %zu",
 			      len, sizeof sun.sun_path - 1);
 	*path = strdup(p);
 	return *path ? 0 : -ENOMEM;

@@ -3,7 +3,7 @@
 #ifndef AGSBX_BASE_DOCKERHOST_H
 #define AGSBX_BASE_DOCKERHOST_H
 
-#include <stddef.h>
+#include "base/error.h"
 
 #define AGSBX_DOCKER_DEFAULT_SOCKET "/var/run/docker.sock"
 
@@ -11,8 +11,10 @@
  * the environment is the caller's business). Only unix:// with an
  * absolute path that fits a sockaddr_un (sizeof sun_path - 1 bytes, the
  * last one being the NUL) is accepted: tcp:// and ssh:// would leave the
- * host (and TLS) out of what can be vouched for. -EINVAL with a one-line
- * message in err (which may be NULL), -ENOMEM; *path malloc'd. */
-int agsbx_dockerhost_socket(const char *docker_host, char **path, char *err, size_t err_size);
+ * host (and TLS) out of what can be vouched for. -EINVAL with err (which
+ * may be NULL) set: reason "unsupported_scheme" (another URL scheme) or
+ * "invalid_docker_host", and a one-line message; -ENOMEM; *path
+ * malloc'd. */
+int agsbx_dockerhost_socket(const char *docker_host, char **path, struct agsbx_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include <poll.h>
@@ -73,4 +74,15 @@ void agsbx_run_result_clear(struct agsbx_run_result *res)
 	free(res->err);
 	res->out = res->err = NULL;
 	res->out_len = res->err_len = 0;
+}
+
+/* ---- back-off ---- */
+
+void agsbx_runner_nap(long *us, long max_us)
+{
+	struct timespec ts = { *us / 1000000, (*us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	if (*us < max_us)
+		*us *= 2;
 }

@@ -1,5 +1,5 @@
 /* The bounded runner for platforms other than Linux (macOS), built only
- * with AGSBX_PORTABLE (the Linux build uses runner.c and runner-procscan.c).
+ * with AGSBX_PORTABLE (the Linux build uses runner.c and the runner-*.c files it names).
  * Same contract as base/runner.h with what POSIX offers: argv only, stdin
  * /dev/null, a new session (so a new process group), both streams drained
  * to EOF with the per-stream cap, a timeout and a cancel fd. There is no

@@ -7,7 +7,7 @@
  *           (it runs in our memory, in a multithreaded process).
  *   drain   poll() over stdout, stderr, the child's pidfd and cancel_fd;
  *           every ~25 ms the child's process tree is walked and recorded
- *           (runner-procscan.c).
+ *           (runner-walk.c, runner-tree.c).
  *   cleanup when the child has exited (left as a zombie so its pid and
  *           process group id cannot be reused yet), timed out or was
  *           cancelled: stop and kill the whole tree, including detached
@@ -421,7 +421,7 @@ static void close_fd(int *fd)
 }
 
 struct run {
-	struct agsbx_run_tree tree;   /* the tracking state (runner-procscan.c) */
+	struct agsbx_run_tree tree;   /* the tracking state (runner-tree.c) */
 	struct stream out, err;
 	int devnull;
 	int pidfd;
@@ -540,7 +540,7 @@ static int spawn_child(struct run *run, const struct agsbx_run_opts *opts,
 		r = -plan.err;
 		goto out;
 	}
-	run->pidfd = agsbx_runner_pidfd_open(pid);
+	run->pidfd = agsbx_pidfd_open(pid);
 	agsbx_runner_tree_begin(&run->tree, pid);
 	run->out.fd = TAKE_FD(sr.outp[0]);
 	run->err.fd = TAKE_FD(sr.errp[0]);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/runner.h"
@@ -214,7 +215,7 @@ int agsbx_cmd_cleanup(int argc, char **argv)
 	struct stat st;
 	if (work_dir && (stat(work_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
 		return agsbx_usage_error("cleanup", "--work-dir %s is not a directory", work_dir);
-	struct agsbx_ctx ctx = { .probe_timeout_ms = 5000 };
+	struct agsbx_ctx ctx = { .probe_timeout_ms = AGSBX_PROBE_TIMEOUT_MS };
 	_cleanup_json_ json_t *found = json_array();
 	int failed = agsbx_cleanup_dead_runs(work_dir, &ctx, dry_run, found);
 	size_t i;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 #include "base/escape.h"
 #include "base/fsat.h"
 #include "base/log.h"
@@ -41,8 +42,8 @@ const char agsbx_help_collect[] =
 	"  --sign-key FILE        sign with an OpenSSH key: Ed25519, RSA or ECDSA (SSHSIG, namespace\n"
 	"                         agsbx-evidence); checked before any provider runs\n"
 	"  --run-as USER          when root: run every sandbox as this unprivileged user\n"
-	"  --timeout-ms N         per-execution timeout (default 20000)\n"
-	"  --max-output-bytes N   per-stream capture limit (default 20000)\n"
+	"  --timeout-ms N         per-execution timeout (default " AGSBX_DEFAULT_STR(AGSBX_EXEC_TIMEOUT_MS) ")\n"
+	"  --max-output-bytes N   per-stream capture limit (default " AGSBX_DEFAULT_STR(AGSBX_RUN_DEFAULT_MAX_OUTPUT) ")\n"
 	"  --jobs N               providers run at once, and concurrent checks per provider\n"
 	"                         (default: every selected provider at once, checks: online cores)\n"
 	"  --config ID.KEY=VALUE  provider config (repeatable), e.g. bubblewrap.network=true\n"
@@ -161,7 +162,7 @@ static int parse_args(int argc, char **argv, struct collect_opts *o)
 		{ "userns-sysctl-before", required_argument, NULL, O_USERNS_BEFORE },
 		{ "adapter", required_argument, NULL, O_ADAPTER }, { "wrap", required_argument, NULL, O_WRAP }, { 0 },
 	};
-	o->timeout_ms = 20000;
+	o->timeout_ms = AGSBX_EXEC_TIMEOUT_MS;
 	o->max_output = AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	struct agsbx_args a = { .cmd = "collect", .argc = argc, .argv = argv };
 	int c, r;

@@ -13,6 +13,7 @@
  * libexec). */
 #include "agsbx-helpers.h"
 #include "base/cleanup.h"
+#include "base/defaults.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "base/util.h"
@@ -173,7 +174,7 @@ static int harness_init(struct agsbx_harness *hs, const char *cmd, const char *r
 	}
 	hs->ctx.tool_dir = hs->tool_dir;
 	hs->ctx.payload_path = hs->payload_path;
-	hs->ctx.probe_timeout_ms = 5000;
+	hs->ctx.probe_timeout_ms = AGSBX_PROBE_TIMEOUT_MS;
 	if (run_as) {
 		if (geteuid() != 0)
 			return agsbx_usage_error(cmd, "--run-as needs root (it drops privileges to USER); you are already unprivileged");

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 
-#define TOOL_TIMEOUT_MS 5000
 
 static const char *const bwrap_options[] = {
 	"--add-seccomp-fd", "--assert-userns-disabled", "--bind-fd", "--cap-drop", "--chdir", "--chmod",
@@ -50,7 +50,7 @@ static json_t *options_fact(const char *path)
 {
 	_cleanup_free_ char *src = NULL, *out = NULL;
 	json_t *why;
-	if (agsbx_probes_run_flag(path, "--help", TOOL_TIMEOUT_MS, &src, &out, &why) < 0)
+	if (agsbx_probes_run_flag(path, "--help", AGSBX_PROBE_TIMEOUT_MS, &src, &out, &why) < 0)
 		return why;
 	return agsbx_bwrap_options_fact(out, src ? src : "bwrap --help");
 }
@@ -74,7 +74,7 @@ static json_t *package_fact(void)
 			argv[j + 1] = q[i].args[j];
 		_cleanup_free_ char *out = NULL, *detail = NULL;
 		const char *reason = NULL;
-		if (agsbx_probes_run_tool(argv, TOOL_TIMEOUT_MS, &out, &reason, &detail) < 0) {
+		if (agsbx_probes_run_tool(argv, AGSBX_PROBE_TIMEOUT_MS, &out, &reason, &detail) < 0) {
 			last = "not_installed_as_package";
 			continue;
 		}
@@ -96,7 +96,7 @@ json_t *agsbx_probe_bubblewrap(void)
 		agsbx_fact_put(f, "setuid", agsbx_fact_bool((st.st_mode & S_ISUID) != 0, path));
 	else
 		agsbx_fact_put(f, "setuid", agsbx_fact_errno(errno, path));
-	agsbx_probes_version_facts(f, path, "bubblewrap ", TOOL_TIMEOUT_MS);
+	agsbx_probes_version_facts(f, path, "bubblewrap ", AGSBX_PROBE_TIMEOUT_MS);
 	agsbx_fact_put(f, "options", options_fact(path));
 	agsbx_fact_put(f, "package", package_fact());
 	return f;

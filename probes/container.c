@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 
 static const char *const cgroup_words[] = { "docker", "kubepods", "lxc", "libpod" };
 
@@ -85,7 +86,7 @@ static bool cap_eff(unsigned long long *mask)
 	_cleanup_free_ char *status = NULL;
 	if (agsbx_probes_read("/proc/self/status", &status) < 0)
 		return false;
-	_cleanup_free_ char *v = agsbx_probes_status_field(status, "CapEff");
+	_cleanup_free_ char *v = agsbx_status_field(status, "CapEff");
 	if (!v)
 		return false;
 	char *end = NULL;

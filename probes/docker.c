@@ -30,11 +30,11 @@ static const char *const version_facts[] = { "version", "api_version", "min_api_
 static const char *const info_facts[] = { "runtimes", "default_runtime", "security_options", "cgroup_version",
 					  "kernel_version", "server_version" };
 
-int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, size_t err_size)
+int agsbx_docker_socket_path(const char *docker_host, char **path, struct agsbx_error *err)
 {
 	if (!docker_host || !*docker_host)
 		docker_host = getenv("DOCKER_HOST");
-	return agsbx_dockerhost_socket(docker_host, path, err, err_size);
+	return agsbx_dockerhost_socket(docker_host, path, err);
 }
 
 /* Failures below: the reason and message shared by every fact that
@@ -229,9 +229,8 @@ json_t *agsbx_probe_docker(const struct agsbx_probe_opts *opts)
 
 	struct agsbx_error why = { 0 };
 	_cleanup_free_ char *sock = NULL;
-	if (agsbx_docker_socket_path(endpoint, &sock, why.message, sizeof why.message) < 0) {
-		bool other_scheme = strstr(endpoint, "://") && strncmp(endpoint, "unix://", 7) != 0;
-		why.reason = other_scheme ? "unsupported_scheme" : "invalid_docker_host";
+	if (agsbx_docker_socket_path(endpoint, &sock, &why) < 0) {
+		agsbx_error_set(&why, "invalid_docker_host", NULL);   /* out of memory: no reason yet */
 		agsbx_fact_put(f, "socket", agsbx_fact_detail(agsbx_fact_absent(why.reason, ep_source), why.message));
 		unreachable(f, &why, ep_source);
 		return f;

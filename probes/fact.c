@@ -21,23 +21,6 @@ int agsbx_probes_read(const char *path, char **data)
 	return agsbx_read_file(path, SMALL_FILE_MAX, data, NULL);
 }
 
-char *agsbx_probes_status_field(const char *status, const char *key)
-{
-	size_t klen = strlen(key);
-	for (const char *line = status; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			const char *v = line + klen + 1;
-			while (v < line + len && (*v == ' ' || *v == '\t'))
-				v++;
-			return strndup(v, (size_t)(line + len - v));
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	return NULL;
-}
-
 static char *first_line(const char *path, int *err)
 {
 	char *data = NULL;

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 
-#define TOOL_TIMEOUT_MS 5000
 
 static const struct {
 	const char *name, *path;
@@ -59,7 +59,7 @@ static json_t *tool_version(const char *name)
 		return agsbx_fact_absent("not_found_in_path", "$PATH");
 	_cleanup_free_ char *src = NULL, *out = NULL;
 	json_t *why;
-	if (agsbx_probes_run_flag(path, "--version", TOOL_TIMEOUT_MS, &src, &out, &why) < 0)
+	if (agsbx_probes_run_flag(path, "--version", AGSBX_PROBE_TIMEOUT_MS, &src, &out, &why) < 0)
 		return why;
 	return version_word(out, src ? src : "--version");
 }

@@ -23,8 +23,7 @@ json_t *agsbx_fact_file_bool(const char *path);
 
 /* Whole small file (<= 1 MiB), NUL-terminated; 0 or -errno. */
 int agsbx_probes_read(const char *path, char **data);
-/* Value of "Key:\t..." in a /proc/PID/status-like text (malloc'd) or NULL. */
-char *agsbx_probes_status_field(const char *status, const char *key);
+/* A status text's "Key:\t..." value: agsbx_status_field (base/proc.h). */
 
 /* ---- executables (tool.c) ---- */
 

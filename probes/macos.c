@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 
 #define SANDBOX_EXEC "/usr/bin/sandbox-exec"
 #define SW_VERS "/usr/bin/sw_vers"
@@ -30,7 +31,7 @@ static json_t *sw_vers_fact(const char *flag)
 	snprintf(source, sizeof source, SW_VERS " %s", flag);
 	_cleanup_free_ char *out = NULL, *detail = NULL;
 	const char *reason = NULL;
-	if (agsbx_probes_run_tool(argv, 5000, &out, &reason, &detail) < 0)
+	if (agsbx_probes_run_tool(argv, AGSBX_PROBE_TIMEOUT_MS, &out, &reason, &detail) < 0)
 		return agsbx_fact_detail(agsbx_fact_absent(reason, source), detail);
 	out[strcspn(out, "\n")] = '\0';
 	return agsbx_fact_string(out, source);

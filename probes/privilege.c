@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #define STATUS "/proc/self/status"
@@ -95,7 +96,7 @@ static json_t *status_fact(const char *path, const char *status, int err, const 
 	snprintf(src, sizeof src, "%s:%s", path, key);
 	if (!status)
 		return agsbx_fact_errno(err, src);
-	_cleanup_free_ char *v = agsbx_probes_status_field(status, key);
+	_cleanup_free_ char *v = agsbx_status_field(status, key);
 	if (!v)
 		return agsbx_fact_absent("not_reported", src);
 	if (!integer)

@@ -9,6 +9,8 @@
 #ifndef AGSBX_PROBES_PROBES_H
 #define AGSBX_PROBES_PROBES_H
 
+#include "base/error.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
@@ -53,9 +55,9 @@ json_t *agsbx_probe_advisories(const json_t *host);
 const json_t *agsbx_probe_value(const json_t *host, const char *family, const char *name);
 
 /* Docker endpoint resolution: from DOCKER_HOST (unix:// only) or the
- * default socket. Returns 0 and a malloc'd socket path, or -EINVAL with a
- * message in err for anything but unix://. */
-int agsbx_docker_socket_path(const char *docker_host, char **path, char *err, size_t err_size);
+ * default socket. Returns 0 and a malloc'd socket path, or -EINVAL with
+ * err (may be NULL) set for anything but unix:// (agsbx_dockerhost_socket). */
+int agsbx_docker_socket_path(const char *docker_host, char **path, struct agsbx_error *err);
 
 /* ---- additions (probes module) ---- */
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 
-#define TOOL_TIMEOUT_MS 5000
 
 json_t *agsbx_probe_runsc(void)
 {
@@ -15,6 +15,6 @@ json_t *agsbx_probe_runsc(void)
 	json_t *f = agsbx_probes_tool_family("runsc", facts, &path);
 	/* "runsc version 0.0~20221219.0" then "spec: 1.0.2-dev". */
 	if (path)
-		agsbx_probes_version_facts(f, path, "runsc version ", TOOL_TIMEOUT_MS);
+		agsbx_probes_version_facts(f, path, "runsc version ", AGSBX_PROBE_TIMEOUT_MS);
 	return f;
 }

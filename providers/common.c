@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 void agsbx_provider_probe_clear(struct agsbx_probe *p)
@@ -365,19 +366,16 @@ void agsbx_raw_command_clear(struct agsbx_raw_command *c)
 
 static bool status_hex(const char *text, const char *key, char out[17])
 {
-	const char *p = strstr(text, key);
-	if (!p || sscanf(p + strlen(key), " %16[0-9a-fA-F]", out) != 1)
-		return false;
-	return true;
+	_cleanup_free_ char *v = agsbx_status_field(text, key);
+	return v && sscanf(v, "%16[0-9a-fA-F]", out) == 1;
 }
 
 bool agsbx_self_caps(char eff[17], char prm[17], char amb[17])
 {
 	_cleanup_free_ char *st = NULL;
-	size_t len = 0;
-	if (agsbx_read_file("/proc/self/status", 1 << 16, &st, &len) < 0)
+	if (agsbx_proc_status(0, &st) < 0)
 		return false;
-	return status_hex(st, "\nCapEff:", eff) && status_hex(st, "\nCapPrm:", prm) && status_hex(st, "\nCapAmb:", amb);
+	return status_hex(st, "CapEff", eff) && status_hex(st, "CapPrm", prm) && status_hex(st, "CapAmb", amb);
 }
 
 static bool hex_zero(const char *h)

@@ -136,7 +136,7 @@ struct agsbx_ctx {
 	const char *run_as_name;
 	const char *simulate;         /* NULL or AGSBX_SIM_* */
 	const json_t *host;           /* host probe object (borrowed), may be NULL */
-	int64_t probe_timeout_ms;     /* for mechanism probes (default 5000) */
+	int64_t probe_timeout_ms;     /* for mechanism probes (default AGSBX_PROBE_TIMEOUT_MS) */
 	const json_t *config;         /* provider config object (borrowed), may be NULL */
 	/* "NAME=VALUE", or NULL: the harness's env canary (a variable set in
 	 * its own environment). A wrapper is given it as the caller's

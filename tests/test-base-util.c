@@ -321,12 +321,14 @@ START_TEST(test_dockerhost_sun_path_boundary)
 	const size_t usable = sizeof sun.sun_path - 1;   /* the last byte is the NUL */
 	char dir[] = "/tmp/agsbx-dh-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char err[256] = "", *path = NULL;
+	struct agsbx_error err = { 0 };
+	char *path = NULL;
 
 	/* The longest path that fits is accepted, and really is a socket
 	 * address: bind() takes it. */
 	char *host = host_of_len(dir, usable);
-	ck_assert_int_eq(agsbx_dockerhost_socket(host, &path, err, sizeof err), 0);
+	ck_assert_int_eq(agsbx_dockerhost_socket(host, &path, &err), 0);
+	ck_assert(!agsbx_error_is_set(&err));
 	ck_assert_uint_eq(strlen(path), usable);
 	memcpy(sun.sun_path, path, usable + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -340,11 +342,12 @@ START_TEST(test_dockerhost_sun_path_boundary)
 	/* One byte more cannot hold its NUL: refused, with the numbers. */
 	host = host_of_len(dir, usable + 1);
 	path = (char *)1;
-	ck_assert_int_eq(agsbx_dockerhost_socket(host, &path, err, sizeof err), -EINVAL);
+	ck_assert_int_eq(agsbx_dockerhost_socket(host, &path, &err), -EINVAL);
 	ck_assert_ptr_null(path);
 	char want[64];
 	snprintf(want, sizeof want, "at most %zu", usable);
-	ck_assert_msg(strstr(err, want), "%s", err);
+	ck_assert_msg(strstr(err.message, want), "%s", err.message);
+	ck_assert_str_eq(err.reason, "invalid_docker_host");
 	free(host);
 	rmdir(dir);
 }
@@ -352,24 +355,28 @@ END_TEST
 
 START_TEST(test_dockerhost_schemes)
 {
-	char err[256], *path = NULL;
-	ck_assert_int_eq(agsbx_dockerhost_socket(NULL, &path, NULL, 0), 0);
+	char *path = NULL;
+	ck_assert_int_eq(agsbx_dockerhost_socket(NULL, &path, NULL), 0);
 	ck_assert_str_eq(path, AGSBX_DOCKER_DEFAULT_SOCKET);
 	free(path);
-	ck_assert_int_eq(agsbx_dockerhost_socket("", &path, NULL, 0), 0);
+	ck_assert_int_eq(agsbx_dockerhost_socket("", &path, NULL), 0);
 	ck_assert_str_eq(path, AGSBX_DOCKER_DEFAULT_SOCKET);
 	free(path);
 	static const char *const bad[] = { "tcp://127.0.0.1:2375", "ssh://me@host", "unix://relative.sock",
 					   "unix://", "/var/run/docker.sock" };
+	/* Another URL scheme is "unsupported_scheme"; the rest are invalid. */
+	static const char *const reason[] = { "unsupported_scheme", "unsupported_scheme", "invalid_docker_host",
+					      "invalid_docker_host", "invalid_docker_host" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		err[0] = '\0';
-		ck_assert_int_eq(agsbx_dockerhost_socket(bad[i], &path, err, sizeof err), -EINVAL);
+		struct agsbx_error err = { 0 };
+		ck_assert_int_eq(agsbx_dockerhost_socket(bad[i], &path, &err), -EINVAL);
 		ck_assert_ptr_null(path);
-		ck_assert_msg(strstr(err, "unsupported DOCKER_HOST scheme"), "%s: %s", bad[i], err);
-		ck_assert_ptr_null(strchr(err, '\n'));
+		ck_assert_msg(strstr(err.message, "unsupported DOCKER_HOST scheme"), "%s: %s", bad[i], err.message);
+		ck_assert_ptr_null(strchr(err.message, '\n'));
+		ck_assert_str_eq(err.reason, reason[i]);
 	}
-	/* No message buffer: still refused. */
-	ck_assert_int_eq(agsbx_dockerhost_socket("tcp://x:1", &path, NULL, 0), -EINVAL);
+	/* No error record: still refused. */
+	ck_assert_int_eq(agsbx_dockerhost_socket("tcp://x:1", &path, NULL), -EINVAL);
 }
 END_TEST
 

@@ -494,6 +494,51 @@ START_TEST(test_reason_set_closed)
 }
 END_TEST
 
+/* A shell that waits on its stdin, carrying word in its cmdline; *in
+ * keeps the pipe's write end open so the shell lives until killed. */
+static pid_t waiting_shell(const char *word, int *in)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(p[0], 0);
+		close(p[0]);
+		close(p[1]);
+		execl("/bin/sh", "sh", "-c", "read x", word, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	*in = p[1];
+	return pid;
+}
+
+/* The runtime reap (the /proc walker and the checked kill of base/proc.h)
+ * SIGKILLs exactly the processes that carry the needle, not one that
+ * carries another word. */
+START_TEST(test_procs_reap_kills_exactly)
+{
+	char needle[64], other[64];
+	snprintf(needle, sizeof needle, "agsbx-gvreap-%d-a", (int)getpid());
+	snprintf(other, sizeof other, "agsbx-gvreap-%d-b", (int)getpid());
+	int in_a, in_b;
+	pid_t a = waiting_shell(needle, &in_a), b = waiting_shell(other, &in_b);
+	for (int i = 0; i < 200 && gv_procs_matching(needle, NULL) < 1; i++)
+		usleep(5000);   /* until the shell has exec'd */
+	ck_assert_int_eq(gv_procs_matching(needle, NULL), 1);
+	ck_assert_int_eq(gv_procs_reap(needle, 0, NULL), 1);
+	int st = 0;
+	ck_assert_int_eq(waitpid(a, &st, 0), a);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	ck_assert_int_eq(waitpid(b, &st, WNOHANG), 0);   /* the other lives */
+	ck_assert_int_eq(gv_procs_matching(other, NULL), 1);
+	close(in_b);   /* EOF: it exits by itself */
+	ck_assert_int_eq(waitpid(b, &st, 0), b);
+	close(in_a);
+}
+END_TEST
+
 static void unit_setup(void)
 {
 	tmp = agsbx_test_tmpdir("agsbx-gvu");
@@ -525,6 +570,7 @@ static Suite *unit_suite(void)
 	tcase_add_test(t, test_registry_shapes);
 	tcase_add_test(t, test_unknown_config_key);
 	tcase_add_test(t, test_reason_set_closed);
+	tcase_add_test(t, test_procs_reap_kills_exactly);
 	suite_add_tcase(s, t);
 	return s;
 }
@@ -605,7 +651,7 @@ static int daemon_containers(const char *label_key, const char *label_value)
 {
 	char *sock = NULL;
 	char err[256] = "";
-	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, NULL), 0);
 	struct gv_docker d;
 	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
 	int n;
@@ -631,7 +677,7 @@ static int list_containers(bool shared, char id[65])
 {
 	char *sock = NULL;
 	char err[256] = "";
-	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, NULL), 0);
 	struct gv_docker d;
 	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
 	long st;
@@ -1466,7 +1512,7 @@ static int container_execs(const char *id)
 {
 	char *sock = NULL, *path = NULL;
 	char err[256] = "";
-	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
+	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, NULL), 0);
 	struct gv_docker d;
 	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
 	ck_assert_int_ge(asprintf(&path, "/containers/%s/json", id), 0);

@@ -980,14 +980,14 @@ static const struct {
 START_TEST(docker_socket_path_table)
 {
 	char *path = NULL;
-	char err[256] = "";
-	int r = agsbx_docker_socket_path(socket_cases[_i].in, &path, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	int r = agsbx_docker_socket_path(socket_cases[_i].in, &path, &err);
 	ck_assert_int_eq(r, socket_cases[_i].ret);
 	if (r == 0) {
 		ck_assert_str_eq(path, socket_cases[_i].path);
 		free(path);
 	} else {
-		ck_assert_msg(*err, "no message for %s", socket_cases[_i].in);
+		ck_assert_msg(*err.message && err.reason, "no message for %s", socket_cases[_i].in);
 	}
 }
 END_TEST
@@ -996,19 +996,19 @@ START_TEST(docker_socket_path_defaults)
 {
 	char *path = NULL;
 	unsetenv("DOCKER_HOST");
-	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL, 0), 0);
+	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL), 0);
 	ck_assert_str_eq(path, "/var/run/docker.sock");
 	free(path);
 	setenv("DOCKER_HOST", "unix:///run/user/1000/docker.sock", 1);
-	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL, 0), 0);
+	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL), 0);
 	ck_assert_str_eq(path, "/run/user/1000/docker.sock");
 	free(path);
 	setenv("DOCKER_HOST", "", 1);
-	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL, 0), 0);
+	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL), 0);
 	ck_assert_str_eq(path, "/var/run/docker.sock");
 	free(path);
 	setenv("DOCKER_HOST", "tcp://127.0.0.1:1", 1);
-	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL, 0), -EINVAL);
+	ck_assert_int_eq(agsbx_docker_socket_path(NULL, &path, NULL), -EINVAL);
 }
 END_TEST
 

@@ -872,7 +872,7 @@ END_TEST
 static char proc_state(pid_t pid)
 {
 	struct agsbx_proc p;
-	return agsbx_runner_read_proc(pid, &p) == 0 ? p.state : 0;
+	return agsbx_proc_stat(pid, &p) == 0 ? p.state : 0;
 }
 
 START_TEST(test_adopted_zombie_reaped)
@@ -1136,7 +1136,7 @@ static bool gone(pid_t pid)
 {
 	for (int i = 0; i < 100; i++) {
 		struct agsbx_proc p;
-		if (agsbx_runner_read_proc(pid, &p) < 0 || p.state == 'Z')
+		if (agsbx_proc_stat(pid, &p) < 0 || p.state == 'Z')
 			return true;
 		usleep(20000);
 	}
@@ -1191,7 +1191,7 @@ START_TEST(test_spare_helpers)
 	ck_assert_int_gt(under, 0);
 	ck_assert_msg(gone(under), "the run's shell below the helper survived");
 	struct agsbx_proc hp;
-	bool alive = agsbx_runner_read_proc(helper, &hp) == 0 && hp.state != 'Z';
+	bool alive = agsbx_proc_stat(helper, &hp) == 0 && hp.state != 'Z';
 	if (alive) {
 		/* Ours to end: the harness adopted it; by its pid. */
 		kill(helper, SIGKILL);

@@ -24,10 +24,10 @@
 
 #include "base/cleanup.h"
 #include "base/compat.h"
+#include "base/defaults.h"
 #include "base/util.h"
 #include "providers/seccomp-filter.h"
 
-#define BW_PROBE_TIMEOUT_MS 5000
 #define BW_PROBE_MAX_OUTPUT 8192
 #define BW_STDERR_FACT_MAX 2048
 #define BW_DETAIL_MAX 300
@@ -95,7 +95,7 @@ static bool unsafe_as_root(const struct agsbx_ctx *ctx)
 
 static int64_t probe_timeout(const struct agsbx_ctx *ctx)
 {
-	return ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms : BW_PROBE_TIMEOUT_MS;
+	return ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms : AGSBX_PROBE_TIMEOUT_MS;
 }
 
 static int run_bounded(const struct agsbx_ctx *ctx, const char *const *argv, int fd3, struct agsbx_run_result *res)

@@ -16,6 +16,7 @@
 #include "base/cleanup.h"
 #include "base/compat.h"
 #include "base/fact.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 static json_t *absent(const char *source, int err)
@@ -60,14 +61,13 @@ static json_t *seccomp_mode(void)
 {
 	const char *src = "/proc/self/status";
 	_cleanup_free_ char *data = NULL;
-	size_t len = 0;
-	int r = agsbx_read_file(src, 1 << 16, &data, &len);
+	int r = agsbx_proc_status(0, &data);
 	if (r < 0)
 		return absent(src, -r);
-	const char *p = strstr(data, "\nSeccomp:");
-	if (!p)
+	_cleanup_free_ char *v = agsbx_status_field(data, "Seccomp");
+	if (!v)
 		return absent(src, ENOENT);
-	return present(src, json_integer(strtol(p + strlen("\nSeccomp:"), NULL, 10)));
+	return present(src, json_integer(strtol(v, NULL, 10)));
 }
 
 static json_t *apparmor_label(void)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 #include "base/util.h"
 
 static struct ext_adapter *adapter_of(struct agsbx_handle *h, struct agsbx_error *fail)
@@ -214,7 +215,7 @@ static int ext_execute(struct agsbx_handle *h, const struct agsbx_step *step, co
 		return -EPROTO;
 	char exec_id[64];
 	snprintf(exec_id, sizeof exec_id, "x%lu", __atomic_add_fetch(&eh->execs, 1, __ATOMIC_RELAXED));
-	int64_t timeout = limits->timeout_ms > 0 ? limits->timeout_ms : 20000;
+	int64_t timeout = limits->timeout_ms > 0 ? limits->timeout_ms : AGSBX_EXEC_TIMEOUT_MS;
 	size_t max = limits->max_output_bytes ? limits->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	json_t *req = json_pack("{s:s, s:s, s:o, s:{s:I, s:I}}", "handle", eh->handle, "exec_id", exec_id, "step",
 				step_json(step), "limits", "timeout_ms", (json_int_t)timeout, "max_output_bytes",

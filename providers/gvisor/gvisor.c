@@ -25,6 +25,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/defaults.h"
 #include "base/dockerhost.h"
 #include "base/cleanup.h"
 #include "base/rundir.h"
@@ -41,7 +42,6 @@ static const struct agsbx_reason_cond reason_conds[] = {
 };
 
 #define MECHANISM "gvisor_container"
-#define DEFAULT_PROBE_TIMEOUT_MS 5000
 /* A container start goes through dockerd, containerd, the shim and runsc
  * (about 0.5 s here); never give a verification container less. */
 #define MIN_VERIFY_TIMEOUT_MS 10000
@@ -193,10 +193,10 @@ static int endpoint_socket(const struct agsbx_ctx *ctx, json_t *facts, char **so
 	}
 	const char *dh = getenv("DOCKER_HOST");
 	json_object_set_new(facts, "docker_host", dh ? json_string(dh) : json_null());
-	char err[256] = "";
-	int r = agsbx_dockerhost_socket(dh, sock, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	int r = agsbx_dockerhost_socket(dh, sock, &err);
 	if (r < 0)
-		set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err[0] ? err : strerror(-r));
+		set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err.message[0] ? err.message : strerror(-r));
 	return r;
 }
 
@@ -325,7 +325,7 @@ struct observed {
 
 static int64_t verify_timeout(const struct agsbx_ctx *ctx)
 {
-	int64_t t = ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms : DEFAULT_PROBE_TIMEOUT_MS;
+	int64_t t = ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms : AGSBX_PROBE_TIMEOUT_MS;
 	return t < MIN_VERIFY_TIMEOUT_MS ? MIN_VERIFY_TIMEOUT_MS : t;
 }
 
@@ -583,7 +583,7 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reu
 	if (endpoint_socket(ctx, facts, &sock, v) < 0)
 		return v->reason ? v->reason : set_verdict(v, GV_R_UNAVAILABLE, NULL, "no endpoint");
 	json_object_set_new(facts, "endpoint", json_sprintf("unix://%s", sock));
-	long t = ctx->probe_timeout_ms > 0 ? (long)ctx->probe_timeout_ms : DEFAULT_PROBE_TIMEOUT_MS;
+	long t = ctx->probe_timeout_ms > 0 ? (long)ctx->probe_timeout_ms : AGSBX_PROBE_TIMEOUT_MS;
 	char err[512] = "";
 	if (gv_docker_open(&e->d, sock, t, err, sizeof err) < 0)
 		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err);
@@ -1441,7 +1441,7 @@ static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *fo
 		return 0;
 	struct gv_docker d = { 0 };
 	char err[256] = "";
-	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, err, sizeof err) < 0) {
+	if (gv_docker_open(&d, sock, AGSBX_PROBE_TIMEOUT_MS, err, sizeof err) < 0) {
 		gv_docker_close(&d);
 		return 0;
 	}

@@ -5,14 +5,11 @@
  * cmdline, so we find and stop exactly those PIDs, never by name. */
 #include "providers/gvisor/gvisor.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,16 +17,11 @@
 #include "base/proc.h"
 #include "base/util.h"
 
-/* cmdline of pid with NULs as spaces (malloc'd), or NULL. */
-static char *read_cmdline(int dirfd_proc, const char *pid)
+/* pid's cmdline (NULs as spaces) carries needle; the cmdline kept when
+ * cmdline is given. */
+static bool pid_matches(pid_t pid, const char *needle, char **cmdline)
 {
-	(void)dirfd_proc;
-	return agsbx_proc_cmdline((pid_t)strtol(pid, NULL, 10), NULL);
-}
-
-static bool pid_matches(int dirfd_proc, const char *pid, const char *needle, char **cmdline)
-{
-	char *c = read_cmdline(dirfd_proc, pid);
+	char *c = agsbx_proc_cmdline(pid, NULL);
 	bool m = c && strstr(c, needle);
 	if (m && cmdline)
 		*cmdline = c;
@@ -38,37 +30,45 @@ static bool pid_matches(int dirfd_proc, const char *pid, const char *needle, cha
 	return m;
 }
 
+struct needle_scan {
+	const char *const *needles;
+	size_t nneedles;
+	pid_t self;
+	struct gv_proc_match *v;
+	int n;
+};
+
+/* The first needle pid's cmdline carries, recorded. */
+static int needle_visit(pid_t pid, void *ud)
+{
+	struct needle_scan *ns = ud;
+	if (pid == ns->self)
+		return 0;
+	_cleanup_free_ char *c = agsbx_proc_cmdline(pid, NULL);
+	for (size_t i = 0; c && i < ns->nneedles; i++) {
+		if (!ns->needles[i] || !*ns->needles[i] || !strstr(c, ns->needles[i]))
+			continue;
+		struct gv_proc_match *nv = realloc(ns->v, (size_t)(ns->n + 1) * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		ns->v = nv;
+		ns->v[ns->n++] = (struct gv_proc_match){ .pid = pid, .needle = i };
+		break;
+	}
+	return 0;
+}
+
 int gv_procs_matching_any(const char *const *needles, size_t nneedles, struct gv_proc_match **found)
 {
+	struct needle_scan ns = { .needles = needles, .nneedles = nneedles, .self = getpid() };
 	*found = NULL;
-	_cleanup_closedir_ DIR *d = opendir("/proc");
-	if (!d)
-		return -errno;
-	pid_t self = getpid();
-	struct gv_proc_match *v = NULL;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == self)
-			continue;
-		_cleanup_free_ char *c = read_cmdline(dirfd(d), e->d_name);
-		for (size_t i = 0; c && i < nneedles; i++) {
-			if (!needles[i] || !*needles[i] || !strstr(c, needles[i]))
-				continue;
-			struct gv_proc_match *nv = realloc(v, (size_t)(n + 1) * sizeof *nv);
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			v[n++] = (struct gv_proc_match){ .pid = (pid_t)pid, .needle = i };
-			break;
-		}
+	int r = agsbx_proc_each(needle_visit, &ns);
+	if (r < 0) {
+		free(ns.v);
+		return r;
 	}
-	*found = v;
-	return n;
+	*found = ns.v;
+	return ns.n;
 }
 
 int gv_procs_matching(const char *needle, pid_t **pids)
@@ -108,24 +108,17 @@ static char *runsc_root(const char *cmdline)
 	return strndup(p, strcspn(p, " "));
 }
 
-/* SIGKILL pid through a pidfd after checking, on that pidfd's process,
- * that it still carries the needle (no PID-reuse accident). */
-static bool kill_exact(int dirfd_proc, pid_t pid, const char *needle)
+static bool still_carries(pid_t pid, void *needle)
 {
-#if defined(__linux__) && defined(SYS_pidfd_open)
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pfd >= 0) {
-		char name[24];
-		snprintf(name, sizeof name, "%d", (int)pid);
-		bool ok = pid_matches(dirfd_proc, name, needle, NULL) &&
-			  syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0;
-		close(pfd);
-		return ok;
-	}
-#endif
-	char name[24];
-	snprintf(name, sizeof name, "%d", (int)pid);
-	return pid_matches(dirfd_proc, name, needle, NULL) && kill(pid, SIGKILL) == 0;
+	return pid_matches(pid, needle, NULL);
+}
+
+/* SIGKILL pid through the checked kill (base/proc.h): still the process
+ * seen now, and still carrying the needle (no PID-reuse accident). */
+static bool kill_exact(pid_t pid, const char *needle)
+{
+	struct agsbx_proc p;
+	return agsbx_proc_stat(pid, &p) == 0 && agsbx_proc_signal(&p, SIGKILL, still_carries, (void *)needle);
 }
 
 static void runsc_delete(const char *runsc_path, const char *root, const char *id)
@@ -143,18 +136,16 @@ static void runsc_delete(const char *runsc_path, const char *root, const char *i
 }
 
 /* SIGKILLs exactly the processes that carry needle now; the number. */
-static int kill_matching(DIR *d, const char *needle, char **root)
+static int kill_matching(const char *needle, char **root)
 {
 	_cleanup_free_ pid_t *pids = NULL;
 	int n = gv_procs_matching(needle, &pids);
 	int killed = 0;
 	for (int i = 0; i < n; i++) {
-		char name[24];
-		snprintf(name, sizeof name, "%d", (int)pids[i]);
 		_cleanup_free_ char *cmd = NULL;
-		if (!*root && pid_matches(dirfd(d), name, needle, &cmd))
+		if (!*root && pid_matches(pids[i], needle, &cmd))
 			*root = runsc_root(cmd);
-		if (kill_exact(dirfd(d), pids[i], needle))
+		if (kill_exact(pids[i], needle))
 			killed++;
 	}
 	return killed;
@@ -167,7 +158,6 @@ int gv_procs_reap_settled(const char *needle, int grace_ms, int settle_ms, const
 	/* However late something appears, the reap ends. */
 	uint64_t hard_stop = deadline + (uint64_t)(settle_ms > 0 ? settle_ms : 0) * 1000 + 5000000;
 	uint64_t quiet_since = 0;
-	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_free_ char *root = NULL;
 	int killed = 0;
 	for (;;) {
@@ -188,9 +178,7 @@ int gv_procs_reap_settled(const char *needle, int grace_ms, int settle_ms, const
 			if (now >= hard_stop)
 				break;
 			if (now >= deadline) {
-				if (!d && !(d = opendir("/proc")))
-					return -errno;
-				killed += kill_matching(d, needle, &root);
+				killed += kill_matching(needle, &root);
 				/* SIGKILL is asynchronous: give the kernel a moment. */
 				for (int i = 0; i < 40 && gv_procs_matching(needle, NULL) > 0; i++)
 					sleep_ms(50);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/defaults.h"
 #include "base/rundir.h"
 #include "base/util.h"
 
@@ -48,7 +49,6 @@ static const struct agsbx_reason_cond reason_conds[] = {
 #define TEMP_PREFIX ".landlock-"
 #define TEMP_SUFFIX ".json"
 #define REPORT_MAX (256 * 1024)
-#define DEFAULT_PROBE_TIMEOUT_MS 5000
 
 
 /* Read-only system roots, whichever exist: enough for a dynamically linked
@@ -470,7 +470,7 @@ static void probe_enforcement(const struct agsbx_ctx *ctx, struct ll_state *st, 
 				 .program = program, .envp = envp, .cwd = "/" };
 	struct agsbx_limits lim = { .max_output_bytes = 4096, .cancel_fd = -1,
 				    .timeout_ms = ctx->probe_timeout_ms > 0 ? ctx->probe_timeout_ms
-									    : DEFAULT_PROBE_TIMEOUT_MS };
+									    : AGSBX_PROBE_TIMEOUT_MS };
 	struct agsbx_run_result res = { 0 };
 	r = run_helper(ctx, &c, &lim, &res);
 	take_run(st, facts, r, &c, &res, report);

@@ -18,6 +18,7 @@
  *  7: a version string (kernel release, runc --version) -> the order is
  *     a total order on what parses, and advisories derive from a host
  *     with that kernel and runc version. */
+#include "base/proc.h"
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 #include "probes/internal.h"
@@ -161,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: private_key(d, n); break;
 	case 3: public_line(s); break;
 	case 4: pk_verify(data + 1, n); break;
-	case 5: field_of(s, agsbx_probes_status_field, "CapEff"); break;
+	case 5: field_of(s, agsbx_status_field, "CapEff"); break;
 	case 6: field_of(s, os_release_get, "VERSION_ID"); break;
 	default: versions(s); break;
 	}
