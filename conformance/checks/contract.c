@@ -388,6 +388,6 @@ const struct check_def cf_checks_declared[] = {
 	  .attacks = "every agsbx-external/1 exchange with a declared adapter",
 	  .why = "an adapter that breaks the protocol cannot be believed about anything else",
 	  .control = "none: the protocol's own rules",
-	  .negative = { { "tests/cli/external-negative.sh", "neg-garbage.py" } } },
+	  .negative = { { "tests/cli/external-negative.sh", "garbage" } } },
 };
 const size_t cf_checks_declared_count = AGSBX_ARRAY_SIZE(cf_checks_declared);
