@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/dockerhost.h"
 #include "base/util.h"
 
 /* ---- IPC -------------------------------------------------------------------- */
@@ -95,11 +96,11 @@ static void check_ipc_host_sockets_denied(const struct check_env *env, struct ch
 	_cleanup_close_ int pfd = unix_listener(path, false);
 	_cleanup_close_ int afd = unix_listener(abs, true);
 	struct stat st;
-	bool docker = stat("/var/run/docker.sock", &st) == 0 && S_ISSOCK(st.st_mode);
+	bool docker = stat(AGSBX_DOCKER_DEFAULT_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode);
 	struct ipc_target t[3] = {
 		{ .name = "pathname", .addr = path, .lfd = pfd },
 		{ .name = "abstract", .addr = abs, .lfd = afd },
-		{ .name = "docker", .addr = "/var/run/docker.sock", .lfd = -1 },
+		{ .name = "docker", .addr = AGSBX_DOCKER_DEFAULT_SOCKET, .lfd = -1 },
 	};
 	size_t nt = docker ? 3 : 2;
 	bool pass = pfd >= 0 && afd >= 0, any_ctl = false, unobserved = false, reached_any = false;
@@ -304,7 +305,7 @@ static void daemons_find(const struct check_env *env, struct daemon_set *ds)
 {
 	static const struct { const char *name, *path; } sys[] = {
 		{ "containerd", "/run/containerd/containerd.sock" }, { "cri-o", "/var/run/crio/crio.sock" },
-		{ "podman", "/run/podman/podman.sock" },              { "docker", "/var/run/docker.sock" },
+		{ "podman", "/run/podman/podman.sock" },              { "docker", AGSBX_DOCKER_DEFAULT_SOCKET },
 		{ "dbus-system", "/run/dbus/system_bus_socket" },     { "systemd-private", "/run/systemd/private" },
 	};
 	ds->abstract_listening = abstract_listeners();
