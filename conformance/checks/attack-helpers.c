@@ -27,18 +27,6 @@ char *cf_host_path(const struct check_env *env, enum agsbx_root_role r, const ch
 	return agsbx_path_join(env->grant->roots[r].path, rel);
 }
 
-/* A leak seen despite a failed control still fails the check (a secret in
- * the output is a leak whatever the control did): callers judge that first. */
-void cf_inconclusive(struct check_out *out, const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	cf_skip(out, "inconclusive on this host: %s", buf);
-}
-
 void cf_control_skip(struct check_out *out, const char *what, const json_t *ctl)
 {
 	cf_skip(out, "control failed: %s outside the sandbox too (%s); nothing to compare", what,
