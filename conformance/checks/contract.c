@@ -17,7 +17,7 @@
 #include "base/proc.h"
 #include "base/util.h"
 
-/* ---- output and lifecycle ---------------------------------------------- */
+/* ---- output.bounded ----------------------------------------------------- */
 
 #define FLOOD_BYTES (64u << 20)
 #define FLOOD_CAP 65536u
@@ -49,6 +49,8 @@ static void output_bounded(const struct check_env *env, struct check_out *out)
 		     r->timed_out ? "TIMED OUT" : "finished");
 	agsbx_exec_result_clear(&xr);
 }
+
+/* ---- fail.closed, probe.truthful ---------------------------------------- */
 
 static void fail_closed(const struct check_env *env, struct check_out *out)
 {
@@ -151,7 +153,7 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 	agsbx_provider_probe_clear(&again);
 }
 
-/* ---- exit status ----------------------------------------------------------------- */
+/* ---- exec.status_fidelity ----------------------------------------------- */
 
 /* How the status came about: a run the timeout ended was killed by the
  * harness, not by the signal asked for (a PID 1 payload ignores its own
@@ -216,7 +218,7 @@ static void check_exec_status_fidelity(const struct check_env *env, struct check
 	cf_reason(out, "%s; the controls outside ended exactly so", detail);
 }
 
-/* ---- contract: TOCTOU guard and config ------------------------------------------- */
+/* ---- bundle.integrity_enforced, config.unknown_rejected ----------------- */
 
 static const char *last_refusal(const struct check_out *out)
 {

@@ -15,7 +15,7 @@
 #include "base/fsat.h"
 #include "base/util.h"
 
-/* ---- filesystem -------------------------------------------------------- */
+/* ---- fs.grant_write, fs.readonly_grant_denied --------------------------- */
 
 static void fs_grant_write(const struct check_env *env, struct check_out *out)
 {
@@ -78,7 +78,7 @@ static void fs_readonly_grant_denied(const struct check_env *env, struct check_o
 		     unchanged && absent ? "unchanged" : "CHANGED");
 }
 
-/* ---- argv[0] variants of the filesystem attacks ----------------------- */
+/* ---- argv[0] variants of the filesystem attacks ------------------------- */
 
 /* What one variant of a denial showed. A variant whose interpreter does
  * not exist (or is refused) inside cannot break the claim: it is recorded
@@ -322,7 +322,7 @@ static void fs_remount_denied(const struct check_env *env, struct check_out *out
 		     cf_result_ok(tm) ? "ALLOWED" : cf_result_errno(tm));
 }
 
-/* ---- filesystem --------------------------------------------------------------- */
+/* ---- fs.hardlink_alias_denied ------------------------------------------- */
 
 static void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_out *out)
 {
@@ -364,7 +364,7 @@ static void check_fs_hardlink_alias_denied(const struct check_env *env, struct c
 		  made || !res ? "" : ")", alias ? "PRESENT" : "absent");
 }
 
-/* ---- residue -------------------------------------------------------------------- */
+/* ---- fs.no_host_residue ------------------------------------------------- */
 
 /* Top-level names of DIR (sorted JSON array; empty when unreadable). */
 static json_t *inventory(const char *dir)
@@ -564,7 +564,7 @@ static void check_fs_inherited_fds_contained(const struct check_env *env, struct
 		  (long long)json_integer_value(cf_sub(res, "count")), read_in || leaked ? "READ" : "not read", in_detail);
 }
 
-/* ---- fs.kernel_interfaces_readonly ------------------------------------- */
+/* ---- fs.kernel_interfaces_readonly -------------------------------------- */
 
 struct iface_tally {
 	int opened_in, opened_ctl;

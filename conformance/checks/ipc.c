@@ -17,7 +17,7 @@
 #include "base/dockerhost.h"
 #include "base/util.h"
 
-/* ---- IPC -------------------------------------------------------------------- */
+/* ---- ipc.host_sockets_denied -------------------------------------------- */
 
 static int unix_listener(const char *path, bool abstract)
 {
@@ -142,7 +142,7 @@ static void check_ipc_host_sockets_denied(const struct check_env *env, struct ch
 	cf_reason(out, "%s", detail);
 }
 
-/* ---- ipc.host_daemons_denied ------------------------------------------ */
+/* ---- ipc.host_daemons_denied -------------------------------------------- */
 
 #define DAEMONS_MAX 32
 

@@ -10,7 +10,7 @@
 
 #include "base/cleanup.h"
 
-/* ---- network ----------------------------------------------------------- */
+/* ---- net.namespace_distinct, net.egress_denied -------------------------- */
 
 static void net_namespace_distinct(const struct check_env *env, struct check_out *out)
 {

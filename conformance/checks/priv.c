@@ -7,6 +7,8 @@
 
 #include "base/cleanup.h"
 
+/* ---- priv.no_escalation ------------------------------------------------- */
+
 /* Both halves: no_new_privs keeps a program from gaining privileges on
  * exec, and no effective capability means it has none to begin with;
  * "NoNewPrivs=1 with every capability" (bwrap or landlock as root) is
@@ -33,7 +35,7 @@ static void priv_no_escalation(const struct check_env *env, struct check_out *ou
 		     capzero ? "none" : capeff ? capeff : "unknown", capzero ? "" : " (NOT empty)");
 }
 
-/* ---- privilege ------------------------------------------------------------ */
+/* ---- priv.capabilities_dropped ------------------------------------------ */
 
 static bool hex_zero(const json_t *v)
 {

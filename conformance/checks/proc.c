@@ -15,7 +15,7 @@
 
 #include "base/cleanup.h"
 
-/* ---- process, privilege, environment, syscalls -------------------------- */
+/* ---- proc.contained ----------------------------------------------------- */
 
 static void proc_contained(const struct check_env *env, struct check_out *out)
 {
@@ -42,7 +42,7 @@ static void proc_contained(const struct check_env *env, struct check_out *out)
 		     visible ? "VISIBLE" : "not visible", distinct ? "distinct" : "SHARED with the host");
 }
 
-/* ---- processes ------------------------------------------------------------- */
+/* ---- proc.ptrace_denied ------------------------------------------------- */
 
 static void stop_target(pid_t pid)
 {

@@ -17,7 +17,7 @@
 #define PIDS_CAP 2048
 #define MEMORY_CAP_MIB 1024
 
-/* ---- resources.pids_bounded, resources.memory_bounded ---------------------- */
+/* ---- resources.pids_bounded, resources.memory_bounded ------------------- */
 
 /* Never two balloons at once on the machine (another provider's worker,
  * another collect): an abstract unix socket bound for the duration is

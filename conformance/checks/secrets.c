@@ -19,7 +19,7 @@
 #include "base/rundir.h"
 #include "base/util.h"
 
-/* ---- interrupt-safe clean-up of the $HOME canary ----------------------- */
+/* ---- secrets.home_denied: interrupt-safe clean-up of the canary --------- */
 
 /* The canary sits in the user's real home: whatever happens it must go.
  * A fixed slot (no allocation) so a signal handler can remove it. The home
@@ -147,7 +147,7 @@ static void check_secrets_home_denied(const struct check_env *env, struct check_
 	home_judge(out, res, leaked, alt_r, alt);
 }
 
-/* ---- secrets.keyring_denied ---------------------------------------------- */
+/* ---- secrets.keyring_denied --------------------------------------------- */
 
 /* Permissions (keyutils' names; linux/keyctl.h has none): the default of a
  * user key (possessor everything, owner view) plus owner setattr, so the

@@ -9,6 +9,8 @@
 #include "base/cleanup.h"
 #include "base/util.h"
 
+/* ---- syscalls.restricted ------------------------------------------------ */
+
 static void syscalls_restricted(const struct check_env *env, struct check_out *out)
 {
 	json_t *res;
@@ -30,7 +32,7 @@ static void syscalls_restricted(const struct check_env *env, struct check_out *o
 		     other_kernel ? " (a user-space kernel mediates syscalls)" : " (the host kernel)");
 }
 
-/* ---- syscalls ----------------------------------------------------------------------- */
+/* ---- syscalls.io_uring_denied ------------------------------------------- */
 
 static void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out)
 {
@@ -67,7 +69,7 @@ static bool starts(const char *s, const char *prefix)
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* ---- syscalls.kernel_surface_denied --------------------------------------- */
+/* ---- syscalls.kernel_surface_denied ------------------------------------- */
 
 /* Whether FILE (a /proc text) has a line starting with WORD followed by
  * a blank. */
