@@ -26,6 +26,8 @@ static const struct agsbx_command commands[] = {
 	  "providers [--json]                  providers, availability, reasons, claims", agsbx_help_providers },
 	{ "collect", agsbx_cmd_collect, NEEDS_RUNNER,
 	  "collect [options]                   run the acceptance matrix, write a bundle", agsbx_help_collect },
+	{ "checks", agsbx_cmd_checks, 0, "checks [--json]                     the check catalogue: axes, attacks, controls",
+	  agsbx_help_checks },
 #endif
 	{ "verify", agsbx_cmd_verify, 0,
 	  "verify FILE [--key PUB|--allowed-signers F|--keys-url URL]  check a bundle", agsbx_help_verify },

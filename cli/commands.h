@@ -46,10 +46,11 @@ int agsbx_cmd_bench(int argc, char **argv);
 int agsbx_cmd_schema(int argc, char **argv);
 int agsbx_cmd_cleanup(int argc, char **argv);
 int agsbx_cmd_attest(int argc, char **argv);
+int agsbx_cmd_checks(int argc, char **argv);
 
 extern const char agsbx_help_probe[], agsbx_help_providers[], agsbx_help_collect[], agsbx_help_verify[],
 	agsbx_help_report[], agsbx_help_diff[], agsbx_help_matrix[], agsbx_help_keygen[], agsbx_help_bench[],
-	agsbx_help_schema[], agsbx_help_cleanup[], agsbx_help_attest[];
+	agsbx_help_schema[], agsbx_help_cleanup[], agsbx_help_attest[], agsbx_help_checks[];
 
 /* Prints "agsbx-evidence: error: <msg>" and the command's usage hint to
  * stderr; returns AGSBX_EXIT_USAGE. */

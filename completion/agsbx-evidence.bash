@@ -8,7 +8,7 @@ _agsbx_evidence()
     local cur prev cmd
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="probe providers collect verify report diff matrix attest keygen bench cleanup schema help"
+    local commands="probe providers checks collect verify report diff matrix attest keygen bench cleanup schema help"
     if [[ $COMP_CWORD -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -49,7 +49,7 @@ _agsbx_evidence()
     case $cmd in
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
         schema) COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" schema --list 2>/dev/null)" -- "$cur")) ;;
-        probe|providers|bench|cleanup|keygen) COMPREPLY=() ;;   # no operands
+        probe|providers|checks|bench|cleanup|keygen) COMPREPLY=() ;;   # no operands
         *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
 }

@@ -43,6 +43,13 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
  * plus capabilities.truthful). */
 size_t agsbx_conformance_check_count(void);
 
+/* The catalogue as data: every check a bundle can contain (those run for
+ * every provider, and those the matrix adds for declared providers only),
+ * sorted by id, each {id, axis, evidence, phase, title, attacks, why,
+ * control, negative_control: [{test, provider}], needs_handle, exclusive,
+ * declared_only} (docs/checks.md). New reference; NULL on out-of-memory. */
+json_t *agsbx_conformance_catalogue(void);
+
 /* Removes any canary the checks placed outside the work dir (the one in
  * the user's real $HOME). Async-signal-safe: a CLI calls it from its
  * SIGINT/SIGTERM/SIGHUP handler, so an interrupted run leaves nothing. */

@@ -53,8 +53,17 @@ enum check_phase {
 	CHECK_PHASE_JUDGE,/* runs after every run-phase check, on their results (env->results) */
 };
 
-/* One row of the catalogue (checks.c, sorted by id). Adding a check on an
- * existing axis: its run function and one row naming the axis. */
+/* A test that makes the check fail: a negative-control provider (or
+ * adapter) the test runs, and the test's path from the source root. */
+struct check_negative {
+	const char *test, *provider;
+};
+#define CHECK_NEGATIVES_MAX 4
+
+/* One row of the catalogue. Rows live in their topic's file
+ * (conformance/checks/TOPIC.c for ids "TOPIC.name"); catalogue.c sorts
+ * them by id into cf_checks. Adding a check on an existing axis: its run
+ * function, one row naming the axis, and its negative control. */
 struct check_def {
 	const char *id;
 	enum agsbx_axis axis;             /* required of a provider iff it claims the axis */
@@ -76,6 +85,11 @@ struct check_def {
 	 * executions): queued before the others, so it does not start last
 	 * and end the run alone. */
 	bool long_running;
+	/* The catalogue as data (`agsbx-evidence checks`, docs/checks.md):
+	 * what it does, why that matters (the escape class), its paired
+	 * control, and the tests whose provider makes it fail. */
+	const char *attacks, *why, *control;
+	struct check_negative negative[CHECK_NEGATIVES_MAX];
 };
 /* What a judge sees of a finished check. */
 struct check_result {
@@ -85,8 +99,10 @@ struct check_result {
 };
 #define AGSBX_EXCLUSIVE_ORPHANS 2
 
-extern const struct check_def cf_checks[];
-extern const size_t cf_checks_count;
+/* The catalogue the matrix runs, every topic's rows sorted by id
+ * (conformance/checks/catalogue.c: assembled once, before main). */
+extern const struct check_def *const cf_checks;
+extern size_t cf_checks_count;
 
 void cf_reason(struct check_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Inconclusive: the check is skipped with the reason (a control that
@@ -123,20 +139,6 @@ int cf_hostcond_decide(const struct check_env *env, const char *cond, json_t *ho
 void judge_capabilities_truthful(const struct check_env *env, struct check_out *out);
 json_t *cf_observed(const struct check_result *results, size_t n);
 
-/* Catalogue v2 (attacks.c). */
-void check_bundle_integrity_enforced(const struct check_env *env, struct check_out *out);
-void check_config_unknown_rejected(const struct check_env *env, struct check_out *out);
-void check_exec_status_fidelity(const struct check_env *env, struct check_out *out);
-void check_fs_hardlink_alias_denied(const struct check_env *env, struct check_out *out);
-void check_fs_no_host_residue(const struct check_env *env, struct check_out *out);
-void check_ipc_host_sockets_denied(const struct check_env *env, struct check_out *out);
-void check_net_egress_ipv6_denied(const struct check_env *env, struct check_out *out);
-void check_net_egress_udp_denied(const struct check_env *env, struct check_out *out);
-void check_priv_capabilities_dropped(const struct check_env *env, struct check_out *out);
-void check_proc_ptrace_denied(const struct check_env *env, struct check_out *out);
-void check_secrets_home_denied(const struct check_env *env, struct check_out *out);
-void check_syscalls_io_uring_denied(const struct check_env *env, struct check_out *out);
-
 /* An attack whose sandboxed run gave no payload result observed nothing:
  * the check is skipped ("no observation: ATTACK: ..." with the run's exit
  * status and stderr tail), never read as ALLOWED, denied or VISIBLE. */
@@ -149,17 +151,6 @@ void cf_no_observation(struct check_out *out, const char *attack);
  * facts.alternate_reads; summary gets "openat2 X, io_uring Y". */
 int cf_read_alternates(const struct check_env *env, struct check_out *out, const char *path, const char *secret,
 		       char *summary, size_t size);
-
-/* Catalogue v3, kernel and resources (escape-kernel.c). */
-void check_fs_kernel_interfaces_readonly(const struct check_env *env, struct check_out *out);
-void check_resources_memory_bounded(const struct check_env *env, struct check_out *out);
-void check_resources_pids_bounded(const struct check_env *env, struct check_out *out);
-void check_syscalls_kernel_surface_denied(const struct check_env *env, struct check_out *out);
-
-/* Catalogue v3 (escape-ipc.c): daemon sockets, inherited descriptors, keyrings. */
-void check_fs_inherited_fds_contained(const struct check_env *env, struct check_out *out);
-void check_ipc_host_daemons_denied(const struct check_env *env, struct check_out *out);
-void check_secrets_keyring_denied(const struct check_env *env, struct check_out *out);
 
 bool cf_result_ok(const json_t *result);
 /* The payload's result: the JSON object on the first line of its stdout

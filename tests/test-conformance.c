@@ -3,6 +3,7 @@
  * consistency with the catalogue, and whole provider runs in-process
  * against the NEGATIVE-CONTROL providers (tests/negative/, deliberate
  * liars) and real ones, asserting check and provider verdicts. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "base/cleanup.h"
 #include "base/runner.h"
 #include "base/util.h"
+#include "conformance/checks/attack.h"
 #include "conformance/internal.h"
 #include "evidence/bundle.h"
 #include "evidence/evidence.h"
@@ -227,6 +229,49 @@ START_TEST(test_catalogue_axes)
 }
 END_TEST
 
+/* The catalogue is every topic's rows, each once (nothing cut), and a
+ * topic's ids start with its name (contract.c's are the contract's own
+ * prefixes); every row carries its catalogue text and a negative control. */
+START_TEST(test_catalogue_assembled)
+{
+	static const struct { const char *topic, *prefixes; const struct check_def *rows; const size_t *n; } t[] = {
+		{ "contract", " bundle capabilities config exec fail output probe ", cf_checks_contract, &cf_checks_contract_count },
+		{ "env", " env ", cf_checks_env, &cf_checks_env_count },
+		{ "fs", " fs ", cf_checks_fs, &cf_checks_fs_count },
+		{ "ipc", " ipc ", cf_checks_ipc, &cf_checks_ipc_count },
+		{ "lifecycle", " lifecycle ", cf_checks_lifecycle, &cf_checks_lifecycle_count },
+		{ "net", " net ", cf_checks_net, &cf_checks_net_count },
+		{ "priv", " priv ", cf_checks_priv, &cf_checks_priv_count },
+		{ "proc", " proc ", cf_checks_proc, &cf_checks_proc_count },
+		{ "resources", " resources ", cf_checks_resources, &cf_checks_resources_count },
+		{ "secrets", " secrets ", cf_checks_secrets, &cf_checks_secrets_count },
+		{ "syscalls", " syscalls ", cf_checks_syscalls, &cf_checks_syscalls_count },
+	};
+	size_t total = 0;
+	for (size_t k = 0; k < AGSBX_ARRAY_SIZE(t); k++)
+		for (size_t i = 0; i < *t[k].n; i++, total++) {
+			const struct check_def *d = &t[k].rows[i];
+			char prefix[40];
+			snprintf(prefix, sizeof prefix, " %.*s ", (int)strcspn(d->id, "."), d->id);
+			ck_assert_msg(strstr(t[k].prefixes, prefix), "%s is in %s.c", d->id, t[k].topic);
+			ck_assert_msg(d->run && d->title && d->attacks && d->why && d->control && d->negative[0].test &&
+					      d->negative[0].provider, "%s lacks a field", d->id);
+			size_t found = 0;
+			for (size_t j = 0; j < cf_checks_count; j++)
+				found += cf_checks[j].run == d->run && strcmp(cf_checks[j].id, d->id) == 0;
+			ck_assert_msg(found == 1, "%s is %zu times in the catalogue", d->id, found);
+		}
+	ck_assert_uint_eq(total, cf_checks_count);
+	/* The printable catalogue: these and the declared providers' own, sorted. */
+	json_t *all = agsbx_conformance_catalogue();
+	ck_assert_uint_eq(json_array_size(all), cf_checks_count + cf_checks_declared_count);
+	for (size_t i = 1; i < json_array_size(all); i++)
+		ck_assert(strcmp(json_string_value(json_object_get(json_array_get(all, i - 1), "id")),
+				 json_string_value(json_object_get(json_array_get(all, i), "id"))) < 0);
+	json_decref(all);
+}
+END_TEST
+
 /* The verdict vocabulary round-trips; anything else is unknown. */
 START_TEST(test_verdict_names)
 {
@@ -423,6 +468,7 @@ int main(void)
 	tcase_add_test(j, test_judge_underclaim);
 	tcase_add_test(j, test_judge_network_levels);
 	tcase_add_test(j, test_catalogue_axes);
+	tcase_add_test(j, test_catalogue_assembled);
 	tcase_add_test(j, test_verdict_names);
 	tcase_add_test(j, test_bundle_finish);
 	suite_add_tcase(s, j);

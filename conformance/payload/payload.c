@@ -394,11 +394,25 @@ ssize_t read_path_plain(const char *path, char *buf, size_t cap)
 
 /* ---------- ops ---------- */
 
+/* A numeric argument's bounds: args[index] must parse in [min, max]. */
+struct num_arg {
+	int index;
+	long long min, max;
+};
+#define NUM(i, lo, hi) (&(const struct num_arg){ (i), (lo), (hi) })
+/* No check beyond the argument count. */
+#define ANY_ARGS NULL, NULL
+
+/* One row per op: its name, argument count and usage, and its argument
+ * check (a numeric bound, a validator, both or neither), looked up by
+ * name before it runs. */
 struct op {
 	const char *name;
 	int min_args, max_args;
 	const char *usage;
 	int (*run)(char **argv, int argc, const char *self);
+	const struct num_arg *num;
+	bool (*valid)(char **args, int nargs);
 };
 
 static int op_true(char **argv, int argc, const char *self)
@@ -1644,40 +1658,77 @@ static int op_mounts(char **argv, int argc, const char *self)
 	return 0;
 }
 
+/* ---------- argument checks: a bad PID or number is a usage error
+ * (exit 2) rather than an observation ---------- */
+
+static bool valid_net(char **args, int nargs)
+{
+	long long v;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	return parse_ll(args[1], 1, 65535, &v) == 0 && parse_sockaddr(args[0], v, &ss, &len) == 0 &&
+	       (strcmp(args[2], "tcp") == 0 || strcmp(args[2], "udp") == 0) && parse_ll(args[4], 1, 600000, &v) == 0 &&
+	       (nargs < 6 || strcmp(args[5], "detached") == 0);
+}
+
+static bool valid_unix_path(char **args, int nargs)
+{
+	return strlen(args[0]) < sizeof(((struct sockaddr_un *)0)->sun_path);
+}
+
+static bool valid_abs_path(char **args, int nargs)
+{
+	return args[0][0] == '/';
+}
+
+static bool valid_kernel_surface(char **args, int nargs)
+{
+	return (!strcmp(args[1], "packet=0") || !strcmp(args[1], "packet=1")) &&
+	       (!strcmp(args[2], "alg=0") || !strcmp(args[2], "alg=1"));
+}
+
+static bool valid_connect(char **args, int nargs)
+{
+	long long v;
+	struct in_addr a;
+	return inet_pton(AF_INET, args[0], &a) == 1 && parse_ll(args[1], 1, 65535, &v) == 0 &&
+	       (nargs < 3 || parse_ll(args[2], 1, 600000, &v) == 0);
+}
+
 static const struct op ops[] = {
-	{ "balloon", 1, 1, "balloon CAP_MIB", op_balloon },
-	{ "caps", 0, 1, "caps [SETUID_PROGRAM]", op_caps },
-	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect },
-	{ "env", 1, 1, "env NAME", op_env },
-	{ "exit", 1, 1, "exit CODE", op_exit },
-	{ "fds", 1, 1, "fds CANARY_PATH", op_fds },
-	{ "flood", 1, 1, "flood BYTES", op_flood },
-	{ "fork-bound", 1, 1, "fork-bound CAP", op_fork_bound },
-	{ "io-uring", 0, 0, "io-uring", op_io_uring },
-	{ "kernel-ifaces", 2, 6, "kernel-ifaces HOST_MNTNS_INODE MOUNT_PARENT [PATH...]", op_kernel_ifaces },
-	{ "kernel-surface", 3, 3, "kernel-surface FILE packet=0|1 alg=0|1", op_kernel_surface },
-	{ "keyring", 2, 2, "keyring DESCRIPTION SERIAL", op_keyring },
-	{ "kill-self", 1, 1, "kill-self SIGNAL", op_kill_self },
-	{ "limits", 0, 0, "limits", op_limits },
-	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger },
-	{ "link-read", 2, 2, "link-read TARGET LINK", op_link_read },
-	{ "mounts", 1, 4, "mounts PREFIX...", op_mounts },
-	{ "net", 5, 6, "net HOST PORT tcp|udp TEXT TIMEOUT_MS [detached]", op_net },
-	{ "ns", 0, 0, "ns", op_ns },
-	{ "observe", 1, 1, "observe PATH", op_observe },
-	{ "pid-visible", 1, 1, "pid-visible PID", op_pid_visible },
-	{ "ptrace", 1, 1, "ptrace PID", op_ptrace },
-	{ "read", 1, 1, "read PATH", op_read },
-	{ "read-alt", 1, 1, "read-alt PATH", op_read_alt },
-	{ "remount", 1, 1, "remount PATH", op_remount },
-	{ "spawn-detached", 2, 2, "spawn-detached MARKER READYFILE", op_spawn_detached },
-	{ "status", 0, 0, "status", op_status },
-	{ "symlink-read", 2, 2, "symlink-read LINK TARGET", op_symlink_read },
-	{ "true", 0, 0, "true", op_true },
-	{ "uname", 0, 0, "uname", op_uname },
-	{ "unix-connect", 1, 1, "unix-connect PATH|@ABSTRACT", op_unix_connect },
-	{ "unix-connects", 1, UNIX_CONNECTS_MAX, "unix-connects PATH|@ABSTRACT...", op_unix_connects },
-	{ "write", 2, 2, "write PATH TEXT", op_write },
+	{ "balloon", 1, 1, "balloon CAP_MIB", op_balloon, .num = NUM(0, 16, 4096) },
+	{ "caps", 0, 1, "caps [SETUID_PROGRAM]", op_caps, ANY_ARGS },
+	{ "connect", 2, 3, "connect HOST PORT [TIMEOUT_MS]", op_connect, .valid = valid_connect },
+	{ "env", 1, 1, "env NAME", op_env, ANY_ARGS },
+	{ "exit", 1, 1, "exit CODE", op_exit, .num = NUM(0, 0, 255) },
+	{ "fds", 1, 1, "fds CANARY_PATH", op_fds, .valid = valid_abs_path },
+	{ "flood", 1, 1, "flood BYTES", op_flood, .num = NUM(0, 0, LLONG_MAX) },
+	{ "fork-bound", 1, 1, "fork-bound CAP", op_fork_bound, .num = NUM(0, 1, 4096) },
+	{ "io-uring", 0, 0, "io-uring", op_io_uring, ANY_ARGS },
+	{ "kernel-ifaces", 2, 6, "kernel-ifaces HOST_MNTNS_INODE MOUNT_PARENT [PATH...]", op_kernel_ifaces, .num = NUM(0, 0, LLONG_MAX) },
+	{ "kernel-surface", 3, 3, "kernel-surface FILE packet=0|1 alg=0|1", op_kernel_surface, .valid = valid_kernel_surface },
+	{ "keyring", 2, 2, "keyring DESCRIPTION SERIAL", op_keyring, .num = NUM(1, 0, INT_MAX) },
+	{ "kill-self", 1, 1, "kill-self SIGNAL", op_kill_self, .num = NUM(0, 1, 64) },
+	{ "limits", 0, 0, "limits", op_limits, ANY_ARGS },
+	{ "linger", 1, 2, "linger MARKER [READYFILE]", op_linger, ANY_ARGS },
+	{ "link-read", 2, 2, "link-read TARGET LINK", op_link_read, ANY_ARGS },
+	{ "mounts", 1, 4, "mounts PREFIX...", op_mounts, ANY_ARGS },
+	{ "net", 5, 6, "net HOST PORT tcp|udp TEXT TIMEOUT_MS [detached]", op_net, .valid = valid_net },
+	{ "ns", 0, 0, "ns", op_ns, ANY_ARGS },
+	{ "observe", 1, 1, "observe PATH", op_observe, ANY_ARGS },
+	{ "pid-visible", 1, 1, "pid-visible PID", op_pid_visible, .num = NUM(0, 1, INT_MAX) },
+	{ "ptrace", 1, 1, "ptrace PID", op_ptrace, .num = NUM(0, 1, INT_MAX) },
+	{ "read", 1, 1, "read PATH", op_read, ANY_ARGS },
+	{ "read-alt", 1, 1, "read-alt PATH", op_read_alt, ANY_ARGS },
+	{ "remount", 1, 1, "remount PATH", op_remount, ANY_ARGS },
+	{ "spawn-detached", 2, 2, "spawn-detached MARKER READYFILE", op_spawn_detached, ANY_ARGS },
+	{ "status", 0, 0, "status", op_status, ANY_ARGS },
+	{ "symlink-read", 2, 2, "symlink-read LINK TARGET", op_symlink_read, ANY_ARGS },
+	{ "true", 0, 0, "true", op_true, ANY_ARGS },
+	{ "uname", 0, 0, "uname", op_uname, ANY_ARGS },
+	{ "unix-connect", 1, 1, "unix-connect PATH|@ABSTRACT", op_unix_connect, .valid = valid_unix_path },
+	{ "unix-connects", 1, UNIX_CONNECTS_MAX, "unix-connects PATH|@ABSTRACT...", op_unix_connects, .valid = unix_connects_valid },
+	{ "write", 2, 2, "write PATH TEXT", op_write, ANY_ARGS },
 };
 
 static int usage_error(const char *msg, const char *detail)
@@ -1694,50 +1745,13 @@ static int usage_error(const char *msg, const char *detail)
 	return EXIT_USAGE;
 }
 
-/* Arguments checked before the op runs, so a bad PID or number is a usage
- * error (exit 2) rather than an observation. */
+/* The row's argument check, before the op runs. */
 static bool args_valid(const struct op *o, char **args, int nargs)
 {
 	long long v;
-	if (o->run == op_pid_visible || o->run == op_ptrace)
-		return parse_ll(args[0], 1, INT_MAX, &v) == 0;
-	if (o->run == op_exit)
-		return parse_ll(args[0], 0, 255, &v) == 0;
-	if (o->run == op_kill_self)
-		return parse_ll(args[0], 1, 64, &v) == 0;
-	if (o->run == op_net) {
-		struct sockaddr_storage ss;
-		socklen_t len;
-		return parse_ll(args[1], 1, 65535, &v) == 0 && parse_sockaddr(args[0], v, &ss, &len) == 0 &&
-		       (strcmp(args[2], "tcp") == 0 || strcmp(args[2], "udp") == 0) &&
-		       parse_ll(args[4], 1, 600000, &v) == 0 &&
-		       (nargs < 6 || strcmp(args[5], "detached") == 0);
-	}
-	if (o->run == op_unix_connect)
-		return strlen(args[0]) < sizeof(((struct sockaddr_un *)0)->sun_path);
-	if (o->run == op_unix_connects)
-		return unix_connects_valid(args, nargs);
-	if (o->run == op_keyring)
-		return parse_ll(args[1], 0, INT_MAX, &v) == 0;
-	if (o->run == op_fds)
-		return args[0][0] == '/';
-	if (o->run == op_flood)
-		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
-	if (o->run == op_fork_bound)
-		return parse_ll(args[0], 1, 4096, &v) == 0;
-	if (o->run == op_balloon)
-		return parse_ll(args[0], 16, 4096, &v) == 0;
-	if (o->run == op_kernel_ifaces)
-		return parse_ll(args[0], 0, LLONG_MAX, &v) == 0;
-	if (o->run == op_kernel_surface)
-		return (!strcmp(args[1], "packet=0") || !strcmp(args[1], "packet=1")) &&
-		       (!strcmp(args[2], "alg=0") || !strcmp(args[2], "alg=1"));
-	if (o->run == op_connect) {
-		struct in_addr a;
-		return inet_pton(AF_INET, args[0], &a) == 1 && parse_ll(args[1], 1, 65535, &v) == 0 &&
-		       (nargs < 3 || parse_ll(args[2], 1, 600000, &v) == 0);
-	}
-	return true;
+	if (o->num && parse_ll(args[o->num->index], o->num->min, o->num->max, &v) < 0)
+		return false;
+	return !o->valid || o->valid(args, nargs);
 }
 
 int main(int argc, char **argv)

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 d=$(t_tmpdir conv)
 B=$AGSBX_BIN
-cmds=(probe providers collect verify report diff matrix attest keygen bench schema)
+cmds=(probe providers checks collect verify report diff matrix attest keygen bench schema)
 
 for c in "${cmds[@]}"; do
   "$B" help "$c" >"$d/h1" || fail "help $c exited non-zero"

@@ -309,6 +309,20 @@ usage_case flood 1x
 usage_case spawn-detached only-marker
 usage_case linger
 jqe "$T/u" '.op == "linger"'
+# Each op row's own argument check (a bound or a validator), one case each.
+usage_case balloon 8
+usage_case exit 256
+usage_case fds relative/path
+usage_case fork-bound 4097
+usage_case kernel-ifaces x /tmp
+usage_case kernel-surface /dev/null packet=2 alg=0
+usage_case keyring desc -1
+usage_case kill-self 65
+usage_case net 127.0.0.1 80 icmp text 100
+usage_case net 127.0.0.1 80 tcp text 100 attached
+usage_case ptrace 0
+usage_case unix-connect "/$(printf 'x%.0s' {1..120})"
+usage_case unix-connects /ok ""
 jqe_flush; pass "usage errors exit 2 with an error member"
 
 # ---- spawn-detached: a setsid grandchild deaf to SIGTERM, a hanging parent
