@@ -21,7 +21,7 @@ struct agsbx_conformance_opts {
 	const char *env_canary_name;  /* a variable the harness set in its own environment */
 	const char *env_canary_value;
 	size_t max_output_bytes;      /* per stream (default 20000) */
-	int64_t timeout_ms;           /* per execution (default 20000) */
+	int64_t timeout_ms;           /* per execution (default AGSBX_EXEC_TIMEOUT_MS) */
 	int jobs;                     /* concurrent checks (default: online cores) */
 	/* Readable => cancel every execution that has no cancel fd of its own
 	 * (an eventfd a signal handler writes). 0 or -1: none (stdin is never

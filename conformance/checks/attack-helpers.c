@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/defaults.h"
 #include "base/util.h"
 
 char *cf_nonce(void)
@@ -151,7 +152,7 @@ bool cf_wait_readable(int fd, uint64_t deadline_us)
 
 uint64_t cf_control_deadline(const struct check_env *env)
 {
-	int64_t ms = env->o->timeout_ms > 0 ? env->o->timeout_ms : 20000;
+	int64_t ms = env->o->timeout_ms > 0 ? env->o->timeout_ms : AGSBX_EXEC_TIMEOUT_MS;
 	return agsbx_now_us() + (uint64_t)ms * 1000u;
 }
 
