@@ -53,5 +53,16 @@ void agsbx_conformance_remove_canaries(void);
  * use. Async-signal-safe. */
 void agsbx_conformance_remove_keyring_canary(void);
 
+/* env.scrubbed's canary: a random AGSBX_CANARY_<hex>=<hex> the harness
+ * sets in its own environment before any provider runs (a provider that
+ * passes the host environment through shows it to the payload), and
+ * removes after. name and value go to agsbx_conformance_opts, assignment
+ * ("NAME=VALUE") to agsbx_ctx.env_canary. 0 or -errno. */
+struct agsbx_env_canary {
+	char name[64], value[65], assignment[130];
+};
+int agsbx_env_canary_set(struct agsbx_env_canary *c);
+void agsbx_env_canary_unset(const struct agsbx_env_canary *c);
+
 
 #endif

@@ -291,18 +291,13 @@ struct phase_times {
 	uint64_t probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, teardown_us;
 };
 
-/* Where the provider's time went, phase by phase, and how it was taken. */
-static json_t *timings_json(const struct phase_times *t, uint64_t total_us, const struct agsbx_conformance_opts *o)
+/* Where the provider's time went, phase by phase (evidence/ words it). */
+static int set_timings(json_t *pj, const struct phase_times *t, uint64_t total_us, const struct agsbx_conformance_opts *o)
 {
-	char method[160];
-	snprintf(method, sizeof method, "CLOCK_MONOTONIC around each phase, integer microseconds; concurrent checks "
-		 "on up to %d threads, exclusive checks one at a time", check_threads(o));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "probe_us", (json_int_t)t->probe_us,
-			 "setup_us", (json_int_t)t->setup_us, "ensure_us", (json_int_t)t->ensure_us, "first_exec_us",
-			 (json_int_t)t->warm_us, "checks_us", (json_int_t)(t->concurrent_us + t->exclusive_us),
-			 "concurrent_checks_us", (json_int_t)t->concurrent_us, "exclusive_checks_us",
-			 (json_int_t)t->exclusive_us, "release_us", (json_int_t)t->release_us, "teardown_us",
-			 (json_int_t)t->teardown_us, "total_us", (json_int_t)total_us, "method", method);
+	return agsbx_bundle_provider_set_timings(pj, &(struct agsbx_provider_timings){
+		.probe_us = t->probe_us, .setup_us = t->setup_us, .ensure_us = t->ensure_us, .first_exec_us = t->warm_us,
+		.concurrent_us = t->concurrent_us, .exclusive_us = t->exclusive_us, .release_us = t->release_us,
+		.teardown_us = t->teardown_us, .total_us = total_us, .check_threads = check_threads(o) });
 }
 
 /* The paired control for a whole provider: a harness that cannot hold the
@@ -582,12 +577,11 @@ static json_t *provider_record(struct provider_run *st)
 		.observed = observed, .underclaim = underclaim, .failing_checks = failing, .checks = checks,
 		.confinement = st->confinement });
 	st->confinement = NULL;
-	if (pj && declared) {
-		json_object_update(pj, declared);
-		/* A contract break outside any one check names the verdict. */
-		const char *fr = json_string_value(json_object_get(json_object_get(protocol, "facts"), "reason"));
-		if (fr)
-			json_object_set_new(pj, "reason", json_string(fr));
+	/* A contract break outside any one check names the verdict. */
+	const char *fr = json_string_value(json_object_get(json_object_get(protocol, "facts"), "reason"));
+	if (pj && declared && agsbx_bundle_provider_declare(pj, declared, fr) < 0) {
+		json_decref(pj);
+		pj = NULL;
 	}
 	json_decref(declared);
 	return pj;
@@ -644,7 +638,10 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
 	if (r == -ENOMEM && !err[0])
 		snprintf(err, err_size, "out of memory");
 	provider_run_free(&st);
-	if (pj)
-		json_object_set_new(pj, "timings", timings_json(&st.pt, agsbx_now_us() - t0, o));
+	if (pj && set_timings(pj, &st.pt, agsbx_now_us() - t0, o) < 0) {
+		json_decref(pj);
+		pj = NULL;
+		snprintf(err, err_size, "out of memory");
+	}
 	return pj;
 }
