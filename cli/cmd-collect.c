@@ -217,7 +217,7 @@ static void report_progress(void *ud, const char *provider, const json_t *check)
 }
 
 /* In provider i's worker process. */
-static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *err, size_t err_size)
+static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, struct agsbx_error *err)
 {
 	const struct run_shared *sh = ud;
 	struct agsbx_ctx ctx = sh->hs->ctx;
@@ -229,7 +229,7 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 	char dir[PATH_MAX];
 	if (snprintf(dir, sizeof dir, "%s/%s", sh->work_dir, sh->sel[i]->id) >= (int)sizeof dir ||
 	    mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0) {
-		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
+		agsbx_error_set(err, "internal", "cannot create %s: %s", dir, strerror(errno));
 		return NULL;
 	}
 	struct agsbx_conformance_opts mo = {
@@ -238,10 +238,10 @@ static json_t *run_one(size_t i, int report_fd, int cancel_fd, void *ud, char *e
 		.timeout_ms = sh->o->timeout_ms, .jobs = sh->check_jobs, .cancel_fd = cancel_fd,
 		.progress = report_progress, .progress_ud = &report_fd,
 	};
-	json_t *pj = agsbx_conformance_run(sh->sel[i], &mo, err, err_size);
+	json_t *pj = agsbx_conformance_run(sh->sel[i], &mo, err);
 	rmdir(dir); /* the areas inside are removed by the matrix */
 	if (pj && ctx.config && agsbx_bundle_provider_set_config(pj, ctx.config) < 0)
-		json_decref(pj), pj = NULL, snprintf(err, err_size, "out of memory");
+		json_decref(pj), pj = NULL, agsbx_error_set(err, "internal", "out of memory");
 	return pj;
 }
 
@@ -260,33 +260,6 @@ static int check_jobs(const struct collect_opts *o)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	return o->jobs > 0 ? (int)o->jobs : (int)(cores > 0 ? cores : 2);
 }
-/* The providers' records and the run's timings into the bundle, once
- * every worker reported: 0 or an exit status (error printed). */
-static int add_results(json_t *bundle, const struct agsbx_collect_pool *pool, int r, int check_jobs)
-{
-	if (r < 0) {
-		agsbx_error_errno(r, "cannot start the provider runs");
-		return AGSBX_EXIT_INTERNAL;
-	}
-	_cleanup_free_ struct agsbx_run_timing *per = calloc(pool->n ? pool->n : 1, sizeof *per);
-	if (!per)
-		return AGSBX_EXIT_INTERNAL;
-	for (size_t i = 0; i < pool->n; i++) {
-		const struct agsbx_collect_worker *w = &pool->w[i];
-		if (!w->result) {
-			agsbx_error("%s: %s", w->ops->id, w->error);
-			return AGSBX_EXIT_INTERNAL;
-		}
-		if (agsbx_bundle_add_provider(bundle, w->result) < 0)
-			return AGSBX_EXIT_INTERNAL;
-		per[i] = (struct agsbx_run_timing){ .id = w->ops->id, .start_us = w->start_us - pool->start_us,
-						    .end_us = w->end_us - pool->start_us };
-	}
-	struct agsbx_run_timings t = { .providers = per, .n = pool->n, .max_providers = pool->max_live,
-				       .providers_us = agsbx_now_us() - pool->start_us, .checks_per_provider = check_jobs };
-	return agsbx_bundle_set_run_timings(bundle, &t) < 0 ? AGSBX_EXIT_INTERNAL : 0;
-}
-
 static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o, const struct agsbx_provider_ops **sel,
 			 int n, const json_t *configs, const char *work_dir, json_t *bundle)
 {
@@ -312,7 +285,7 @@ static int run_providers(struct agsbx_harness *hs, const struct collect_opts *o,
 	agsbx_progress_end(&pr);
 	agsbx_env_canary_unset(&canary);
 	/* Interrupted: the workers cancelled and cleaned up; the caller exits 128+sig. */
-	int rc = agsbx_interrupt_signal() ? 0 : add_results(bundle, &pool, r, sh.check_jobs);
+	int rc = agsbx_interrupt_signal() ? 0 : agsbx_collect_pool_results(&pool, r, sh.check_jobs, bundle);
 	agsbx_collect_pool_clear(&pool);
 	return rc;
 }
@@ -359,10 +332,10 @@ static int interrupted(const struct collect_opts *o)
  * after it (the run would be lost). */
 static int check_sign_key(const char *key)
 {
-	char err[512] = "";
-	if (agsbx_bundle_sign_check(key, err, sizeof err) == 0)
+	struct agsbx_error e = { 0 };
+	if (agsbx_bundle_sign_check(key, &e) == 0)
 		return 0;
-	agsbx_error("--sign-key: %s", err);
+	agsbx_error("--sign-key: %s", e.message);
 	return AGSBX_EXIT_USAGE;
 }
 
@@ -374,9 +347,9 @@ static int finish_and_write(const struct collect_opts *o, const char *output, js
 		return interrupted(o);
 	int status = agsbx_bundle_finish(bundle);
 	if (o->sign_key) {
-		char err[512] = "";
-		if (agsbx_bundle_sign(bundle, o->sign_key, err, sizeof err) < 0) {
-			agsbx_error("signing failed: %s", err);
+		struct agsbx_error e = { 0 };
+		if (agsbx_bundle_sign(bundle, o->sign_key, &e) < 0) {
+			agsbx_error("signing failed: %s", e.message);
 			return AGSBX_EXIT_USAGE;
 		}
 	}

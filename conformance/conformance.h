@@ -32,12 +32,13 @@ struct agsbx_conformance_opts {
 	void *progress_ud;
 };
 
+struct agsbx_error;
 /* Runs probe + every check for one provider and returns the provider object
  * of the bundle (new reference): {id, verdict, reason, probe, claims,
  * observed, underclaim, failing_checks, checks[], timings}. NULL only on
  * out-of-memory or an internal error (err set). */
 json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *opts,
-			 char *err, size_t err_size);
+			      struct agsbx_error *err);
 
 /* Number of checks in a provider's result (the catalogue, sorted by id,
  * plus capabilities.truthful). */

@@ -377,7 +377,7 @@ struct provider_run {
 /* Probe, execution area and canaries, ensure, the first execution; every
  * job gets its environment, and a blocked record when it needs a handle
  * the provider did not give. */
-static int prepare(struct provider_run *st, char *err, size_t err_size)
+static int prepare(struct provider_run *st, struct agsbx_error *err)
 {
 	const struct agsbx_ctx *ctx = st->o->ctx;
 	uint64_t t = agsbx_now_us();
@@ -387,7 +387,7 @@ static int prepare(struct provider_run *st, char *err, size_t err_size)
 	int r = fixture_setup(&st->f, st->o, ctx);
 	st->pt.setup_us = agsbx_now_us() - t;
 	if (r < 0) {
-		snprintf(err, err_size, "cannot prepare the execution area in %s: %s", st->o->work_dir, strerror(-r));
+		agsbx_error_set(err, "internal", "cannot prepare the execution area in %s: %s", st->o->work_dir, strerror(-r));
 		return r;
 	}
 	uname(&st->uts);
@@ -615,8 +615,8 @@ static json_t *unrun_provider(const struct agsbx_provider_ops *ops, enum agsbx_p
 	return agsbx_bundle_provider_unrun(ops->id, verdict, reason, probe_reason, checks, agsbx_now_us() - t0);
 }
 
-json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *o, char *err,
-			 size_t err_size)
+json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *o,
+			      struct agsbx_error *err)
 {
 	uint64_t t0 = agsbx_now_us();
 	if (ops->applies && !ops->applies())
@@ -627,7 +627,7 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
 		return unrun_provider(ops, AGSBX_PROVIDER_SKIPPED, starved, "not_probed", true, t0);
 	struct provider_run st = { .ops = ops, .o = o };
 	json_t *pj = NULL;
-	int r = prepare(&st, err, err_size);
+	int r = prepare(&st, err);
 	if (r == 0 && (r = init_jobs(&st)) == 0 && (r = run_checks(&st)) == 0) {
 		fill_unrun(&st, CHECK_PHASE_RUN);
 		if ((r = judge_checks(&st)) == 0) {
@@ -635,13 +635,13 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
 			pj = provider_record(&st);
 		}
 	}
-	if (r == -ENOMEM && !err[0])
-		snprintf(err, err_size, "out of memory");
+	if (r == -ENOMEM)
+		agsbx_error_set(err, "internal", "out of memory");
 	provider_run_free(&st);
 	if (pj && set_timings(pj, &st.pt, agsbx_now_us() - t0, o) < 0) {
 		json_decref(pj);
 		pj = NULL;
-		snprintf(err, err_size, "out of memory");
+		agsbx_error_set(err, "internal", "out of memory");
 	}
 	return pj;
 }

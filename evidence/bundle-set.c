@@ -15,24 +15,18 @@ int agsbx_bundle_set_challenge(json_t *bundle, const char *nonce)
 
 int agsbx_bundle_set_subject(json_t *bundle, const char *repo, struct agsbx_error *e)
 {
-	char err[512] = "";
-	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
-	if (!s) {
-		agsbx_error_set(e, "invalid_input", "%s", err);
+	json_t *s = agsbx_subject_from_repo(repo, e);
+	if (!s)
 		return -EINVAL;
-	}
 	return json_object_set_new(bundle, "subject", s) ? -ENOMEM : 0;
 }
 
 int agsbx_bundle_add_attachment(json_t *bundle, const char *cmdline, int64_t timeout_ms, size_t max_tail,
 				struct agsbx_error *e)
 {
-	char err[512] = "";
-	json_t *a = agsbx_attachment_run(cmdline, timeout_ms, max_tail, err, sizeof err);
-	if (!a) {
-		agsbx_error_set(e, "invalid_input", "%s", err);
+	json_t *a = agsbx_attachment_run(cmdline, timeout_ms, max_tail, e);
+	if (!a)
 		return -EINVAL;
-	}
 	return json_array_append_new(json_object_get(bundle, "attachments"), a) ? -ENOMEM : 0;
 }
 

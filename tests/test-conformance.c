@@ -289,9 +289,9 @@ static json_t *run_provider(const struct agsbx_provider_ops *ops, const char *si
 				       .env_canary_value = "c4n4ry", .max_output_bytes = 20000,
 				       .timeout_ms = 20000, .jobs = 2 };
 	setenv("AGSBX_T_CANARY", "c4n4ry", 1);
-	char err[256] = "";
-	json_t *p = agsbx_conformance_run(ops, &o, err, sizeof err);
-	ck_assert_msg(p != NULL, "matrix: %s", err);
+	struct agsbx_error err = { 0 };
+	json_t *p = agsbx_conformance_run(ops, &o, &err);
+	ck_assert_msg(p != NULL, "matrix: %s", err.message);
 	return p;
 }
 
