@@ -368,6 +368,7 @@ START_TEST(test_load_size_and_io)
 	close(fd);
 	ck_assert_int_eq(agsbx_bundle_load(huge, &b, &err), -EFBIG);
 	ck_assert_ptr_nonnull(strstr(err.message, "MiB"));
+	ck_assert_str_eq(err.reason, "invalid_input");
 	/* a FIFO (even one nobody writes to), a socket, a device: refused at
 	 * once, never read or waited on */
 	_cleanup_free_ char *fifo = in_tmp("fifo");
@@ -383,6 +384,11 @@ START_TEST(test_load_size_and_io)
 	/* missing file, directory */
 	_cleanup_free_ char *missing = in_tmp("missing.json");
 	ck_assert_int_eq(agsbx_bundle_load(missing, &b, &err), -ENOENT);
+	/* the record is each call's own: this failure replaced the last one */
+	ck_assert_str_eq(err.reason, "system_error");
+	ck_assert_msg(strstr(err.message, "missing.json: ") == strstr(err.message, tmp) + strlen(tmp) + 1, "%s",
+		      err.message);
+	ck_assert_int_eq(agsbx_bundle_load(missing, &b, NULL), -ENOENT); /* no record wanted */
 	ck_assert_int_eq(agsbx_bundle_load(tmp, &b, &err), -EISDIR);
 }
 END_TEST
