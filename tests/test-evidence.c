@@ -386,7 +386,7 @@ START_TEST(test_load_size_and_io)
 	ck_assert_int_eq(agsbx_bundle_load(missing, &b, &err), -ENOENT);
 	/* the record is each call's own: this failure replaced the last one */
 	ck_assert_str_eq(err.reason, "system_error");
-	ck_assert_msg(strstr(err.message, "missing.json: ") == strstr(err.message, tmp) + strlen(tmp) + 1, "%s",
+	ck_assert_msg(strstr(err.message, "missing.json: ") && !strstr(err.message, "not a regular file"), "%s",
 		      err.message);
 	ck_assert_int_eq(agsbx_bundle_load(missing, &b, NULL), -ENOENT); /* no record wanted */
 	ck_assert_int_eq(agsbx_bundle_load(tmp, &b, &err), -EISDIR);
