@@ -320,6 +320,7 @@ int agsbx_collect_pool_results(const struct agsbx_collect_pool *pool, int r, int
 						    .end_us = w->end_us - pool->start_us };
 	}
 	struct agsbx_run_timings t = { .providers = per, .n = pool->n, .max_providers = pool->max_live,
-				       .providers_us = agsbx_now_us() - pool->start_us, .checks_per_provider = check_jobs };
+				       .providers_us = agsbx_now_us() - pool->start_us,
+				       .checks_per_provider = check_jobs };
 	return agsbx_bundle_set_run_timings(bundle, &t) < 0 ? AGSBX_EXIT_INTERNAL : 0;
 }

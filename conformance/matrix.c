@@ -292,7 +292,8 @@ struct phase_times {
 };
 
 /* Where the provider's time went, phase by phase (evidence/ words it). */
-static int set_timings(json_t *pj, const struct phase_times *t, uint64_t total_us, const struct agsbx_conformance_opts *o)
+static int set_timings(json_t *pj, const struct phase_times *t, uint64_t total_us,
+		       const struct agsbx_conformance_opts *o)
 {
 	return agsbx_bundle_provider_set_timings(pj, &(struct agsbx_provider_timings){
 		.probe_us = t->probe_us, .setup_us = t->setup_us, .ensure_us = t->ensure_us, .first_exec_us = t->warm_us,
