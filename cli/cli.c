@@ -123,8 +123,8 @@ static int load_reported(int r, const char *err)
 
 int agsbx_cli_load_bundle(const char *file, json_t **bundle)
 {
-	char err[512];
-	return load_reported(agsbx_bundle_load(file, bundle, err, sizeof err), err);
+	struct agsbx_error e = { 0 };
+	return load_reported(agsbx_bundle_load(file, bundle, &e), e.message);
 }
 
 /* jansson's values from glibc's obstack, never given back: a command that
@@ -171,8 +171,8 @@ bool agsbx_cli_json_arena(void) { return false; }
 
 int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok)
 {
-	char err[512];
-	return load_reported(agsbx_bundle_load_digest(file, bundle, sha512, sha512_ok, err, sizeof err), err);
+	struct agsbx_error e = { 0 };
+	return load_reported(agsbx_bundle_load_digest(file, bundle, sha512, sha512_ok, &e), e.message);
 }
 
 bool agsbx_is_stdout(const char *path)

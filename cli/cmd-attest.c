@@ -89,15 +89,15 @@ int agsbx_cmd_attest(int argc, char **argv)
 		return rc;
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
-	char err[512];
+	struct agsbx_error e = { 0 };
 	int r = agsbx_read_file(file, AGSBX_BUNDLE_MAX_BYTES, &data, &len);
 	if (r < 0) {
 		agsbx_error_errno(r, "cannot read %s", file);
 		return AGSBX_EXIT_USAGE;
 	}
 	_cleanup_json_ json_t *bundle = NULL;
-	if (agsbx_bundle_parse(data, len, &bundle, err, sizeof err) < 0) {
-		agsbx_error("%s: %s", file, err);
+	if (agsbx_bundle_parse(data, len, &bundle, &e) < 0) {
+		agsbx_error("%s: %s", file, e.message);
 		return AGSBX_EXIT_USAGE;
 	}
 	char hex[65];
@@ -105,9 +105,9 @@ int agsbx_cmd_attest(int argc, char **argv)
 	_cleanup_free_ char *copy = strdup(file), *env_url = url ? NULL : ci_run_url();
 	struct agsbx_attest_opts o = { .bundle_name = copy ? basename(copy) : NULL, .bundle_sha256 = hex,
 				       .url = url ? url : env_url };
-	_cleanup_json_ json_t *st = agsbx_bundle_attest(bundle, &o, err, sizeof err);
+	_cleanup_json_ json_t *st = agsbx_bundle_attest(bundle, &o, &e);
 	if (!st) {
-		agsbx_error("%s: %s", file, err);
+		agsbx_error("%s: %s", file, e.message);
 		return AGSBX_EXIT_USAGE;
 	}
 	r = agsbx_cli_write_json(out, st);

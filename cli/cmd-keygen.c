@@ -61,14 +61,15 @@ int agsbx_cmd_keygen(int argc, char **argv)
 	if (comment && strpbrk(comment, "\r\n"))
 		return agsbx_usage_error("keygen", "the comment must be one line");
 	_cleanup_free_ char *user_host = comment ? NULL : default_comment();
-	char err[512] = "", fp[64] = "";
-	int r = agsbx_keygen(file, comment ? comment : user_host, fp, err, sizeof err);
+	char fp[64] = "";
+	struct agsbx_error e = { 0 };
+	int r = agsbx_keygen(file, comment ? comment : user_host, fp, &e);
 	if (r == -EEXIST) {
-		agsbx_error("%s", err);
+		agsbx_error("%s", e.message);
 		return AGSBX_EXIT_USAGE;
 	}
 	if (r < 0) {
-		agsbx_error("%s", err[0] ? err : strerror(-r));
+		agsbx_error("%s", e.message[0] ? e.message : strerror(-r));
 		return r == -ENOENT || r == -EACCES || r == -ENOTDIR ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
 	_cleanup_free_ char *shown = agsbx_term_escape(file, 0); /* a file name is text from anywhere */

@@ -42,10 +42,10 @@ static size_t load_bundles(char **files, size_t n, json_t **bundles, const char 
 {
 	size_t loaded = 0;
 	for (size_t i = 0; i < n; i++) {
-		char err[512];
+		struct agsbx_error e = { 0 };
 		json_t *b = NULL;
-		if (agsbx_bundle_load(files[i], &b, err, sizeof err) < 0) {
-			agsbx_warn("skipping %s", err);
+		if (agsbx_bundle_load(files[i], &b, &e) < 0) {
+			agsbx_warn("skipping %s", e.message);
 			continue;
 		}
 		names[loaded] = files[i];

@@ -122,11 +122,11 @@ int agsbx_cmd_verify(int argc, char **argv)
 	if (arena)
 		json_incref(bundle);
 	o.canonical_sha512 = sha512_ok ? sha512 : NULL;
-	char err[512];
+	struct agsbx_error e = { 0 };
 	struct agsbx_verify_result res;
-	int r = agsbx_bundle_verify(bundle, &o, &res, err, sizeof err);
+	int r = agsbx_bundle_verify(bundle, &o, &res, &e);
 	if (r < 0) {
-		agsbx_error("%s", err[0] ? err : strerror(-r));
+		agsbx_error("%s", e.message[0] ? e.message : strerror(-r));
 		return r == -EINVAL ? AGSBX_EXIT_USAGE : AGSBX_EXIT_INTERNAL;
 	}
 	if (json)

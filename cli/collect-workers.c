@@ -1,6 +1,7 @@
 /* collect's provider workers (see collect-workers.h). The report protocol
  * is one compact JSON object per line on a pipe: {"check": {...}} as each
- * check finishes, then {"provider": {...}} or {"error": "..."}. */
+ * check finishes, then {"provider": {...}} or {"error": "..."}; the parent
+ * hands the records to the bundle (evidence/bundle.h). */
 #include "cli/collect-workers.h"
 
 #include <errno.h>
@@ -17,9 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
+#include "base/log.h"
 #include "base/runner.h"
 #include "base/util.h"
+#include "cli/commands.h"
 #include "conformance/conformance.h"
+#include "evidence/bundle.h"
 
 #define REPORT_LINE_MAX (64u << 20)
 
@@ -94,12 +99,12 @@ static __attribute__((noreturn)) void worker_main(struct agsbx_collect_pool *p, 
 		report(fd, "error", json_string("cannot become a child subreaper; detached processes would escape"));
 		_exit(3);
 	}
-	char err[512] = "";
-	json_t *pj = p->run(i, fd, worker_cancel_fd, p->run_ud, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	json_t *pj = p->run(i, fd, worker_cancel_fd, p->run_ud, &err);
 	if (pj)
 		report(fd, "provider", pj);
 	else
-		report(fd, "error", json_string(err[0] ? err : "the provider run failed"));
+		report(fd, "error", json_string(err.message[0] ? err.message : "the provider run failed"));
 	/* report() took pj. exit, not _exit: the parent flushed its stdio before the fork, and
 	 * the sanitizers' leak check runs at exit (a leak then shows as a
 	 * failed worker). */
@@ -290,4 +295,32 @@ void agsbx_collect_pool_clear(struct agsbx_collect_pool *p)
 	free(p->w);
 	p->w = NULL;
 	p->n = 0;
+}
+
+/* ---- the results ------------------------------------------------------ */
+
+int agsbx_collect_pool_results(const struct agsbx_collect_pool *pool, int r, int check_jobs, json_t *bundle)
+{
+	if (r < 0) {
+		agsbx_error_errno(r, "cannot start the provider runs");
+		return AGSBX_EXIT_INTERNAL;
+	}
+	_cleanup_free_ struct agsbx_run_timing *per = calloc(pool->n ? pool->n : 1, sizeof *per);
+	if (!per)
+		return AGSBX_EXIT_INTERNAL;
+	for (size_t i = 0; i < pool->n; i++) {
+		const struct agsbx_collect_worker *w = &pool->w[i];
+		if (!w->result) {
+			agsbx_error("%s: %s", w->ops->id, w->error);
+			return AGSBX_EXIT_INTERNAL;
+		}
+		if (agsbx_bundle_add_provider(bundle, w->result) < 0)
+			return AGSBX_EXIT_INTERNAL;
+		per[i] = (struct agsbx_run_timing){ .id = w->ops->id, .start_us = w->start_us - pool->start_us,
+						    .end_us = w->end_us - pool->start_us };
+	}
+	struct agsbx_run_timings t = { .providers = per, .n = pool->n, .max_providers = pool->max_live,
+				       .providers_us = agsbx_now_us() - pool->start_us,
+				       .checks_per_provider = check_jobs };
+	return agsbx_bundle_set_run_timings(bundle, &t) < 0 ? AGSBX_EXIT_INTERNAL : 0;
 }

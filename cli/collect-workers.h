@@ -24,6 +24,8 @@
 
 #include "providers/provider.h"
 
+struct agsbx_error;
+
 struct agsbx_collect_worker {
 	const struct agsbx_provider_ops *ops;
 	pid_t pid;                    /* > 0 while running; 0 before start and after reaping */
@@ -44,7 +46,7 @@ struct agsbx_collect_pool {
 	 * reported with agsbx_collect_report_check(report_fd, ...); the run
 	 * must treat cancel_fd becoming readable as "cancel everything".
 	 * Returns the provider object, or NULL with err set. */
-	json_t *(*run)(size_t i, int report_fd, int cancel_fd, void *ud, char *err, size_t err_size);
+	json_t *(*run)(size_t i, int report_fd, int cancel_fd, void *ud, struct agsbx_error *err);
 	/* In the parent, one at a time: worker w reported a finished check. */
 	void (*on_check)(void *ud, const struct agsbx_collect_worker *w, const json_t *check);
 	void *run_ud, *ud;            /* for run and on_check */
@@ -58,6 +60,12 @@ int agsbx_collect_pool_run(struct agsbx_collect_pool *p);
 /* Frees the workers' buffers and results and the worker array; p itself
  * is the caller's. NULL and a cleared pool are fine. */
 void agsbx_collect_pool_clear(struct agsbx_collect_pool *p);
+
+/* After agsbx_collect_pool_run returned r: every provider's record and
+ * the run's timings into the bundle (evidence/'s setters), in selection
+ * order. 0, or an exit status with the error printed: r < 0, a worker
+ * without a result (its error), out of memory. */
+int agsbx_collect_pool_results(const struct agsbx_collect_pool *p, int r, int check_jobs, json_t *bundle);
 
 /* In a worker: one finished check, sent to the parent (only the fields
  * progress lines need). Safe to call from several threads. */

@@ -32,12 +32,13 @@ struct agsbx_conformance_opts {
 	void *progress_ud;
 };
 
+struct agsbx_error;
 /* Runs probe + every check for one provider and returns the provider object
  * of the bundle (new reference): {id, verdict, reason, probe, claims,
  * observed, underclaim, failing_checks, checks[], timings}. NULL only on
  * out-of-memory or an internal error (err set). */
 json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *opts,
-			 char *err, size_t err_size);
+			      struct agsbx_error *err);
 
 /* Number of checks in a provider's result (the catalogue, sorted by id,
  * plus capabilities.truthful). */
@@ -59,6 +60,17 @@ void agsbx_conformance_remove_canaries(void);
  * call: the $HOME check removes its own canary while this one may be in
  * use. Async-signal-safe. */
 void agsbx_conformance_remove_keyring_canary(void);
+
+/* env.scrubbed's canary: a random AGSBX_CANARY_<hex>=<hex> the harness
+ * sets in its own environment before any provider runs (a provider that
+ * passes the host environment through shows it to the payload), and
+ * removes after. name and value go to agsbx_conformance_opts, assignment
+ * ("NAME=VALUE") to agsbx_ctx.env_canary. 0 or -errno. */
+struct agsbx_env_canary {
+	char name[64], value[65], assignment[130];
+};
+int agsbx_env_canary_set(struct agsbx_env_canary *c);
+void agsbx_env_canary_unset(const struct agsbx_env_canary *c);
 
 
 #endif

@@ -291,18 +291,14 @@ struct phase_times {
 	uint64_t probe_us, setup_us, ensure_us, warm_us, concurrent_us, exclusive_us, release_us, teardown_us;
 };
 
-/* Where the provider's time went, phase by phase, and how it was taken. */
-static json_t *timings_json(const struct phase_times *t, uint64_t total_us, const struct agsbx_conformance_opts *o)
+/* Where the provider's time went, phase by phase (evidence/ words it). */
+static int set_timings(json_t *pj, const struct phase_times *t, uint64_t total_us,
+		       const struct agsbx_conformance_opts *o)
 {
-	char method[160];
-	snprintf(method, sizeof method, "CLOCK_MONOTONIC around each phase, integer microseconds; concurrent checks "
-		 "on up to %d threads, exclusive checks one at a time", check_threads(o));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "probe_us", (json_int_t)t->probe_us,
-			 "setup_us", (json_int_t)t->setup_us, "ensure_us", (json_int_t)t->ensure_us, "first_exec_us",
-			 (json_int_t)t->warm_us, "checks_us", (json_int_t)(t->concurrent_us + t->exclusive_us),
-			 "concurrent_checks_us", (json_int_t)t->concurrent_us, "exclusive_checks_us",
-			 (json_int_t)t->exclusive_us, "release_us", (json_int_t)t->release_us, "teardown_us",
-			 (json_int_t)t->teardown_us, "total_us", (json_int_t)total_us, "method", method);
+	return agsbx_bundle_provider_set_timings(pj, &(struct agsbx_provider_timings){
+		.probe_us = t->probe_us, .setup_us = t->setup_us, .ensure_us = t->ensure_us, .first_exec_us = t->warm_us,
+		.concurrent_us = t->concurrent_us, .exclusive_us = t->exclusive_us, .release_us = t->release_us,
+		.teardown_us = t->teardown_us, .total_us = total_us, .check_threads = check_threads(o) });
 }
 
 /* The paired control for a whole provider: a harness that cannot hold the
@@ -382,7 +378,7 @@ struct provider_run {
 /* Probe, execution area and canaries, ensure, the first execution; every
  * job gets its environment, and a blocked record when it needs a handle
  * the provider did not give. */
-static int prepare(struct provider_run *st, char *err, size_t err_size)
+static int prepare(struct provider_run *st, struct agsbx_error *err)
 {
 	const struct agsbx_ctx *ctx = st->o->ctx;
 	uint64_t t = agsbx_now_us();
@@ -392,7 +388,7 @@ static int prepare(struct provider_run *st, char *err, size_t err_size)
 	int r = fixture_setup(&st->f, st->o, ctx);
 	st->pt.setup_us = agsbx_now_us() - t;
 	if (r < 0) {
-		snprintf(err, err_size, "cannot prepare the execution area in %s: %s", st->o->work_dir, strerror(-r));
+		agsbx_error_set(err, "internal", "cannot prepare the execution area in %s: %s", st->o->work_dir, strerror(-r));
 		return r;
 	}
 	uname(&st->uts);
@@ -582,12 +578,11 @@ static json_t *provider_record(struct provider_run *st)
 		.observed = observed, .underclaim = underclaim, .failing_checks = failing, .checks = checks,
 		.confinement = st->confinement });
 	st->confinement = NULL;
-	if (pj && declared) {
-		json_object_update(pj, declared);
-		/* A contract break outside any one check names the verdict. */
-		const char *fr = json_string_value(json_object_get(json_object_get(protocol, "facts"), "reason"));
-		if (fr)
-			json_object_set_new(pj, "reason", json_string(fr));
+	/* A contract break outside any one check names the verdict. */
+	const char *fr = json_string_value(json_object_get(json_object_get(protocol, "facts"), "reason"));
+	if (pj && declared && agsbx_bundle_provider_declare(pj, declared, fr) < 0) {
+		json_decref(pj);
+		pj = NULL;
 	}
 	json_decref(declared);
 	return pj;
@@ -621,8 +616,8 @@ static json_t *unrun_provider(const struct agsbx_provider_ops *ops, enum agsbx_p
 	return agsbx_bundle_provider_unrun(ops->id, verdict, reason, probe_reason, checks, agsbx_now_us() - t0);
 }
 
-json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *o, char *err,
-			 size_t err_size)
+json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct agsbx_conformance_opts *o,
+			      struct agsbx_error *err)
 {
 	uint64_t t0 = agsbx_now_us();
 	if (ops->applies && !ops->applies())
@@ -633,7 +628,7 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
 		return unrun_provider(ops, AGSBX_PROVIDER_SKIPPED, starved, "not_probed", true, t0);
 	struct provider_run st = { .ops = ops, .o = o };
 	json_t *pj = NULL;
-	int r = prepare(&st, err, err_size);
+	int r = prepare(&st, err);
 	if (r == 0 && (r = init_jobs(&st)) == 0 && (r = run_checks(&st)) == 0) {
 		fill_unrun(&st, CHECK_PHASE_RUN);
 		if ((r = judge_checks(&st)) == 0) {
@@ -641,10 +636,13 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
 			pj = provider_record(&st);
 		}
 	}
-	if (r == -ENOMEM && !err[0])
-		snprintf(err, err_size, "out of memory");
+	if (r == -ENOMEM)
+		agsbx_error_set(err, "internal", "out of memory");
 	provider_run_free(&st);
-	if (pj)
-		json_object_set_new(pj, "timings", timings_json(&st.pt, agsbx_now_us() - t0, o));
+	if (pj && set_timings(pj, &st.pt, agsbx_now_us() - t0, o) < 0) {
+		json_decref(pj);
+		pj = NULL;
+		agsbx_error_set(err, "internal", "out of memory");
+	}
 	return pj;
 }

@@ -23,7 +23,7 @@
 /* The --attach-command line is split as --adapter and --wrap commands are
  * (base's agsbx_split_words: a shell's simple-command rules, no expansion),
  * so one quoting rule holds wherever the CLI takes a command. */
-int agsbx_split_cmdline(const char *cmdline, char ***argv_out, char *err, size_t err_size)
+static int split_buf(const char *cmdline, char ***argv_out, char *err, size_t err_size)
 {
 	*argv_out = NULL;
 	char **argv = NULL;
@@ -250,11 +250,10 @@ static json_t *tail(const char *data, size_t len, size_t max, bool *cut)
 	return agsbx_json_string_sanitized(data ? data + start : "", len - start);
 }
 
-json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max_tail, char *err,
-			     size_t err_size)
+static json_t *attachment_buf(const char *cmdline, int64_t timeout_ms, size_t max_tail, char *err, size_t err_size)
 {
 	char **argv = NULL;
-	if (agsbx_split_cmdline(cmdline, &argv, err, err_size) < 0)
+	if (split_buf(cmdline, &argv, err, err_size) < 0)
 		return NULL;
 	struct agsbx_run_opts o = { .argv = (const char *const *)argv, .timeout_ms = timeout_ms, .cancel_fd = -1,
 				    .max_output_bytes = CAPTURE_MAX };
@@ -289,5 +288,20 @@ json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max
 	agsbx_run_result_clear(&res);
 	if (!a)
 		ev_set_err(err, err_size, "out of memory");
+	return a;
+}
+
+int agsbx_split_cmdline(const char *cmdline, char ***argv, struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, split_buf(cmdline, argv, err, sizeof err), err);
+}
+
+json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max_tail, struct agsbx_error *e)
+{
+	char err[512] = "";
+	json_t *a = attachment_buf(cmdline, timeout_ms, max_tail, err, sizeof err);
+	if (!a)
+		ev_error(e, -EINVAL, err);
 	return a;
 }

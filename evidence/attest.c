@@ -5,6 +5,7 @@
  * evidence and a digest of the check catalogue it ran. */
 #include "evidence/bundle.h"
 #include "evidence/evidence.h"
+#include "evidence/internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -132,7 +133,7 @@ static json_t *tool_descriptor(const json_t *tool)
 			 "annotations", "version", version);
 }
 
-json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size)
+static json_t *attest_buf(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size)
 {
 	if (!is_hex(o->bundle_sha256, 64)) {
 		snprintf(err, err_size, "bundle digest is not a sha256");
@@ -165,4 +166,13 @@ json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts
 	if (!st)
 		snprintf(err, err_size, "out of memory");
 	return st;
+}
+
+json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, struct agsbx_error *e)
+{
+	char err[512] = "";
+	json_t *a = attest_buf(bundle, o, err, sizeof err);
+	if (!a)
+		ev_error(e, -EINVAL, err);
+	return a;
 }

@@ -182,8 +182,8 @@ json_t *agsbx_bundle_new(void)
 {
 	char created[32];
 	agsbx_utc_now(created, sizeof created);
-	return json_pack("{s:s, s:o, s:s}", "schema", AGSBX_BUNDLE_SCHEMA, "tool", agsbx_bundle_tool(), "created_at",
-			 created);
+	return json_pack("{s:s, s:o, s:s, s:[], s:[]}", "schema", AGSBX_BUNDLE_SCHEMA, "tool", agsbx_bundle_tool(),
+			 "created_at", created, "attachments", "providers");
 }
 
 #define USERNS_SYSCTL "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"

@@ -1,6 +1,9 @@
 /* The evidence bundle document: one owner for its verdict vocabulary and
  * for the shape of its records. conformance/ fills records and calls the
- * builders; cli/ only orchestrates; diff, report, matrix and render read
+ * builders; cli/ only orchestrates. Every member of the top level and of
+ * a provider record is set by evidence/ (the setters below): cli/ and
+ * conformance/ hand over facts, never JSON members (tests/cli/bundle-writers.sh
+ * fails otherwise). Diff, report, matrix and render read
  * verdicts through the enums. The schema is schemas/evidence-bundle.schema.json
  * (embedded by evidence/CMakeLists.txt), the reader evidence/parse.c and
  * evidence/load.c: writer, reader and schema are all evidence/'s. */
@@ -124,8 +127,60 @@ struct agsbx_bundle_context {
 };
 json_t *agsbx_bundle_context(const struct agsbx_bundle_context *c);
 
-/* The top level before the providers run: {schema, tool, created_at}. */
+/* The top level before the providers run: {schema, tool, created_at,
+ * attachments: [], providers: []}. */
 json_t *agsbx_bundle_new(void);
+
+/* ---- setters: the only writers of the top level (0 or -errno) ---------- */
+
+struct agsbx_error;
+/* challenge: a maintainer's nonce, recorded as given. */
+int agsbx_bundle_set_challenge(json_t *bundle, const char *nonce);
+/* subject: branch, commit and dirty state of the git repository at repo
+ * (agsbx_subject_from_repo); -EINVAL with e set when it is none. */
+int agsbx_bundle_set_subject(json_t *bundle, const char *repo, struct agsbx_error *e);
+/* attachments[]: cmdline run through the bounded runner
+ * (agsbx_attachment_run); -EINVAL with e set for a bad command. */
+int agsbx_bundle_add_attachment(json_t *bundle, const char *cmdline, int64_t timeout_ms, size_t max_tail,
+				struct agsbx_error *e);
+/* host: the host probe (a reference is taken). */
+int agsbx_bundle_set_host(json_t *bundle, json_t *host);
+/* context: agsbx_bundle_context of c. */
+int agsbx_bundle_set_context(json_t *bundle, const struct agsbx_bundle_context *c);
+/* providers[]: one provider record (a reference is taken). */
+int agsbx_bundle_add_provider(json_t *bundle, json_t *provider);
+
+/* The run's timings: when each provider's worker ran (monotonic
+ * microseconds from the start of the provider runs) and how concurrent
+ * the run was; the method is evidence/'s prose. */
+struct agsbx_run_timing {
+	const char *id;
+	uint64_t start_us, end_us;
+};
+struct agsbx_run_timings {
+	const struct agsbx_run_timing *providers;
+	size_t n;
+	uint64_t providers_us;            /* the start of the runs to now */
+	int max_providers;                /* providers run at once */
+	int checks_per_provider;
+};
+int agsbx_bundle_set_run_timings(json_t *bundle, const struct agsbx_run_timings *t);
+
+/* ---- setters of a provider record's late members ----------------------- */
+
+/* timings: where the provider's time went, phase by phase (microseconds). */
+struct agsbx_provider_timings {
+	uint64_t probe_us, setup_us, ensure_us, first_exec_us, concurrent_us, exclusive_us, release_us,
+		teardown_us, total_us;
+	int check_threads;                /* concurrent checks ran on up to this many */
+};
+int agsbx_bundle_provider_set_timings(json_t *provider, const struct agsbx_provider_timings *t);
+/* config: the provider's --config values (a reference is taken). */
+int agsbx_bundle_provider_set_config(json_t *provider, const json_t *config);
+/* What a declared provider's finish added (merged into the record), and
+ * the reason naming a contract break outside any one check (NULL: the
+ * record's own stays). */
+int agsbx_bundle_provider_declare(json_t *provider, const json_t *declared, const char *reason);
 
 /* Completes the bundle from its providers: adds summary {providers,
  * conformant, defective, blocked, skipped, defects, exit_status} and

@@ -10,14 +10,22 @@
 #include <stdio.h>
 #include <jansson.h>
 
+#include "base/error.h"
+
 #define AGSBX_BUNDLE_SCHEMA "agsbx-evidence/v1"
 #define AGSBX_SSHSIG_NAMESPACE "agsbx-evidence"
 #define AGSBX_BUNDLE_MAX_BYTES (64u << 20)
 
+/* Errors: a function that can fail for a reason worth a line takes a
+ * struct agsbx_error *err (base/error.h) and, when it fails, sets its
+ * message (one line, what the buffers held before) and a reason
+ * (out_of_memory, invalid_input, system_error), replacing what err held:
+ * each call reports its own failure. err may be NULL. */
+
 /* Loads a bundle file strictly: size cap, valid JSON, no duplicate keys,
  * object, known schema. 0, or -EINVAL (bad input; err holds a one-line
  * reason), -EFBIG (over the cap), -errno (I/O). *bundle: new reference. */
-int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size);
+int agsbx_bundle_load(const char *path, json_t **bundle, struct agsbx_error *err);
 
 /* agsbx_bundle_load, and the SHA-512 of the bundle's canonical form
  * (agsbx_bundle_canonical) hashed while reading it, for verify: one pass
@@ -26,10 +34,10 @@ int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_s
  * tree. */
 #define AGSBX_BUNDLE_SHA512_BYTES 64
 int agsbx_bundle_load_digest(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
-			     bool *sha512_ok, char *err, size_t err_size);
+			     bool *sha512_ok, struct agsbx_error *err);
 /* The same for a bundle already in memory. */
 int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
-			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size);
+			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, struct agsbx_error *err);
 
 /* The canonical bytes: the bundle without "signature", keys sorted,
  * compact, integers only, UTF-8 — byte-identical to
@@ -39,11 +47,11 @@ char *agsbx_bundle_canonical(const json_t *bundle, size_t *len);
 /* Signs in place: sets "signature" {format, namespace, hash, armored,
  * public_key, fingerprint}. Built-in for unencrypted OpenSSH Ed25519 keys,
  * `ssh-keygen -Y sign` for RSA/ECDSA keys, encrypted keys and agent keys. */
-int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t err_size);
+int agsbx_bundle_sign(json_t *bundle, const char *key_path, struct agsbx_error *err);
 /* The key is one agsbx_bundle_sign can use: loaded, of a supported type,
  * and (unless encrypted) a trial signature made and verified. Run before
  * the matrix so that a bad key costs no run. */
-int agsbx_bundle_sign_check(const char *key_path, char *err, size_t err_size);
+int agsbx_bundle_sign_check(const char *key_path, struct agsbx_error *err);
 
 /* Writes the bundle (indented, sorted keys) atomically: temp name + rename;
  * no partial file on failure. */
@@ -71,14 +79,13 @@ const char *agsbx_axis_view_name(enum agsbx_axis_view v);
 
 /* Subject of the evidence: {path, branch, commit, dirty} via git
  * (new reference) or NULL with err set. */
-json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size);
+json_t *agsbx_subject_from_repo(const char *path, struct agsbx_error *err);
 
 /* Runs a contributor's command line (split into argv without a shell,
  * honouring simple quotes) through the bounded runner and returns the
  * attachment object {argv, exit_status, duration_us, summary, stdout_tail,
  * stderr_tail, ...} (new reference), or NULL with err set (bad command). */
-json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max_tail, char *err,
-			     size_t err_size);
+json_t *agsbx_attachment_run(const char *cmdline, int64_t timeout_ms, size_t max_tail, struct agsbx_error *err);
 
 /* ---- loading, signing and checking bundles ---------------------------- */
 
@@ -90,14 +97,14 @@ char *agsbx_json_canonical(const json_t *j, const char *skip_key, size_t *len);
 
 /* Parses and checks a bundle already in memory (what agsbx_bundle_load does
  * after reading): same return values. */
-int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size);
+int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, struct agsbx_error *err);
 
 /* Writes a new Ed25519 key pair: path (mode 0600, unencrypted
  * openssh-key-v1, readable by ssh-keygen) and path.pub, commented with
  * comment (NULL: none), its "SHA256:..." fingerprint into fingerprint.
  * Refuses to replace either file (-EEXIST). Both files appear complete or
  * not at all. */
-int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], char *err, size_t err_size);
+int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], struct agsbx_error *err);
 
 /* Trust anchors for verification; at most one of key_path, allowed_signers
  * and keys_url. */
@@ -141,7 +148,7 @@ struct agsbx_verify_result {
  * key file, keys URL answering non-200 or no key; err set), -EIO when the
  * keys URL cannot be fetched, -errno otherwise. */
 int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
-			struct agsbx_verify_result *res, char *err, size_t err_size);
+			struct agsbx_verify_result *res, struct agsbx_error *err);
 const char *agsbx_verify_status_name(enum agsbx_verify_status s);
 
 /* s made safe to print as one terminal line (bundle strings are hostile):
@@ -206,7 +213,7 @@ struct agsbx_attest_opts {
  * failedTests as "provider/check" (not_claimed checks in none);
  * configuration = the collecting tool and the sha256 of its check
  * catalogue. New reference, or NULL with err set. */
-json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, char *err, size_t err_size);
+json_t *agsbx_bundle_attest(const json_t *bundle, const struct agsbx_attest_opts *o, struct agsbx_error *err);
 
 /* ---- provenance for maintainer views ---------------------------------- */
 
@@ -233,6 +240,6 @@ json_t *agsbx_attachment_summary(const char *out, size_t len);
  * escapes the next character. -EINVAL (err set) for an unterminated quote,
  * a trailing backslash or an empty line.
  * *argv is NULL-terminated, free with agsbx_strv_free (base/strv.h). */
-int agsbx_split_cmdline(const char *cmdline, char ***argv, char *err, size_t err_size);
+int agsbx_split_cmdline(const char *cmdline, char ***argv, struct agsbx_error *err);
 
 #endif

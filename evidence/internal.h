@@ -257,6 +257,15 @@ int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_c
 /* ---- misc ------------------------------------------------------------ */
 
 void ev_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+struct agsbx_error;
+/* r (< 0) and its one-line reason msg into e for evidence.h's callers,
+ * replacing what e held; returns r. r >= 0: nothing recorded. */
+int ev_error(struct agsbx_error *e, int r, const char *msg);
+struct agsbx_verify_opts;
+struct agsbx_verify_result;
+/* agsbx_bundle_verify with its reason in a buffer (verify.c). */
+int ev_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts, struct agsbx_verify_result *res,
+		     char *err, size_t err_size);
 /* Borrowed string member or NULL. */
 const char *ev_jstr(const json_t *obj, const char *key);
 /* OpenSSH-style pattern lists: "a*,b?,!c", as match.c:match_pattern_list:

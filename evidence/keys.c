@@ -292,7 +292,7 @@ static int write_exclusive(const char *path, const char *data, size_t len, mode_
 	return r;
 }
 
-int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], char *err, size_t err_size)
+static int keygen_buf(const char *path, const char *comment, char fingerprint[64], char *err, size_t err_size)
 {
 	if (sodium_init() < 0)
 		return -ENOMEM;
@@ -343,4 +343,10 @@ int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], ch
 		return r;
 	}
 	return 0;
+}
+
+int agsbx_keygen(const char *path, const char *comment, char fingerprint[64], struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, keygen_buf(path, comment, fingerprint, err, sizeof err), err);
 }

@@ -330,15 +330,15 @@ static int parse_bundle(const char *data, size_t len, json_t **bundle, struct ev
 	return 0;
 }
 
-int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
+static int bundle_parse_buf(const char *data, size_t len, json_t **bundle, char *err, size_t err_size)
 {
 	return parse_bundle(data, len, bundle, NULL, err, err_size);
 }
 
 /* parse_bundle, hashing the canonical form the parser writes as it goes
  * (on a second thread: see sha512-pipe.c). */
-int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
-			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size)
+static int parse_digest_buf(const char *data, size_t len, json_t **bundle,
+			    uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size)
 {
 	*sha512_ok = false;
 	struct ev_sha512_pipe *pipe = ev_sha512_pipe_start();
@@ -353,6 +353,19 @@ int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
 	ev_sha512_pipe_finish(pipe, *sha512_ok ? sha512 : NULL);
 	sbuf_clear(&b);
 	return r;
+}
+
+int agsbx_bundle_parse(const char *data, size_t len, json_t **bundle, struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, bundle_parse_buf(data, len, bundle, err, sizeof err), err);
+}
+
+int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
+			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, parse_digest_buf(data, len, bundle, sha512, sha512_ok, err, sizeof err), err);
 }
 
 static int load(const char *path, json_t **bundle, uint8_t *sha512, bool *sha512_ok, char *err, size_t err_size)
@@ -370,23 +383,25 @@ static int load(const char *path, json_t **bundle, uint8_t *sha512, bool *sha512
 		return r;
 	}
 	char why[400] = "";
-	r = sha512 ? agsbx_bundle_parse_digest(data, len, bundle, sha512, sha512_ok, why, sizeof why)
+	r = sha512 ? parse_digest_buf(data, len, bundle, sha512, sha512_ok, why, sizeof why)
 		   : parse_bundle(data, len, bundle, NULL, why, sizeof why);
 	if (r < 0)
 		ev_set_err(err, err_size, "%s: %s", path, why);
 	return r;
 }
 
-int agsbx_bundle_load(const char *path, json_t **bundle, char *err, size_t err_size)
+int agsbx_bundle_load(const char *path, json_t **bundle, struct agsbx_error *e)
 {
-	return load(path, bundle, NULL, NULL, err, err_size);
+	char err[512] = "";
+	return ev_error(e, load(path, bundle, NULL, NULL, err, sizeof err), err);
 }
 
 int agsbx_bundle_load_digest(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
-			     bool *sha512_ok, char *err, size_t err_size)
+			     bool *sha512_ok, struct agsbx_error *e)
 {
+	char err[512] = "";
 	*sha512_ok = false;
-	return load(path, bundle, sha512, sha512_ok, err, err_size);
+	return ev_error(e, load(path, bundle, sha512, sha512_ok, err, sizeof err), err);
 }
 
 int agsbx_bundle_write(const char *path, const json_t *bundle)

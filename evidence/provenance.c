@@ -21,12 +21,12 @@ static int add_signature(json_t *p, const json_t *bundle, const struct agsbx_ver
 {
 	struct agsbx_verify_result res;
 	char err[256] = "";
-	int r = agsbx_bundle_verify(bundle, trust, &res, err, sizeof err);
+	int r = ev_bundle_verify(bundle, trust, &res, err, sizeof err);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 && trust) { /* the anchor failed (e.g. keys URL down): integrity only */
 		json_object_set_new(p, "trust_error", json_string(err));
-		r = agsbx_bundle_verify(bundle, NULL, &res, err, sizeof err);
+		r = ev_bundle_verify(bundle, NULL, &res, err, sizeof err);
 	}
 	if (r == -ENOMEM)
 		return r;

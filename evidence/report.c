@@ -63,7 +63,7 @@ static void put_signature(struct sbuf *b, const json_t *bundle, enum esc_mode mo
 {
 	struct agsbx_verify_result res;
 	char err[256];
-	if (agsbx_bundle_verify(bundle, NULL, &res, err, sizeof err) < 0) {
+	if (ev_bundle_verify(bundle, NULL, &res, err, sizeof err) < 0) {
 		sbuf_puts(b, "unknown");
 		return;
 	}

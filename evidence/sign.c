@@ -210,7 +210,7 @@ static int signer_sign(const struct signer *sg, const char *key_path, const char
 /* The signature's own check (set_signature) on a fixed message, so that a
  * key ssh-keygen or the agent cannot use fails before the matrix runs. An
  * encrypted key is only parsed: a trial would ask for its passphrase twice. */
-int agsbx_bundle_sign_check(const char *key_path, char *err, size_t err_size)
+static int sign_check_buf(const char *key_path, char *err, size_t err_size)
 {
 	if (sodium_init() < 0)
 		return -ENOMEM;
@@ -232,7 +232,7 @@ int agsbx_bundle_sign_check(const char *key_path, char *err, size_t err_size)
 	return set_signature(scratch, armored, probe, sizeof probe - 1, NULL, err, err_size);
 }
 
-int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t err_size)
+static int sign_buf(json_t *bundle, const char *key_path, char *err, size_t err_size)
 {
 	if (sodium_init() < 0)
 		return -ENOMEM;
@@ -256,4 +256,16 @@ int agsbx_bundle_sign(json_t *bundle, const char *key_path, char *err, size_t er
 	if (r < 0)
 		return r;
 	return set_signature(bundle, armored, canon, clen, comment, err, err_size);
+}
+
+int agsbx_bundle_sign_check(const char *key_path, struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, sign_check_buf(key_path, err, sizeof err), err);
+}
+
+int agsbx_bundle_sign(json_t *bundle, const char *key_path, struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, sign_buf(bundle, key_path, err, sizeof err), err);
 }

@@ -128,7 +128,7 @@ json_t *ev_filter_settings(const char *names)
 	return neutral;
 }
 
-json_t *agsbx_subject_from_repo(const char *path, char *err, size_t err_size)
+static json_t *subject_buf(const char *path, char *err, size_t err_size)
 {
 	char abs[PATH_MAX];
 	if (!realpath(path, abs)) {
@@ -170,5 +170,14 @@ json_t *ev_subject_json(const char *top, const char *branch, const char *commit,
 	json_object_set_new(s, "branch", branch ? agsbx_json_string_sanitized(branch, strlen(branch)) : json_null());
 	json_object_set_new(s, "commit", commit ? agsbx_json_string_sanitized(commit, strlen(commit)) : json_null());
 	json_object_set_new(s, "dirty", json_boolean(status[0] != '\0'));
+	return s;
+}
+
+json_t *agsbx_subject_from_repo(const char *path, struct agsbx_error *e)
+{
+	char err[512] = "";
+	json_t *s = subject_buf(path, err, sizeof err);
+	if (!s)
+		ev_error(e, -EINVAL, err);
 	return s;
 }

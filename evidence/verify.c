@@ -333,7 +333,7 @@ static int check_signature(const json_t *bundle, const json_t *sig, const uint8_
 	return sshsig_verify_digest(s, AGSBX_SSHSIG_NAMESPACE, digest, dlen, why, wsz);
 }
 
-int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
+int ev_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
 			struct agsbx_verify_result *res, char *err, size_t err_size)
 {
 	static const struct agsbx_verify_opts none = { 0 };

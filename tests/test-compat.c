@@ -55,14 +55,14 @@ END_TEST
  * loaded bundle. */
 START_TEST(test_parser_on_compat)
 {
-	char err[256];
+	struct agsbx_error err = { 0 };
 	json_t *b = NULL;
 	const char dup[] = "{\"schema\":\"agsbx-evidence/v1\",\"a\":1,\"a\":2}";
-	ck_assert_int_eq(agsbx_bundle_parse(dup, strlen(dup), &b, err, sizeof err), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "duplicate object key"));
+	ck_assert_int_eq(agsbx_bundle_parse(dup, strlen(dup), &b, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.message, "duplicate object key"));
 	const char nul[] = "{\"schema\":\"agsbx-evidence/v1\",\"a\\u0000b\":1}";
 	b = NULL;
-	ck_assert_int_lt(agsbx_bundle_parse(nul, strlen(nul), &b, err, sizeof err), 0);
+	ck_assert_int_lt(agsbx_bundle_parse(nul, strlen(nul), &b, &err), 0);
 	ck_assert_ptr_null(b);
 }
 END_TEST

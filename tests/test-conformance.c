@@ -3,6 +3,7 @@
  * consistency with the catalogue, and whole provider runs in-process
  * against the NEGATIVE-CONTROL providers (tests/negative/, deliberate
  * liars) and real ones, asserting check and provider verdicts. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +325,51 @@ START_TEST(test_bundle_finish)
 }
 END_TEST
 
+/* The setters are the only writers of the top level and of a provider
+ * record's late members (tests/cli/bundle-writers.sh): each writes the
+ * member collect wrote before they existed, method prose included. */
+START_TEST(test_bundle_setters)
+{
+	_cleanup_json_ json_t *b = agsbx_bundle_new();
+	ck_assert(json_is_array(json_object_get(b, "attachments")));
+	ck_assert_int_eq(agsbx_bundle_set_challenge(b, "n0nce"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "challenge")), "n0nce");
+	struct agsbx_error e = { 0 };
+	ck_assert_int_eq(agsbx_bundle_add_attachment(b, "sh -c 'echo 2 passed'", 10000, 64, &e), 0);
+	ck_assert_int_eq(json_array_size(json_object_get(b, "attachments")), 1);
+	ck_assert_int_eq(agsbx_bundle_add_attachment(b, "/nonexistent/agsbx-cmd", 1000, 64, &e), -EINVAL);
+	ck_assert_int_eq(json_array_size(json_object_get(b, "attachments")), 1);
+	ck_assert_msg(e.reason && e.message[0], "no reason for a bad attachment");
+	ck_assert_int_eq(agsbx_bundle_set_subject(b, "/nonexistent/agsbx-repo", &e), -EINVAL);
+	ck_assert_ptr_null(json_object_get(b, "subject"));
+	_cleanup_json_ json_t *pj = agsbx_bundle_provider_unrun("p", AGSBX_PROVIDER_SKIPPED, "r", "not_probed", NULL, 0);
+	ck_assert_int_eq(agsbx_bundle_add_provider(b, pj), 0);
+	ck_assert_ptr_eq(json_array_get(json_object_get(b, "providers"), 0), pj);
+	struct agsbx_run_timing per[] = { { .id = "p", .start_us = 3, .end_us = 9 } };
+	ck_assert_int_eq(agsbx_bundle_set_run_timings(b, &(struct agsbx_run_timings){
+		.providers = per, .n = 1, .providers_us = 10, .max_providers = 1, .checks_per_provider = 4 }), 0);
+	const json_t *t = json_object_get(b, "timings");
+	const json_t *t0 = json_array_get(json_object_get(t, "providers"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(t0, "end_us")), 9);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(t, "concurrency"), "checks_per_provider")), 4);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(t, "method")), "CLOCK_MONOTONIC"));
+	ck_assert_int_eq(agsbx_bundle_provider_set_timings(pj, &(struct agsbx_provider_timings){
+		.concurrent_us = 2, .exclusive_us = 5, .total_us = 8, .check_threads = 3 }), 0);
+	const json_t *pt = json_object_get(pj, "timings");
+	ck_assert_int_eq(json_integer_value(json_object_get(pt, "checks_us")), 7);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(pt, "method")), "on up to 3 threads"));
+	_cleanup_json_ json_t *config = json_pack("{s:b}", "network", 1);
+	ck_assert_int_eq(agsbx_bundle_provider_set_config(pj, config), 0);
+	ck_assert_ptr_eq(json_object_get(pj, "config"), config);
+	_cleanup_json_ json_t *declared = json_pack("{s:s}", "kind", "external");
+	ck_assert_int_eq(agsbx_bundle_provider_declare(pj, declared, NULL), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(pj, "reason")), "r");
+	ck_assert_int_eq(agsbx_bundle_provider_declare(pj, declared, "adapter_crashed"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(pj, "kind")), "external");
+	ck_assert_str_eq(json_string_value(json_object_get(pj, "reason")), "adapter_crashed");
+}
+END_TEST
+
 /* ---- whole provider runs -------------------------------------------------- */
 
 static json_t *run_provider(const struct agsbx_provider_ops *ops, const char *simulate)
@@ -334,9 +380,9 @@ static json_t *run_provider(const struct agsbx_provider_ops *ops, const char *si
 				       .env_canary_value = "c4n4ry", .max_output_bytes = 20000,
 				       .timeout_ms = 20000, .jobs = 2 };
 	setenv("AGSBX_T_CANARY", "c4n4ry", 1);
-	char err[256] = "";
-	json_t *p = agsbx_conformance_run(ops, &o, err, sizeof err);
-	ck_assert_msg(p != NULL, "matrix: %s", err);
+	struct agsbx_error err = { 0 };
+	json_t *p = agsbx_conformance_run(ops, &o, &err);
+	ck_assert_msg(p != NULL, "matrix: %s", err.message);
 	return p;
 }
 
@@ -471,6 +517,7 @@ int main(void)
 	tcase_add_test(j, test_catalogue_assembled);
 	tcase_add_test(j, test_verdict_names);
 	tcase_add_test(j, test_bundle_finish);
+	tcase_add_test(j, test_bundle_setters);
 	suite_add_tcase(s, j);
 	TCase *r = tcase_create("providers");
 	tcase_set_timeout(r, 300);

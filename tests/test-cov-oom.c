@@ -101,8 +101,8 @@ static char *read_data(const char *rel, size_t *n)
 static json_t *parse_ok(const char *text, size_t n)
 {
 	json_t *b = NULL;
-	char err[256] = "";
-	ck_assert_msg(agsbx_bundle_parse(text, n, &b, err, sizeof err) == 0, "fixture: %s", err);
+	struct agsbx_error err = { 0 };
+	ck_assert_msg(agsbx_bundle_parse(text, n, &b, &err) == 0, "fixture: %s", err.message);
 	return b;
 }
 
@@ -309,7 +309,10 @@ static int op_parse(const void *arg, char *out, size_t cap, size_t *len, char *w
 {
 	(void)arg;
 	json_t *b = NULL;
-	int r = agsbx_bundle_parse(full, full_n, &b, why, why_n);
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse(full, full_n, &b, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	if (r < 0)
 		return r;
 	/* the parsed bundle, as its canonical form */
@@ -389,7 +392,10 @@ static int op_verify(const void *arg, char *out, size_t cap, size_t *len, char *
 	struct agsbx_verify_opts o = { .key_path = pub_key, .now = 1700000000 };
 	struct agsbx_verify_result res;
 	memset(&res, 0, sizeof res);
-	int r = agsbx_bundle_verify(signed_b, &o, &res, why, why_n);
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_verify(signed_b, &o, &res, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	if (r < 0)
 		return r;
 	/* an allocation failure must not read as a verdict about the bundle */
@@ -410,7 +416,10 @@ static int op_verify_signers(const void *arg, char *out, size_t cap, size_t *len
 				       .expect_challenge = "maintainer-nonce-42", .now = 1700000000 };
 	struct agsbx_verify_result res;
 	memset(&res, 0, sizeof res);
-	int r = agsbx_bundle_verify(signed_b, &o, &res, why, why_n);
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_verify(signed_b, &o, &res, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	if (r < 0)
 		return r;
 	*len = (size_t)snprintf(out, cap, "%s %d %d %s %s %s %s", agsbx_verify_status_name(res.status),
@@ -427,7 +436,10 @@ static int op_load_digest(const void *arg, char *out, size_t cap, size_t *len, c
 	json_t *b = NULL;
 	uint8_t sha[AGSBX_BUNDLE_SHA512_BYTES];
 	bool sha_ok = false; /* false under pressure only means verify hashes again */
-	int r = agsbx_bundle_load_digest(path, &b, sha, &sha_ok, why, why_n);
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_load_digest(path, &b, sha, &sha_ok, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	if (r < 0)
 		return r;
 	size_t n = 0;
@@ -449,7 +461,10 @@ static int op_attest(const void *arg, char *out, size_t cap, size_t *len, char *
 	struct agsbx_attest_opts o = { .bundle_name = "full.json",
 				       .bundle_sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 				       .url = "https://ci.invalid/run/1" };
-	json_t *a = agsbx_bundle_attest(full_b, &o, why, why_n);
+	struct agsbx_error e = { 0 };
+	json_t *a = agsbx_bundle_attest(full_b, &o, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	if (!a)
 		return -ENOMEM;
 	size_t n = 0;
@@ -495,7 +510,10 @@ static int op_sign(const void *arg, char *out, size_t cap, size_t *len, char *wh
 		snprintf(why, why_n, "out of memory (copy)");
 		return -ENOMEM;
 	}
-	int r = agsbx_bundle_sign(b, key, why, why_n);
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_sign(b, key, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	size_t n = 0;
 	char *c = r == 0 ? agsbx_json_canonical(json_object_get(b, "signature"), NULL, &n) : NULL;
 	json_decref(b);
@@ -640,7 +658,10 @@ static int op_keygen(const void *arg, char *out, size_t cap, size_t *len, char *
 	snprintf(path, sizeof path, "%s/k%ld", keygen_dir, (long)getpid());
 	snprintf(pub, sizeof pub, "%s.pub", path);
 	char fp[64] = "";
-	int r = agsbx_keygen(path, "oom@test", fp, why, why_n);
+	struct agsbx_error e = { 0 };
+	int r = agsbx_keygen(path, "oom@test", fp, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	bool priv_left = access(path, F_OK) == 0, pub_left = access(pub, F_OK) == 0;
 	unlink(path);
 	unlink(pub);
@@ -677,7 +698,10 @@ static int op_summary(const void *arg, char *out, size_t cap, size_t *len, char 
  * duration differs run to run and is left out). */
 static int op_attach_run(const void *arg, char *out, size_t cap, size_t *len, char *why, size_t why_n)
 {
-	json_t *a = agsbx_attachment_run((const char *)arg, 10000, 64, why, why_n);
+	struct agsbx_error e = { 0 };
+	json_t *a = agsbx_attachment_run((const char *)arg, 10000, 64, &e);
+	if (e.reason) /* the evidence.h record, into the harness's buffer */
+		snprintf(why, why_n, "%s", e.message);
 	if (!a)
 		return strstr(why, "out of memory") || strstr(why, strerror(ENOMEM)) ? -ENOMEM : -EINVAL;
 	json_object_del(a, "duration_us");

@@ -35,9 +35,9 @@ static void teardown(void)
 static json_t *load_src(const char *rel)
 {
 	_cleanup_free_ char *p = agsbx_test_source_path(rel);
-	char err[512] = "";
+	struct agsbx_error err = { 0 };
 	json_t *b = NULL;
-	ck_assert_msg(agsbx_bundle_load(p, &b, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(agsbx_bundle_load(p, &b, &err) == 0, "%s", err.message);
 	return b;
 }
 
@@ -569,9 +569,9 @@ START_TEST(test_diff_mechanism_versions)
 	snprintf(a, sizeof a, tmpl, 6, 10, "0.8.0");
 	snprintf(b, sizeof b, tmpl, 7, 12, "0.9.0");
 	json_t *ja, *jb;
-	char err[256];
-	ck_assert_int_eq(agsbx_bundle_parse(a, strlen(a), &ja, err, sizeof err), 0);
-	ck_assert_int_eq(agsbx_bundle_parse(b, strlen(b), &jb, err, sizeof err), 0);
+	struct agsbx_error err = { 0 };
+	ck_assert_int_eq(agsbx_bundle_parse(a, strlen(a), &ja, &err), 0);
+	ck_assert_int_eq(agsbx_bundle_parse(b, strlen(b), &jb, &err), 0);
 	_cleanup_json_ json_t *d = diff(ja, jb);
 	const json_t *v = json_object_get(d, "versions");
 	/* system_abi and the executed bwrap version; rules_applied is not a version */
@@ -799,8 +799,9 @@ START_TEST(test_matrix_badge_trust)
 	ck_assert_ptr_nonnull(strstr(grey, "no trusted bundle; 1 bundle excluded"));
 	/* a good signature by a key the anchors do not hold: excluded too */
 	_cleanup_free_ char *other = agsbx_path_join(tmp, "other");
-	char err[256], fp[64];
-	ck_assert_int_eq(agsbx_keygen(other, "other", fp, err, sizeof err), 0);
+	char fp[64];
+	struct agsbx_error err = { 0 };
+	ck_assert_int_eq(agsbx_keygen(other, "other", fp, &err), 0);
 	_cleanup_free_ char *other_pub = agsbx_path_join(tmp, "other.pub");
 	struct agsbx_verify_opts untrusted = { .key_path = other_pub };
 	_cleanup_json_ json_t *u = agsbx_matrix_build(bundles, names, 1);
@@ -972,12 +973,12 @@ START_TEST(test_split_cmdline)
 {
 	const struct split_case *c = &split_cases[_i];
 	char **argv = NULL;
-	char err[256] = "";
-	int r = agsbx_split_cmdline(c->line, &argv, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	int r = agsbx_split_cmdline(c->line, &argv, &err);
 	ck_assert_int_eq(r, c->rc);
 	if (r < 0) {
 		ck_assert_ptr_null(argv);
-		ck_assert(err[0]);
+		ck_assert(err.message[0]);
 		return;
 	}
 	size_t n = 0;
@@ -1068,11 +1069,11 @@ END_TEST
 
 START_TEST(test_attachment_run)
 {
-	char err[512] = "";
+	struct agsbx_error err = { 0 };
 	_cleanup_json_ json_t *a = agsbx_attachment_run(
 		"sh -c 'echo collected 6 items; echo oops >&2; echo \"== 3 passed, 1 failed, 2 skipped in 0.12s ==\"; exit 1'",
-		10000, 4096, err, sizeof err);
-	ck_assert_msg(a != NULL, "%s", err);
+		10000, 4096, &err);
+	ck_assert_msg(a != NULL, "%s", err.message);
 	ck_assert_int_eq(json_integer_value(json_object_get(a, "exit_status")), 1);
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(a, "argv"), 0)), "sh");
 	ck_assert_int_eq(json_array_size(json_object_get(a, "argv")), 3);
@@ -1087,8 +1088,8 @@ START_TEST(test_attachment_run)
 	/* long output: the tail is kept, bounded, flagged; the summary is found */
 	_cleanup_json_ json_t *l = agsbx_attachment_run(
 		"sh -c 'i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done; echo 5 passed, 0 failed'", 20000,
-		100, err, sizeof err);
-	ck_assert_msg(l != NULL, "%s", err);
+		100, &err);
+	ck_assert_msg(l != NULL, "%s", err.message);
 	const char *tail = json_string_value(json_object_get(l, "stdout_tail"));
 	ck_assert_uint_le(strlen(tail), 100);
 	ck_assert_ptr_nonnull(strstr(tail, "line 2999\n5 passed, 0 failed\n"));
@@ -1096,24 +1097,24 @@ START_TEST(test_attachment_run)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "summary"), "format")), "plain");
 
 	/* bytes that are not UTF-8 become U+FFFD; a cut multibyte char is dropped */
-	_cleanup_json_ json_t *u = agsbx_attachment_run("printf 'x\\303\\251\\377\\000y'", 10000, 5, err, sizeof err);
-	ck_assert_msg(u != NULL, "%s", err);
+	_cleanup_json_ json_t *u = agsbx_attachment_run("printf 'x\\303\\251\\377\\000y'", 10000, 5, &err);
+	ck_assert_msg(u != NULL, "%s", err.message);
 	ck_assert_str_eq(json_string_value(json_object_get(u, "stdout_tail")), "\xc3\xa9\xef\xbf\xbd\xef\xbf\xbdy");
 	size_t clen;
 	_cleanup_free_ char *canon = agsbx_json_canonical(u, NULL, &clen);
 	ck_assert_ptr_nonnull(canon);
 
 	/* timeout: killed, flagged, status 124 */
-	_cleanup_json_ json_t *t = agsbx_attachment_run("sleep 30", 300, 100, err, sizeof err);
+	_cleanup_json_ json_t *t = agsbx_attachment_run("sleep 30", 300, 100, &err);
 	ck_assert_ptr_nonnull(t);
 	ck_assert(json_is_true(json_object_get(t, "timed_out")));
 	ck_assert_int_eq(json_integer_value(json_object_get(t, "exit_status")), 124);
 
 	/* a command that does not exist is an error, not an attachment */
-	ck_assert_ptr_null(agsbx_attachment_run("/nonexistent/agsbx-cmd --x", 1000, 100, err, sizeof err));
-	ck_assert(strstr(err, "/nonexistent/agsbx-cmd"));
-	ck_assert_ptr_null(agsbx_attachment_run("sh -c 'unterminated", 1000, 100, err, sizeof err));
-	ck_assert(strstr(err, "unterminated"));
+	ck_assert_ptr_null(agsbx_attachment_run("/nonexistent/agsbx-cmd --x", 1000, 100, &err));
+	ck_assert(strstr(err.message, "/nonexistent/agsbx-cmd"));
+	ck_assert_ptr_null(agsbx_attachment_run("sh -c 'unterminated", 1000, 100, &err));
+	ck_assert(strstr(err.message, "unterminated"));
 }
 END_TEST
 
@@ -1123,37 +1124,37 @@ START_TEST(test_subject_from_repo)
 {
 	if (sh("command -v git >/dev/null") != 0)
 		agsbx_test_skip("git", true, "git not installed");
-	char err[512] = "";
+	struct agsbx_error err = { 0 };
 	/* not a repository */
-	ck_assert_ptr_null(agsbx_subject_from_repo(tmp, err, sizeof err));
-	ck_assert_ptr_nonnull(strstr(err, "git"));
+	ck_assert_ptr_null(agsbx_subject_from_repo(tmp, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "git"));
 	_cleanup_free_ char *missing = agsbx_path_join(tmp, "missing");
-	ck_assert_ptr_null(agsbx_subject_from_repo(missing, err, sizeof err));
+	ck_assert_ptr_null(agsbx_subject_from_repo(missing, &err));
 	/* an empty repository: no commit yet */
 	ck_assert_int_eq(sh("cd '%s' && git init -q -b feature/x repo", tmp), 0);
 	_cleanup_free_ char *repo = agsbx_path_join(tmp, "repo");
-	_cleanup_json_ json_t *e = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(e != NULL, "%s", err);
+	_cleanup_json_ json_t *e = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(e != NULL, "%s", err.message);
 	ck_assert(json_is_null(json_object_get(e, "commit")));
 	ck_assert(json_is_false(json_object_get(e, "dirty")));
 	ck_assert_int_eq(sh("cd '%s' && echo a > f && git add f && git -c user.name=t -c user.email=t@x commit -qm one",
 			    repo),
 			 0);
-	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(s != NULL, "%s", err);
+	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(s != NULL, "%s", err.message);
 	ck_assert_str_eq(json_string_value(json_object_get(s, "branch")), "feature/x");
 	ck_assert_uint_eq(strlen(json_string_value(json_object_get(s, "commit"))), 40);
 	ck_assert(json_is_false(json_object_get(s, "dirty")));
 	ck_assert_str_eq(json_string_value(json_object_get(s, "path")), repo);
 	/* reading the subject writes nothing into the repository */
 	ck_assert_int_eq(sh("cd '%s' && echo b > f && cp .git/index ../index.before", repo), 0);
-	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, err, sizeof err);
+	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, &err);
 	ck_assert(json_is_true(json_object_get(d, "dirty")));
 	ck_assert_int_eq(sh("cmp -s '%s/.git/index' '%s/index.before'", repo, tmp), 0);
 	/* untracked files count as dirty too; a subdirectory resolves to the repo */
 	ck_assert_int_eq(sh("cd '%s' && git checkout -q f && mkdir sub && touch sub/new", repo), 0);
 	_cleanup_free_ char *sub = agsbx_path_join(repo, "sub");
-	_cleanup_json_ json_t *u = agsbx_subject_from_repo(sub, err, sizeof err);
+	_cleanup_json_ json_t *u = agsbx_subject_from_repo(sub, &err);
 	ck_assert(json_is_true(json_object_get(u, "dirty")));
 	ck_assert_str_eq(json_string_value(json_object_get(u, "commit")), json_string_value(json_object_get(s, "commit")));
 }
@@ -1183,16 +1184,16 @@ START_TEST(test_subject_runs_no_repo_program)
 			    "touch -d '2001-01-01' f g",
 			    repo, marks),
 			 0);
-	char err[512] = "";
-	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(s != NULL, "%s", err);
+	struct agsbx_error err = { 0 };
+	_cleanup_json_ json_t *s = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(s != NULL, "%s", err.message);
 	ck_assert_msg(json_is_false(json_object_get(s, "dirty")), "stat-dirty files with the same bytes are clean");
 	ck_assert_msg(sh("test -z \"$(ls -A '%s')\"", marks) == 0, "a repository program ran: %s",
 		      sh("ls -A '%s' >&2", marks) == 0 ? "see stderr" : "?");
 	/* the content is still compared: a real change is dirty */
 	ck_assert_int_eq(sh("cd '%s' && echo changed > f", repo), 0);
-	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(d != NULL, "%s", err);
+	_cleanup_json_ json_t *d = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(d != NULL, "%s", err.message);
 	ck_assert(json_is_true(json_object_get(d, "dirty")));
 	ck_assert_int_eq(sh("test -z \"$(ls -A '%s')\"", marks), 0);
 	/* the marks directory works: the same git status without our guards runs them */

@@ -31,9 +31,9 @@ static json_t *run(size_t max_output)
 	struct agsbx_conformance_opts o = { .ctx = &ctx, .work_dir = work, .env_canary_name = "AGSBX_T_CANARY",
 				       .env_canary_value = "c4n4ry", .max_output_bytes = max_output,
 				       .timeout_ms = 20000, .jobs = 2 };
-	char err[256] = "";
-	json_t *p = agsbx_conformance_run(&agsbx_provider_landlock, &o, err, sizeof err);
-	ck_assert_msg(p != NULL, "matrix: %s", err);
+	struct agsbx_error err = { 0 };
+	json_t *p = agsbx_conformance_run(&agsbx_provider_landlock, &o, &err);
+	ck_assert_msg(p != NULL, "matrix: %s", err.message);
 	return p;
 }
 

@@ -50,12 +50,12 @@ START_TEST(test_no_git_to_run)
 	char *repo = agsbx_path_join(tmp, "repo");
 	char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	setenv("PATH", tmp, 1); /* a directory without git */
-	char err[512] = "";
-	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	json_t *s = agsbx_subject_from_repo(repo, &err);
 	setenv("PATH", path, 1);
 	ck_assert_ptr_null(s);
-	ck_assert_msg(strstr(err, "cannot run git") != NULL, "%s", err);
-	ck_assert_ptr_nonnull(strstr(err, "repo"));
+	ck_assert_msg(strstr(err.message, "cannot run git") != NULL, "%s", err.message);
+	ck_assert_ptr_nonnull(strstr(err.message, "repo"));
 	free(path);
 	free(repo);
 }
@@ -70,11 +70,11 @@ START_TEST(test_status_over_limit_is_dirty)
 			    tmp),
 			 0);
 	char *repo = agsbx_path_join(tmp, "repo");
-	char err[512] = "";
+	struct agsbx_error err = { 0 };
 	/* -uall: every untracked file, not the directory */
 	ck_assert_int_eq(sh("cd '%s' && git config status.showUntrackedFiles all", repo), 0);
-	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(s != NULL, "%s", err);
+	json_t *s = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(s != NULL, "%s", err.message);
 	ck_assert(json_is_true(json_object_get(s, "dirty")));
 	ck_assert_uint_eq(strlen(json_string_value(json_object_get(s, "commit"))), 40);
 	json_decref(s);
@@ -89,9 +89,9 @@ START_TEST(test_filter_config_without_driver)
 	char *repo = agsbx_path_join(tmp, "repo");
 	ck_assert_int_eq(sh("cd '%s' && git config filter.clean 'touch \"%s/ran\"' && git config filter.x.y z", repo, tmp),
 			 0);
-	char err[512] = "";
-	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(s != NULL, "%s", err);
+	struct agsbx_error err = { 0 };
+	json_t *s = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(s != NULL, "%s", err.message);
 	ck_assert(json_is_false(json_object_get(s, "dirty")));
 	ck_assert_str_eq(json_string_value(json_object_get(s, "branch")), "main");
 	json_decref(s);
@@ -115,9 +115,9 @@ START_TEST(test_filter_name_not_utf8)
 			    "touch -d 2001-01-01 f",
 			    repo, tmp),
 			 0);
-	char err[512] = "";
-	json_t *s = agsbx_subject_from_repo(repo, err, sizeof err);
-	ck_assert_msg(s != NULL, "%s", err);
+	struct agsbx_error err = { 0 };
+	json_t *s = agsbx_subject_from_repo(repo, &err);
+	ck_assert_msg(s != NULL, "%s", err.message);
 	json_decref(s);
 	char *ran = agsbx_path_join(tmp, "ran");
 	ck_assert_msg(access(ran, F_OK) != 0, "the repository's filter program ran");

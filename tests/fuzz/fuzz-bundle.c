@@ -41,8 +41,8 @@ static void check_canonical(const json_t *b)
 	if (!c)
 		abort(); /* a loaded bundle is always canonicalisable */
 	json_t *again = NULL;
-	char err[256];
-	if (agsbx_bundle_parse(c, len, &again, err, sizeof err) < 0)
+	struct agsbx_error err = { 0 };
+	if (agsbx_bundle_parse(c, len, &again, &err) < 0)
 		abort();
 	char *c2 = agsbx_bundle_canonical(again, &len2);
 	if (!c2 || len != len2 || memcmp(c, c2, len) != 0)
@@ -259,13 +259,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	streamed_canonical((const char *)data, size, "signature");
 
 	json_t *b = NULL;
-	char err[512];
-	if (agsbx_bundle_parse((const char *)data, size, &b, err, sizeof err) < 0)
+	struct agsbx_error err = { 0 };
+	if (agsbx_bundle_parse((const char *)data, size, &b, &err) < 0)
 		return 0;
 	check_canonical(b);
 
 	struct agsbx_verify_result res;
-	if (agsbx_bundle_verify(b, NULL, &res, err, sizeof err) < 0)
+	if (agsbx_bundle_verify(b, NULL, &res, &err) < 0)
 		abort(); /* no trust source given: never a bad-input error */
 	if (res.status == AGSBX_VERIFY_OK)
 		abort(); /* nothing is trusted without an anchor */

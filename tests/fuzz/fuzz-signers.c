@@ -101,10 +101,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	/* the fixture bundle signed by tests/data/bundles/keys/fixture_ed25519 */
 	const char *src = getenv("AGSBX_SOURCE_DIR");
-	char file[4096], err[512];
+	char file[4096];
+	struct agsbx_error err = { 0 };
 	snprintf(file, sizeof file, "%s/tests/data/bundles/signed.json", src ? src : ".");
-	if (agsbx_bundle_load(file, &bundle, err, sizeof err) < 0) {
-		fprintf(stderr, "fuzz-signers: %s (set AGSBX_SOURCE_DIR)\n", err);
+	if (agsbx_bundle_load(file, &bundle, &err) < 0) {
+		fprintf(stderr, "fuzz-signers: %s (set AGSBX_SOURCE_DIR)\n", err.message);
 		abort();
 	}
 	/* a regular file in memory: the loader refuses FIFOs and devices */
@@ -129,8 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default: o.key_path = path; break;
 	}
 	struct agsbx_verify_result res;
-	char err[512] = "";
-	int r = agsbx_bundle_verify(bundle, &o, &res, err, sizeof err);
+	struct agsbx_error err = { 0 };
+	int r = agsbx_bundle_verify(bundle, &o, &res, &err);
 	if (r != 0 && r != -EINVAL && r != -ENOMEM)
 		abort();
 	bool ours = r == 0 && res.status == AGSBX_VERIFY_OK;
@@ -145,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	if (r < 0) {
-		if (!err[0] || strchr(err, '\n'))
+		if (!err.message[0] || strchr(err.message, '\n'))
 			abort(); /* bad input is said in one line */
 		return 0;
 	}

@@ -47,8 +47,8 @@ static void summary(const char *d, size_t n)
 
 static void cmdline(const char *s)
 {
-	char **argv = NULL, err[256];
-	if (agsbx_split_cmdline(s, &argv, err, sizeof err) < 0)
+	char **argv = NULL;
+	if (agsbx_split_cmdline(s, &argv, NULL) < 0)
 		return;
 	size_t total = strlen(s);
 	for (size_t i = 0; argv && argv[i]; i++) {

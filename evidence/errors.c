@@ -1,0 +1,29 @@
+/* evidence.h's boundary speaks one error record (base/error.h); the code
+ * behind it fills one-line reasons into buffers (ev_set_err), recorded
+ * here as the call returns. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "base/error.h"
+#include "evidence/evidence.h"
+#include "evidence/internal.h"
+
+int ev_error(struct agsbx_error *e, int r, const char *msg)
+{
+	if (r >= 0 || !e)
+		return r;
+	/* Each call reports its own failure, as the buffers did: what the
+	 * record held before is replaced, not kept as a first cause. */
+	*e = (struct agsbx_error){ .reason = r == -ENOMEM ? "out_of_memory"
+					   : r == -EINVAL || r == -EFBIG || r == -EBADMSG ? "invalid_input"
+					   : "system_error" };
+	snprintf(e->message, sizeof e->message, "%s", msg);
+	return r;
+}
+
+int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts, struct agsbx_verify_result *res,
+			struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, ev_bundle_verify(bundle, opts, res, err, sizeof err), err);
+}
