@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One error record at the module boundaries (issue 21): the headers below
+# One error record at the module boundaries: the headers below
 # take `struct agsbx_error *` (base/error.h), never a `char *err, size_t`
 # buffer pair. The check is a scan of the headers, like layering.sh, and a
 # self-test proves it fails on a temp copy with one such pair added.
