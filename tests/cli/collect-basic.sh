@@ -18,7 +18,7 @@ jq -e '.schema == "agsbx-evidence/v1"' "$F" >/dev/null || fail "schema member"
 expect_verdicts "$F" trusted_local trusted_local
 # Every unclaimed axis was still observed, and the observation recorded.
 unobserved=$(jq -r '.providers[0].checks[] | select(.verdict == "not_claimed" and (.observations | length) == 0) | .id' "$F")
-[[ -z $unobserved ]] || fail "trusted_local: observation not recorded: $(echo $unobserved)"
+[[ -z $unobserved ]] || fail "trusted_local: observation not recorded: ${unobserved//$'\n'/ }"
 # The control's own observations show the unsandboxed reality.
 jq -e '.providers[0].checks[] | select(.id=="fs.host_read_denied") | .observed_pass == false' "$F" >/dev/null \
   || fail "trusted_local read the canary?"

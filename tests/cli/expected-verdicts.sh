@@ -39,7 +39,7 @@ catalogue_ids >"$d/catalogue"
 [[ $(wc -l <"$d/catalogue") -ge 30 ]] || fail "the catalogue has only $(wc -l <"$d/catalogue") checks"
 jq -r '.sets[].checks | keys[]' "$E" | sort -u >"$d/named"
 unknown=$(comm -23 "$d/named" "$d/catalogue")
-[[ -z $unknown ]] || fail "check ids in $(basename "$E") that the catalogue lacks: $(echo $unknown)"
+[[ -z $unknown ]] || fail "check ids in $(basename "$E") that the catalogue lacks: ${unknown//$'\n'/ }"
 pass "every one of $(wc -l <"$d/named") check ids named is in the catalogue ($(wc -l <"$d/catalogue") ids)"
 
 # 3. Every set is read by a provider script (a set nobody reads asserts nothing).
