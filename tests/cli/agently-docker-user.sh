@@ -12,6 +12,7 @@ source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/dockerd.sh"
 source "$(dirname "$0")/../lib/gvisor.sh"
 source "$(dirname "$0")/../lib/agently.sh"
+source "$(dirname "$0")/../lib/expect.sh"
 agently_docker_prereqs
 
 stage=$(agently_stage)
@@ -23,10 +24,9 @@ user="$(id -u "$AGSBX_TEST_USER"):$(id -g "$AGSBX_TEST_USER")"
 agently_collect_docker "$stage" $P "$out/user.json" "'--default-args=--user $user'" --provider agently-docker
 [[ $AG_RC == 1 && $(ag_jq "$out/user.json" $P .verdict) == defective ]] \
   || fail "exit $AG_RC, verdict $(ag_jq "$out/user.json" $P .verdict)"
-ag_failing "$out/user.json" $P "capabilities.truthful,exec.status_fidelity,lifecycle.consistent,syscalls.io_uring_denied"
-ag_expect "$out/user.json" $P fs.grant_write pass
-ag_expect "$out/user.json" $P lifecycle.timeout_cleanup pass
-ag_expect "$out/user.json" $P lifecycle.cancel_cleanup pass
+# Every expected verdict, the failing checks exactly: set "agently-docker-user"
+# of tests/data/expected-verdicts.json.
+expect_verdicts "$out/user.json" agently-$P agently-docker-user
 ag_expect "$out/user.json" $P lifecycle.consistent fail 'READY after; execute after release refused'
 [[ $(ag_jq "$out/user.json" $P '.probe.facts.base_config.default_args | join(" ")') == "--user $user" ]] || fail "default_args not recorded"
 [[ $(ag_jq "$out/user.json" $P '.probe.capabilities | [.process_contained, .host_filesystem_restricted, .privilege_escalation_blocked, .syscalls_restricted] | all') == true ]] \

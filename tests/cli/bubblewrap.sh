@@ -5,6 +5,7 @@
 # labelled blocked-userns simulation; network=true claims "inherited";
 # unknown config keys are bad input; nothing is left running.
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/expect.sh"
 
 command -v bwrap >/dev/null || skip bubblewrap 1 "bwrap is not installed"
 command -v jq >/dev/null || skip jq 1 "jq is not installed"
@@ -34,28 +35,14 @@ expect_rc 0 collect_as user user
 [[ $(prov user .probe.facts.path) == /* ]] || fail "user: no bwrap path in facts"
 [[ $(prov user '.probe.facts.setuid|type') == boolean ]] || fail "user: setuid not recorded"
 [[ $(prov user '.probe.facts.version') == "$(bwrap --version | awk '{print $2}')" ]] || fail "user: version"
-# Catalogue v2: every new check has a verdict and a reason; the ones the
-# namespaces must stop pass.
-for c in priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied \
-         net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue \
-         exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied \
-         fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded; do
-  [[ -n $(prov user ".checks[] | select(.id==\"$c\") | .reason") ]] || fail "user: $c missing or without reason"
-done
-for c in priv.capabilities_dropped proc.ptrace_denied net.egress_udp_denied net.egress_ipv6_denied \
-         fs.hardlink_alias_denied exec.status_fidelity bundle.integrity_enforced config.unknown_rejected \
-         secrets.home_denied ipc.host_sockets_denied fs.no_host_residue; do
-  v=$(prov user ".checks[] | select(.id==\"$c\") | .verdict")
-  [[ $v == pass ]] || fail "user: $c is $v: $(prov user ".checks[] | select(.id==\"$c\") | .reason")"
-done
-# The shared seccomp filter (providers/seccomp-filter.c) and
-# --disable-userns: syscalls_restricted is claimed and every syscall check
-# shows it; each surface the control reaches outside is refused inside
-# with the filter's EPERM, and the filter is recorded in the bundle.
-for c in syscalls.restricted syscalls.io_uring_denied syscalls.kernel_surface_denied; do
-  v=$(prov user ".checks[] | select(.id==\"$c\") | .verdict")
-  [[ $v == pass ]] || fail "user: $c is $v: $(prov user ".checks[] | select(.id==\"$c\") | .reason")"
-done
+# The expected verdicts (what the namespaces, --disable-userns and the
+# shared seccomp filter must stop passes): set "bubblewrap" of
+# tests/data/expected-verdicts.json. Every check states why.
+expect_verdicts "$w/user.json" bubblewrap bubblewrap
+[[ -z $(prov user '.checks[] | select((.reason // "") == "") | .id') ]] \
+  || fail "user: checks without reason: $(prov user '[.checks[] | select((.reason // "") == "") | .id] | join(" ")')"
+# Each surface the control reaches outside is refused inside with the
+# filter's EPERM, and the filter is recorded in the bundle.
 jq -e '.providers[] | select(.id=="bubblewrap") | .checks[] | select(.id=="syscalls.kernel_surface_denied") |
   .facts.surfaces | to_entries | map(select(.value.control | startswith("reached"))) |
   length > 0 and all(.value.inside == "EPERM")' "$w/user.json" >/dev/null \
@@ -66,14 +53,10 @@ jq -e '.providers[] | select(.id=="bubblewrap") | .probe.facts.seccomp_filter |
   .instructions > 0 and (.denied | map(.syscall) | index("io_uring_setup") and index("bpf") and index("keyctl"))' \
   "$w/user.json" >/dev/null || fail "user: the seccomp filter is not recorded in the bundle"
 # Catalogue v3: as a normal user no kernel interface opens for write
-# outside either (skip, saying so); no resource bound is claimed; the cgroup mounts in bwrap's own namespace are refused.
-[[ $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .verdict') == skip ]] \
-  || fail "user: fs.kernel_interfaces_readonly $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .reason')"
+# outside either (skip in the set above); no resource bound is claimed; the
+# cgroup mounts in bwrap's own namespace are refused.
 [[ $(prov user '.checks[] | select(.id=="fs.kernel_interfaces_readonly") | .facts.mount_inside | "\(.attempted) \(.cgroup2)"') == "true EPERM" ]] \
   || fail "user: the cgroup2 mount in bwrap's namespace was not refused"
-for c in resources.pids_bounded resources.memory_bounded; do
-  [[ $(prov user ".checks[] | select(.id==\"$c\") | .verdict") =~ ^(not_claimed|skip)$ ]] || fail "user: $c"
-done
 # The confinement seen from inside: NoNewPrivs, no capability at all.
 [[ $(prov user '.confinement | "\(.no_new_privs) \(.cap_eff) \(.cap_bnd)"') == "1 0000000000000000 0000000000000000" ]] \
   || fail "user: confinement $(prov user '.confinement|tostring')"

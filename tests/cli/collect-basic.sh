@@ -3,6 +3,7 @@
 # not_claimed with their observations recorded; bad input → exit 2 and no
 # output file; the bundle's shape.
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/expect.sh"
 d=$(t_tmpdir collect)
 F="$d/tl.json"
 
@@ -13,17 +14,11 @@ set -e
 [[ $rc == 0 ]] || { tail -n 30 "$d/tl.log" >&2; fail "collect exited $rc"; }
 jq -e '.schema == "agsbx-evidence/v1"' "$F" >/dev/null || fail "schema member"
 [[ $(jq -r '.providers[0].verdict' "$F") == conformant ]] || fail "trusted_local not conformant"
-for c in fs.grant_write output.bounded lifecycle.consistent lifecycle.timeout_cleanup lifecycle.cancel_cleanup \
-         probe.truthful capabilities.truthful; do
-  v=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$F")
-  [[ $v == pass ]] || fail "trusted_local $c is $v"
-done
-for c in fs.host_read_denied fs.host_write_denied net.namespace_distinct proc.contained env.scrubbed; do
-  v=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .verdict' "$F")
-  [[ $v == not_claimed ]] || fail "trusted_local $c is $v, want not_claimed"
-  n=$(jq -r --arg c "$c" '.providers[0].checks[] | select(.id==$c) | .observations | length' "$F")
-  [[ $n -ge 1 ]] || fail "trusted_local $c: observation not recorded"
-done
+# The expected verdicts: set "trusted_local" of tests/data/expected-verdicts.json.
+expect_verdicts "$F" trusted_local trusted_local
+# Every unclaimed axis was still observed, and the observation recorded.
+unobserved=$(jq -r '.providers[0].checks[] | select(.verdict == "not_claimed" and (.observations | length) == 0) | .id' "$F")
+[[ -z $unobserved ]] || fail "trusted_local: observation not recorded: ${unobserved//$'\n'/ }"
 # The control's own observations show the unsandboxed reality.
 jq -e '.providers[0].checks[] | select(.id=="fs.host_read_denied") | .observed_pass == false' "$F" >/dev/null \
   || fail "trusted_local read the canary?"

@@ -3,28 +3,17 @@
 # collect, as root and as an unprivileged user; no process of that user
 # remains afterwards.
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/expect.sh"
 d=$(t_tmpdir ll)
 
 abi=$(/usr/bin/python3 -c 'import ctypes; l=ctypes.CDLL(None,use_errno=True); print(l.syscall(444,None,0,1))')
 [[ $abi -ge 1 ]] || skip "landlock" 1 "the kernel reports no Landlock ABI ($abi)"
 
-want_pass=(fs.grant_write fs.host_read_denied fs.host_write_denied fs.readonly_grant_denied
-           fs.symlink_escape_denied priv.no_escalation output.bounded lifecycle.consistent
-           lifecycle.timeout_cleanup lifecycle.cancel_cleanup capabilities.truthful probe.truthful
-           fail.closed env.scrubbed fs.remount_denied)
-# The helper's shared seccomp filter (providers/seccomp-filter.c): the
-# syscall checks pass, as root too (the filter does not care who runs).
-want_pass+=(syscalls.restricted syscalls.io_uring_denied syscalls.kernel_surface_denied)
-[[ $abi -ge 4 ]] && want_pass+=(net.egress_denied net.egress_ipv6_denied)
-# Catalogue v2 checks a Landlock domain (plus the runner) must pass.
-want_pass+=(secrets.home_denied fs.hardlink_alias_denied fs.no_host_residue exec.status_fidelity
-            bundle.integrity_enforced config.unknown_rejected)
-# Catalogue v3: no descriptor, cwd or root reaches the canary.
-want_pass+=(fs.inherited_fds_contained)
-v2=(priv.capabilities_dropped proc.ptrace_denied secrets.home_denied ipc.host_sockets_denied
-    net.egress_udp_denied net.egress_ipv6_denied fs.hardlink_alias_denied fs.no_host_residue
-    exec.status_fidelity bundle.integrity_enforced config.unknown_rejected syscalls.io_uring_denied
-    fs.kernel_interfaces_readonly syscalls.kernel_surface_denied resources.pids_bounded resources.memory_bounded)
+# The expected verdicts: tests/data/expected-verdicts.json, sets "landlock"
+# (with the ones for root and the kernel's ABI below) and "trusted_local".
+ll_sets=(landlock)
+[[ $abi -ge 4 ]] && ll_sets+=(landlock+abi4)
+[[ $abi -lt 9 ]] && ll_sets+=(landlock+abi-below-9)
 
 # collect_ok OUTPUT ARGS...: collect must exit 0; on failure show why
 # (the progress log and every failing check), not just the status.
@@ -50,27 +39,23 @@ check_bundle() {
   # check cost 25 ms of CPU each).
   local -A verdict_of=() reason_of=()
   jq_checks verdict_of reason_of "$f" '.providers[] | select(.id=="landlock")'
-  for c in "${want_pass[@]}"; do
-    v=${verdict_of[$c]:-}
-    # As root without --run-as the sandbox keeps every capability:
-    # no_new_privs alone does not block escalation, so it is not claimed
-    # (and the observation shows it).
-    if [[ $c == priv.no_escalation && $who == root ]]; then
-      [[ $v == not_claimed ]] || fail "root: landlock priv.no_escalation is $v, want not_claimed"
-      jq -e '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="priv.no_escalation") |
-             .observed_pass == false and .facts.no_new_privs == 1' "$f" >/dev/null \
-        || fail "root: landlock priv.no_escalation observation wrong"
-      continue
-    fi
-    [[ $v == pass ]] || fail "$who: landlock $c is $v"
-  done
+  local sets=("${ll_sets[@]}")
+  # As root without --run-as the sandbox keeps every capability: no
+  # escalation claim (no_new_privs alone does not block it, and the
+  # observation shows it).
+  [[ $who == root ]] && sets+=(landlock+root)
+  expect_verdicts "$f" landlock "${sets[@]}"
+  local n=$EXPECT_COUNT
+  if [[ $who == root ]]; then
+    jq -e '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="priv.no_escalation") |
+           .observed_pass == false and .facts.no_new_privs == 1' "$f" >/dev/null \
+      || fail "root: landlock priv.no_escalation observation wrong"
+  fi
   [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .verdict' "$f") == conformant ]] || fail "$who: trusted_local"
-  [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .checks[] | select(.id=="fs.host_read_denied") | .verdict' "$f") == not_claimed ]] \
-    || fail "$who: trusted_local fs.host_read_denied not not_claimed"
-  [[ $(jq -r '.providers[] | select(.id=="trusted_local") | .checks[] | select(.id=="fs.grant_write") | .verdict' "$f") == pass ]] \
-    || fail "$who: trusted_local fs.grant_write"
-  for c in "${v2[@]}"; do
-    [[ -n ${reason_of[$c]:-} ]] || fail "$who: landlock $c missing or without reason"
+  expect_verdicts "$f" trusted_local trusted_local
+  # Every check states why.
+  for c in "${!verdict_of[@]}"; do
+    [[ -n ${reason_of[$c]} ]] || fail "$who: landlock $c without reason"
   done
   # Kernel write interfaces: where the control opens one outside (root),
   # the Landlock domain opens none (pass); where it opens none (a normal
@@ -81,19 +66,13 @@ check_bundle() {
   v=${verdict_of[fs.kernel_interfaces_readonly]:-}
   if [[ $ctl_opened -gt 0 ]]; then [[ $v == pass ]]; else [[ $v == skip ]]; fi \
     || fail "$who: landlock fs.kernel_interfaces_readonly is $v (control opened $ctl_opened): ${reason_of[fs.kernel_interfaces_readonly]:-}"
-  # The truth about what Landlock does not cover, recorded, not claimed:
-  # UDP (no network namespace) and, below ABI 9, pathname unix sockets.
-  [[ ${verdict_of[net.egress_udp_denied]:-} == not_claimed ]] \
-    || fail "$who: landlock net.egress_udp_denied should be not_claimed"
+  # Below ABI 9 the pathname unix socket is reached inside (set
+  # landlock+abi-below-9: not_claimed); the facts say so.
   if [[ $abi -lt 9 ]]; then
     jq -e '.providers[] | select(.id=="landlock") | .checks[] | select(.id=="ipc.host_sockets_denied") |
-      .verdict == "not_claimed" and .facts.pathname.denied_inside == false' "$f" >/dev/null \
-      || fail "$who: landlock below ABI 9 should reach the pathname socket (not_claimed)"
+      .facts.pathname.denied_inside == false' "$f" >/dev/null \
+      || fail "$who: landlock below ABI 9 should reach the pathname socket"
   fi
-  # No privilege-escalation claim for a step that runs as root; otherwise
-  # no capability and no setuid gain.
-  v=${verdict_of[priv.capabilities_dropped]:-}
-  if [[ $who == root ]]; then [[ $v == not_claimed ]]; else [[ $v == pass ]]; fi || fail "$who: landlock priv.capabilities_dropped is $v"
   # syscalls_restricted claimed; every surface the control reaches outside
   # is the filter's EPERM inside; the filter itself is in the bundle.
   jq -e '.providers[] | select(.id=="landlock") | .claims.syscalls_restricted == true and
@@ -104,7 +83,7 @@ check_bundle() {
   # The effective ABI and the masks are recorded.
   jq -e '.providers[] | select(.id=="landlock") | .probe.facts | has("effective_abi") or has("system_abi")' "$f" >/dev/null \
     || fail "$who: landlock ABI facts missing"
-  pass "$who: landlock conformant (${#want_pass[@]} checks pass), trusted_local conformant"
+  pass "$who: landlock conformant (sets ${sets[*]}: $n checks as expected), trusted_local conformant"
 }
 
 # As root.

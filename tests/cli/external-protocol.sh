@@ -6,6 +6,7 @@
 # schemas/external-protocol.schema.json. Bad declarations exit 2 before
 # anything runs.
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/expect.sh"
 
 command -v jq >/dev/null || skip jq 1 "jq is not installed"
 command -v bwrap >/dev/null || skip bubblewrap 1 "bwrap is not installed"
@@ -41,10 +42,7 @@ p() { jq -r ".providers[] | select(.id == \"bwx\") | $1" "$w/ex.json"; }
 [[ $(p .declared.command) == "$cmd" ]] || fail "example: command as given not recorded"
 [[ $(p .declared.hello.provider.name) == bwrap-example ]] || fail "example: hello not recorded"
 [[ $(p .declared.adapter.exit.exit_status) == 0 && $(p .declared.adapter.violation) == null ]] || fail "example: adapter exit"
-[[ $(p '.checks[] | select(.id=="adapter.protocol") | .verdict') == pass ]] || fail "example: adapter.protocol"
-for c in fs.host_read_denied proc.contained net.namespace_distinct lifecycle.cancel_cleanup lifecycle.timeout_cleanup; do
-  [[ $(p ".checks[] | select(.id==\"$c\") | .verdict") == pass ]] || fail "example: $c"
-done
+expect_verdicts "$w/ex.json" bwx external-bwrap-example
 [[ $(p .claims.syscalls_restricted) == false ]] || fail "example: claims syscalls_restricted"
 [[ -z $(marker_processes "$MARK") ]] || fail "example: adapter processes left running"
 $PY - "$AGSBX_SOURCE_DIR/schemas/evidence-bundle.schema.json" "$w/ex.json" <<'EOF' || fail "example: bundle not schema-valid"

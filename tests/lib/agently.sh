@@ -141,14 +141,6 @@ ag_no_containers() {
   gv_no_shims
 }
 
-# ag_failing OUT PROVIDER WANT: the provider's failing checks, comma-joined
-# in the bundle's order, are exactly WANT.
-ag_failing() {
-  local got
-  got=$(ag_jq "$1" "$2" '.failing_checks | join(",")')
-  [[ $got == "$3" ]] || fail "$2 failing checks: $got, want $3"
-}
-
 # ag_docker_shims: the containerd shims and runsc processes of this test's
 # daemon (by its directory in their command line), one "PID argv0" a line.
 ag_docker_shims() {
