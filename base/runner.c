@@ -304,12 +304,12 @@ static CHILD_FN void child_pass_fd3(struct spawn_plan *p)
 		child_fail(p, STAGE_SETUP, errno);
 }
 
-static CHILD_FN int child_main(void *arg)
+/* Ignored signals survive exec (the harness ignores SIGPIPE) and a
+ * parent's handler must never run here: reset every disposition while
+ * everything is still blocked; then a session of its own, the cgroup
+ * (before any privilege drop) and the standard descriptors. */
+static CHILD_FN void child_setup_process(struct spawn_plan *p)
 {
-	struct spawn_plan *p = arg;
-	/* Ignored signals survive exec (the harness ignores SIGPIPE) and a
-	 * parent's handler must never run here: reset every disposition
-	 * while everything is still blocked. */
 	struct k_sigaction dfl = { .handler = SIG_DFL };
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
@@ -317,7 +317,7 @@ static CHILD_FN int child_main(void *arg)
 	if (syscall(SYS_setsid) < 0)
 		child_fail(p, STAGE_SETUP, errno);
 	if (p->cgroup_procs_fd >= 0)
-		child_join_cgroup(p);   /* before any privilege drop */
+		child_join_cgroup(p);
 	if (syscall(SYS_dup3, p->devnull, 0, 0) < 0 || syscall(SYS_dup3, p->out_w, 1, 0) < 0 ||
 	    syscall(SYS_dup3, p->err_w, 2, 0) < 0)
 		child_fail(p, STAGE_SETUP, errno);
@@ -327,6 +327,11 @@ static CHILD_FN int child_main(void *arg)
 			syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
 	}
 	child_pass_fd3(p);
+}
+
+/* The credential drop and what must follow it. */
+static CHILD_FN void child_become_user(struct spawn_plan *p)
+{
 	if (p->drop) {
 		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
 		    syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
@@ -354,23 +359,36 @@ static CHILD_FN int child_main(void *arg)
 	 * orphan sweep could take it for its own and kill it. */
 	if (p->subreaper && syscall(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		child_fail(p, STAGE_SETUP, errno);
+}
+
+/* execve of one candidate; ETXTBSY for a file we just wrote: a child
+ * another of our threads is spawning holds our write descriptor until
+ * its own exec closes it, a matter of microseconds (Go's ETXTBSY issue
+ * 22315). Wait for that, at most 127 ms in all. Returns errno. */
+static CHILD_FN int child_execve(const struct spawn_plan *p, const char *path)
+{
+	syscall(SYS_execve, path, p->argv, p->envp);
+	int err = errno;
+	for (long ns = 1000000; err == ETXTBSY && ns <= 64000000; ns *= 2) {
+		struct timespec ts = { .tv_nsec = ns };
+		syscall(SYS_nanosleep, &ts, NULL);
+		syscall(SYS_execve, path, p->argv, p->envp);
+		err = errno;
+	}
+	return err;
+}
+
+static CHILD_FN int child_main(void *arg)
+{
+	struct spawn_plan *p = arg;
+	child_setup_process(p);
+	child_become_user(p);
 	uint64_t none = 0;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none);
 	int err = ENOENT;
 	bool saw_eacces = false;
 	for (size_t i = 0; p->candidates[i]; i++) {
-		syscall(SYS_execve, p->candidates[i], p->argv, p->envp);
-		err = errno;
-		/* ETXTBSY for a file we just wrote: a child another of our
-		 * threads is spawning holds our write descriptor until its own
-		 * exec closes it, a matter of microseconds (Go's ETXTBSY issue
-		 * 22315). Wait for that, at most 127 ms in all. */
-		for (long ns = 1000000; err == ETXTBSY && ns <= 64000000; ns *= 2) {
-			struct timespec ts = { .tv_nsec = ns };
-			syscall(SYS_nanosleep, &ts, NULL);
-			syscall(SYS_execve, p->candidates[i], p->argv, p->envp);
-			err = errno;
-		}
+		err = child_execve(p, p->candidates[i]);
 		if (err == EACCES)
 			saw_eacces = true;
 		else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ELOOP &&

@@ -911,6 +911,48 @@ static void grandchild(int fd, const char *self, const char *marker, const char 
 	_exit(127);
 }
 
+/* The intermediate child: forks the grandchild, reports its pid and
+ * exits so the grandchild is orphaned. */
+static _Noreturn void spawn_intermediate(int wfd, char **argv, const char *self)
+{
+	pid_t g = fork();
+	if (g < 0) {
+		send_msg(wfd, MSG_FORK_ERR, errno);
+		_exit(1);
+	}
+	if (g == 0)
+		grandchild(wfd, self, argv[0], argv[1]);
+	send_msg(wfd, MSG_PID, (int)g);
+	_exit(0);
+}
+
+/* Reads the intermediate's messages until EOF, which arrives when it has
+ * exited and the grandchild's exec closed its CLOEXEC copy of the write
+ * end. Returns the first error (0 if none) and its stage. */
+static int spawn_collect(int rfd, int *gpid, const char **stage)
+{
+	int err = 0;
+	struct msg m;
+	for (;;) {
+		ssize_t r = read(rfd, &m, sizeof(m));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof(m))
+			break;
+		if (m.kind == MSG_PID) {
+			*gpid = m.val;
+		} else if (err == 0) {
+			err = m.val;
+			*stage = m.kind == MSG_FORK_ERR ? "fork" : "exec";
+		}
+	}
+	if (err == 0 && *gpid == 0) {
+		err = ECHILD; /* the intermediate child died before reporting */
+		*stage = "fork";
+	}
+	return err;
+}
+
 static int op_spawn_detached(char **argv, int argc, const char *self)
 {
 	int p[2];
@@ -931,42 +973,15 @@ static int op_spawn_detached(char **argv, int argc, const char *self)
 	}
 	if (mid == 0) {
 		close(p[0]);
-		pid_t g = fork();
-		if (g < 0) {
-			send_msg(p[1], MSG_FORK_ERR, errno);
-			_exit(1);
-		}
-		if (g == 0)
-			grandchild(p[1], self, argv[0], argv[1]);
-		send_msg(p[1], MSG_PID, (int)g);
-		_exit(0); /* orphan the grandchild */
+		spawn_intermediate(p[1], argv, self);
 	}
 	close(p[1]);
 	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
 		;
-	/* EOF arrives when the intermediate has exited and the grandchild's
-	 * exec closed its CLOEXEC copy of the write end. */
-	int gpid = 0, err = 0;
+	int gpid = 0;
 	const char *stage = NULL;
-	struct msg m;
-	for (;;) {
-		ssize_t r = read(p[0], &m, sizeof(m));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r != (ssize_t)sizeof(m))
-			break;
-		if (m.kind == MSG_PID) {
-			gpid = m.val;
-		} else if (err == 0) {
-			err = m.val;
-			stage = m.kind == MSG_FORK_ERR ? "fork" : "exec";
-		}
-	}
+	int err = spawn_collect(p[0], &gpid, &stage);
 	close(p[0]);
-	if (err == 0 && gpid == 0) {
-		err = ECHILD; /* the intermediate child died before reporting */
-		stage = "fork";
-	}
 	f_result(err);
 	if (stage)
 		f_str("stage", stage);
