@@ -254,6 +254,35 @@ struct ev_canon_out {
 int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_canon_out *canon, char *err,
 			 size_t err_size);
 
+/* ---- the bundle's member table (load.c) ------------------------------ */
+
+enum {
+	EV_T_OBJ = 1 << 0,
+	EV_T_ARR = 1 << 1,
+	EV_T_STR = 1 << 2,
+	EV_T_INT = 1 << 3,
+	EV_T_BOOL = 1 << 4,
+	EV_T_NULL = 1 << 5,
+};
+
+/* One known member: its allowed types, and for objects / arrays of objects
+ * the members inside. Unknown members are tolerated (bundles from a newer
+ * tool version); the JSON Schema is the exhaustive contract. */
+struct ev_field {
+	const char *key;
+	unsigned types;
+	bool required;
+	const char *const *values;       /* allowed string values, NULL: any */
+	const struct ev_field *members;  /* object members, NULL-key terminated */
+	unsigned items;                  /* array element types, 0: any */
+	const struct ev_field *item_members;
+};
+
+/* The top-level members, as the loader checks them (NULL-key terminated). */
+extern const struct ev_field *const ev_bundle_fields;
+/* A provider or check id: [a-z0-9_.:-]+ (n bytes). */
+bool ev_bundle_id_ok(const char *id, size_t n);
+
 /* ---- misc ------------------------------------------------------------ */
 
 void ev_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
