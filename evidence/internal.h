@@ -254,6 +254,24 @@ struct ev_canon_out {
 int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_canon_out *canon, char *err,
 			 size_t err_size);
 
+/* ---- verify's one pass (canon-stream.c) ------------------------------- */
+
+/* A bundle read without a tree: its canonical form (the bytes
+ * agsbx_json_canonical writes for the tree without skip_key), their
+ * SHA-512 (hashed while produced) and the members verify reads (view:
+ * created_at, challenge and the signature's string members). 0; -EINVAL
+ * when the tree reader or the loader would refuse the bundle (no message:
+ * read it with them for that); -ENOMEM. */
+struct ev_canon_stream {
+	char *canonical;
+	size_t len;
+	uint8_t sha512[64];
+	bool unsorted;         /* some object's keys were out of order (reordered) */
+	json_t *view;
+};
+int ev_canon_stream(const char *data, size_t len, const char *skip_key, struct ev_canon_stream *o);
+void ev_canon_stream_clear(struct ev_canon_stream *o);
+
 /* ---- the bundle's member table (load.c) ------------------------------ */
 
 enum {

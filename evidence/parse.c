@@ -73,6 +73,8 @@ void ev_jp_fail(struct parser *ps, const char *at, const char *fmt, ...)
 	if (ps->failed)
 		return;
 	ps->failed = true;
+	if (!ps->err_size) /* a reader that wants no message (canon-stream.c) */
+		return;
 	int line = 1, col = 1;
 	for (const char *s = ps->start; s < at && s < ps->end; s++) {
 		if (*s == '\n') {
