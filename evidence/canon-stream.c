@@ -107,15 +107,30 @@ static void feed(struct stream *st)
 	}
 }
 
-static void emit(struct stream *st, const char *s, size_t n)
+/* The output is sized for the input (stream_start): the common case is a
+ * plain copy; sbuf_put grows it (DEL escapes) or records running out. The
+ * NUL sbuf keeps after its bytes is written once, at the end. */
+static inline void emit(struct stream *st, const char *s, size_t n)
 {
 	if (st->mute)
 		return;
-	sbuf_put_inline(&st->out, s, n);
-	feed(st);
+	if (st->out.len + n < st->out.cap) {
+		memcpy(st->out.p + st->out.len, s, n);
+		st->out.len += n;
+	} else {
+		sbuf_put(&st->out, s, n);
+	}
 }
 
-static void emit_c(struct stream *st, char c) { emit(st, &c, 1); }
+static inline void emit_c(struct stream *st, char c)
+{
+	if (st->mute)
+		return;
+	if (st->out.len + 1 < st->out.cap)
+		st->out.p[st->out.len++] = c;
+	else
+		sbuf_putc(&st->out, c);
+}
 
 /* As parse.c's emit_string: raw input (no escapes) needs escaping only for DEL. */
 static void emit_string(struct stream *st, const char *s, size_t n, bool raw)
@@ -129,7 +144,6 @@ static void emit_string(struct stream *st, const char *s, size_t n, bool raw)
 	} else if (ev_canonical_put_string(&st->out, s, n) < 0) {
 		st->refused = true; /* the lexer let no NUL or bad UTF-8 through: never */
 	}
-	feed(st);
 }
 
 static int key_cmp(const char *a, size_t an, const char *b, size_t bn)
@@ -195,7 +209,7 @@ static bool value(struct stream *st, const struct ev_field *f, enum kind kind, s
 static const struct ev_field *find_field(const struct ev_field *fields, const char *key, size_t klen, int *index)
 {
 	for (int i = 0; fields && fields[i].key; i++)
-		if (strlen(fields[i].key) == klen && memcmp(fields[i].key, key, klen) == 0) {
+		if (fields[i].key[0] == key[0] && strncmp(fields[i].key, key, klen) == 0 && !fields[i].key[klen]) {
 			*index = i;
 			return &fields[i];
 		}
@@ -295,6 +309,7 @@ static bool member(struct stream *st, struct member_ctx *m, size_t base)
 	st->sig_seen |= sig;
 	struct id cap = { 0 };
 	bool r = value(st, f, sig ? K_SIG : K_PLAIN, &cap);
+	feed(st);
 	if (skipped)
 		st->mute--;
 	if (m->kind == K_ROOT && ((klen == 10 && !memcmp(key, "created_at", 10)) || (klen == 9 && !memcmp(key, "challenge", 9))))
@@ -382,6 +397,7 @@ static bool array(struct stream *st, const struct ev_field *f)
 		if (!first)
 			emit_c(st, ',');
 		more = element(st, checked ? &item : NULL, ids) ? ev_jp_separator(&st->ps, ']') : -1;
+		feed(st);
 	}
 	emit_c(st, ']');
 	if (ids && more == 0)
@@ -390,9 +406,8 @@ static bool array(struct stream *st, const struct ev_field *f)
 	return more == 0;
 }
 
-static bool literal(struct stream *st, const char *word)
+static bool literal(struct stream *st, const char *word, size_t n)
 {
-	size_t n = strlen(word);
 	if ((size_t)(st->ps.end - st->ps.p) < n || memcmp(st->ps.p, word, n) != 0) {
 		ev_jp_fail(&st->ps, st->ps.p, "invalid token");
 		return false;
@@ -479,9 +494,9 @@ static bool value(struct stream *st, const struct ev_field *f, enum kind kind, s
 	case '{':
 	case '[': return container(st, f, kind, out);
 	case '"': return string(st, f, out);
-	case 't': return literal(st, "true");
-	case 'f': return literal(st, "false");
-	case 'n': return literal(st, "null");
+	case 't': return literal(st, "true", 4);
+	case 'f': return literal(st, "false", 5);
+	case 'n': return literal(st, "null", 4);
 	default:
 		if (c == '-' || (c >= '0' && c <= '9'))
 			return number(st);
@@ -571,6 +586,7 @@ int ev_canon_stream(const char *data, size_t len, const char *skip_key, struct e
 			r = -ENOMEM;
 	}
 	if (r == 0) {
+		sbuf_put(&st.out, "", 0); /* the NUL after the bytes */
 		o->unsorted = st.unsorted;
 		o->canonical = sbuf_take(&st.out, &o->len);
 		o->view = TAKE_PTR(st.view);
