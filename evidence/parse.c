@@ -271,6 +271,20 @@ static const char *decode_rest(struct parser *ps, const char *p, char *o, size_t
 	return p;
 }
 
+/* The bytes from p to the string's closing quote (one not escaped), or to
+ * the end: what a decoded copy needs at most (escapes only shrink). */
+static size_t string_extent(const char *p, const char *end)
+{
+	for (const char *q = p; (q = memchr(q, '"', (size_t)(end - q))); q++) {
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (!(bs & 1))
+			return (size_t)(q - p);
+	}
+	return (size_t)(end - p);
+}
+
 int ev_jp_string(struct parser *ps, const char **s, size_t *n, char **owned)
 {
 	const char *p = ++ps->p, *end = ps->end;
@@ -283,8 +297,9 @@ int ev_jp_string(struct parser *ps, const char **s, size_t *n, char **owned)
 		ps->p = p + 1;
 		return 0;
 	}
-	/* escapes: decode into a copy (never longer than the source) */
-	char *o = malloc((size_t)(end - ps->p) + 1);
+	/* escapes: decode into a copy (never longer than the source; not the
+	 * rest of the input, which cost an mmap and munmap per string) */
+	char *o = malloc(string_extent(ps->p, end) + 1);
 	if (!o)
 		return -ENOMEM;
 	size_t w = (size_t)(p - ps->p);
