@@ -148,7 +148,8 @@ static void emit_string(struct stream *st, const char *s, size_t n, bool raw)
 
 static int key_cmp(const char *a, size_t an, const char *b, size_t bn)
 {
-	int c = memcmp(a, b, an < bn ? an : bn);
+	size_t m = an < bn ? an : bn;
+	int c = m ? memcmp(a, b, m) : 0; /* (an empty key's pointer may be anything) */
 	return c ? c : (an > bn) - (an < bn);
 }
 
@@ -354,13 +355,17 @@ static bool id_list(const struct ev_field *f)
 static int id_cmp(const void *a, const void *b)
 {
 	const struct id *x = a, *y = b;
+	if (!x->s || !y->s) /* an item without a string id: the member checks refuse it */
+		return !!x->s - !!y->s;
 	return key_cmp(x->s, x->n, y->s, y->n);
 }
 
 static void check_ids(struct stream *st, size_t base)
 {
-	struct id *v = st->ids + base;
 	size_t n = st->nids - base;
+	if (n == 0) /* (and st->ids may still be NULL) */
+		return;
+	struct id *v = st->ids + base;
 	for (size_t i = 0; i < n; i++)
 		if (v[i].s && !ev_bundle_id_ok(v[i].s, v[i].n))
 			st->refused = true;
