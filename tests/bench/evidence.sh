@@ -28,9 +28,9 @@ trap 'rm -rf "$work"' EXIT
 
 # ~1 MiB: the full fixture's providers repeated with many checks, each with
 # a 1 KiB output excerpt (realistic: excerpts are capped at 2 KiB). Keys
-# sorted, as collect writes them (verify then hashes while it parses); the
-# same bundle with its keys in reverse order is verify's other path (the
-# tree canonicalised after the parse).
+# sorted, as collect writes them (verify hashes as it reads); the same
+# bundle with its top-level keys in reverse order is verify's other path
+# (the root object's members reordered when it closes, then hashed).
 jq -S --arg blob "$(head -c 1024 /dev/zero | tr '\0' 'x')" '
   .providers as $p
   | .providers = [range(0; 8) as $i | $p[$i % 2] | .id = "\(.id)-\($i)"
