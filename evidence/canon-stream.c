@@ -295,7 +295,10 @@ static bool member(struct stream *st, struct member_ctx *m, size_t base)
 	}
 	bool raw = !owned;
 	keep(st, &owned);
-	free(owned);
+	if (owned) { /* not kept (out of memory): the key is gone */
+		free(owned);
+		return false;
+	}
 	ev_jp_skip_ws(&st->ps);
 	if (st->ps.p >= st->ps.end || *st->ps.p != ':') {
 		ev_jp_fail(&st->ps, st->ps.p, "':' expected");
@@ -441,7 +444,8 @@ static bool string(struct stream *st, const struct ev_field *f, struct id *out)
 	}
 	if (out) {
 		keep(st, &owned);
-		*out = (struct id){ s, n };
+		if (!owned) /* kept, or never a copy */
+			*out = (struct id){ s, n };
 	}
 	free(owned);
 	return true;
