@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char agsbx_help_verify[] =
@@ -85,6 +86,22 @@ static void print_json(const char *file, const json_t *bundle, const struct agsb
 	json_decref(j);
 }
 
+/* The bundle in one streaming pass (no tree); AGSBX_VERIFY_TREE=1 reads it
+ * into a tree as before (a hidden switch for tests/bench/evidence.sh, which
+ * compares the two; same verdicts, messages and exit statuses). */
+static int load_for_verify(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok)
+{
+	const char *tree = getenv("AGSBX_VERIFY_TREE");
+	if (tree && strcmp(tree, "1") == 0)
+		return agsbx_cli_load_bundle_digest(file, bundle, sha512, sha512_ok);
+	char err[512];
+	if (agsbx_bundle_load_verify(file, bundle, sha512, sha512_ok, err, sizeof err) < 0) {
+		agsbx_error("%s", err); /* as agsbx_cli_load_bundle_digest reports it */
+		return AGSBX_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int agsbx_cmd_verify(int argc, char **argv)
 {
 	enum { O_CHALLENGE = AGSBX_OPT_LOCAL };
@@ -115,7 +132,7 @@ int agsbx_cmd_verify(int argc, char **argv)
 	_cleanup_json_ json_t *bundle = NULL;
 	uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES];
 	bool sha512_ok;
-	if ((rc = agsbx_cli_load_bundle_digest(file, &bundle, sha512, &sha512_ok)))
+	if ((rc = load_for_verify(file, &bundle, sha512, &sha512_ok)))
 		return rc;
 	/* From the arena the values are never freed: a reference that is
 	 * never dropped spares the exit a walk over the whole tree. */

@@ -39,6 +39,16 @@ int agsbx_bundle_load_digest(const char *path, json_t **bundle, uint8_t sha512[A
 int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
 			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, struct agsbx_error *err);
 
+/* agsbx_bundle_load_digest for verify, without a tree (canon-stream.c):
+ * *bundle holds only what verify reads (created_at, challenge, signature)
+ * and *sha512_ok is true. Where the one pass cannot decide (any error, a
+ * signature hash other than sha512), the tree reader's result, errors and
+ * messages: the same verdict either way. */
+int agsbx_bundle_load_verify(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
+			     bool *sha512_ok, char *err, size_t err_size);
+int agsbx_bundle_parse_verify(const char *data, size_t len, json_t **bundle,
+			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size);
+
 /* The canonical bytes: the bundle without "signature", keys sorted,
  * compact, integers only, UTF-8 — byte-identical to
  * `jq -cjS 'del(.signature)'`. malloc'd; NULL on error. */

@@ -254,6 +254,53 @@ struct ev_canon_out {
 int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_canon_out *canon, char *err,
 			 size_t err_size);
 
+/* ---- verify's one pass (canon-stream.c) ------------------------------- */
+
+/* A bundle read without a tree: its canonical form (the bytes
+ * agsbx_json_canonical writes for the tree without skip_key), their
+ * SHA-512 (hashed while produced) and the members verify reads (view:
+ * created_at, challenge and the signature's string members). 0; -EINVAL
+ * when the tree reader or the loader would refuse the bundle (no message:
+ * read it with them for that); -ENOMEM. */
+struct ev_canon_stream {
+	char *canonical;
+	size_t len;
+	uint8_t sha512[64];
+	bool unsorted;         /* some object's keys were out of order (reordered) */
+	json_t *view;
+};
+int ev_canon_stream(const char *data, size_t len, const char *skip_key, struct ev_canon_stream *o);
+void ev_canon_stream_clear(struct ev_canon_stream *o);
+
+/* ---- the bundle's member table (load.c) ------------------------------ */
+
+enum {
+	EV_T_OBJ = 1 << 0,
+	EV_T_ARR = 1 << 1,
+	EV_T_STR = 1 << 2,
+	EV_T_INT = 1 << 3,
+	EV_T_BOOL = 1 << 4,
+	EV_T_NULL = 1 << 5,
+};
+
+/* One known member: its allowed types, and for objects / arrays of objects
+ * the members inside. Unknown members are tolerated (bundles from a newer
+ * tool version); the JSON Schema is the exhaustive contract. */
+struct ev_field {
+	const char *key;
+	unsigned types;
+	bool required;
+	const char *const *values;       /* allowed string values, NULL: any */
+	const struct ev_field *members;  /* object members, NULL-key terminated */
+	unsigned items;                  /* array element types, 0: any */
+	const struct ev_field *item_members;
+};
+
+/* The top-level members, as the loader checks them (NULL-key terminated). */
+extern const struct ev_field *const ev_bundle_fields;
+/* A provider or check id: [a-z0-9_.:-]+ (n bytes). */
+bool ev_bundle_id_ok(const char *id, size_t n);
+
 /* ---- misc ------------------------------------------------------------ */
 
 void ev_set_err(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -15,26 +15,17 @@
 #include <unistd.h>
 
 enum {
-	T_OBJ = 1 << 0,
-	T_ARR = 1 << 1,
-	T_STR = 1 << 2,
-	T_INT = 1 << 3,
-	T_BOOL = 1 << 4,
-	T_NULL = 1 << 5,
+	T_OBJ = EV_T_OBJ,
+	T_ARR = EV_T_ARR,
+	T_STR = EV_T_STR,
+	T_INT = EV_T_INT,
+	T_BOOL = EV_T_BOOL,
+	T_NULL = EV_T_NULL,
 };
 
-/* One known member: its allowed types, and for objects / arrays of objects
- * the members inside. Unknown members are tolerated here (bundles from a
- * newer tool version); the JSON Schema is the exhaustive contract. */
-struct field {
-	const char *key;
-	unsigned types;
-	bool required;
-	const char *const *values;       /* allowed string values, NULL: any */
-	const struct field *members;     /* object members, NULL-key terminated */
-	unsigned items;                  /* array element types, 0: any */
-	const struct field *item_members;
-};
+/* The member table's type, shared with the streaming reader (canon-stream.c
+ * checks the same table as it reads): see internal.h. */
+#define field ev_field
 
 static const char *const schema_values[] = { AGSBX_BUNDLE_SCHEMA, NULL };
 static const char *const roles[] = { "sandbox", "control", NULL };
@@ -136,6 +127,8 @@ static const struct field bundle_fields[] = {
 	F("signature", T_OBJ, .members = signature_fields),
 	{ .key = NULL }
 };
+
+const struct ev_field *const ev_bundle_fields = bundle_fields;
 
 static unsigned type_bit(const json_t *j)
 {
@@ -256,15 +249,19 @@ static int check_members(const json_t *obj, const struct field *fields, const st
 /* Ids are what diff and matrix match on and what terminals show: a
  * duplicate would hide one entry behind another, and anything outside
  * [a-z0-9_.:-] has no business in an id. */
-static bool id_ok(const char *id)
+bool ev_bundle_id_ok(const char *id, size_t n)
 {
-	if (!*id)
+	if (!n)
 		return false;
-	for (const char *c = id; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || strchr("_.:-", *c)))
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c && strchr("_.:-", c))))
 			return false;
+	}
 	return true;
 }
+
+static bool id_ok(const char *id) { return ev_bundle_id_ok(id, strlen(id)); }
 
 static int check_id_list(const json_t *arr, const struct where *at, char *err, size_t err_size)
 {

@@ -24,6 +24,7 @@
 #include "base/compat.h"
 #include "base/util.h"
 #include "evidence/internal.h"
+#include "evidence/jparse.h"
 
 #include "base/cleanup.h"
 
@@ -31,23 +32,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Nesting as jq 1.6 allows it: its parser stack holds every open array,
- * every open object and that object's current key, and it refuses to open
- * an array or object on a stack this deep ("Exceeds depth limit for
- * parsing"). A bundle jq cannot read has no stock-tool canonical form, so
- * we refuse it too. */
-#define JQ_MAX_DEPTH 256
-
-struct parser {
-	const char *start, *p, *end;
-	int depth;
-	char *err;
-	size_t err_size;
-	bool failed;
-	struct ev_canon_out *canon; /* NULL: none wanted (or abandoned) */
-	int mute;                   /* > 0: inside the member canon->skip_key */
-};
 
 static void emit(struct parser *ps, const char *s, size_t n)
 {
@@ -84,12 +68,13 @@ static void key_order(struct parser *ps, const char *prev, size_t plen, const ch
 		ps->canon = NULL;
 }
 
-static void fail(struct parser *ps, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(struct parser *ps, const char *at, const char *fmt, ...)
+void ev_jp_fail(struct parser *ps, const char *at, const char *fmt, ...)
 {
 	if (ps->failed)
 		return;
 	ps->failed = true;
+	if (!ps->err_size) /* a reader that wants no message (canon-stream.c) */
+		return;
 	int line = 1, col = 1;
 	for (const char *s = ps->start; s < at && s < ps->end; s++) {
 		if (*s == '\n') {
@@ -105,12 +90,6 @@ static void fail(struct parser *ps, const char *at, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	ev_set_err(ps->err, ps->err_size, "not valid bundle JSON: %s (line %d, column %d)", what, line, col);
-}
-
-static void skip_ws(struct parser *ps)
-{
-	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
-		ps->p++;
 }
 
 static int hex4(const char *s, unsigned *v)
@@ -162,24 +141,24 @@ static size_t unicode_escape(struct parser *ps, const char *s, uint32_t *cp)
 {
 	unsigned hi, lo;
 	if (ps->end - s < 6 || hex4(s + 2, &hi) < 0) {
-		fail(ps, s, "invalid \\u escape");
+		ev_jp_fail(ps, s, "invalid \\u escape");
 		return 0;
 	}
 	if (hi >= 0xDC00 && hi <= 0xDFFF) {
-		fail(ps, s, "lone low surrogate \\u%04X", hi);
+		ev_jp_fail(ps, s, "lone low surrogate \\u%04X", hi);
 		return 0;
 	}
 	if (hi >= 0xD800 && hi <= 0xDBFF) {
 		if (ps->end - s < 12 || s[6] != '\\' || s[7] != 'u' || hex4(s + 8, &lo) < 0 || lo < 0xDC00 ||
 		    lo > 0xDFFF) {
-			fail(ps, s, "lone high surrogate \\u%04X", hi);
+			ev_jp_fail(ps, s, "lone high surrogate \\u%04X", hi);
 			return 0;
 		}
 		*cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
 		return 12;
 	}
 	if (hi == 0) {
-		fail(ps, s, "\\u0000 is not allowed in a bundle");
+		ev_jp_fail(ps, s, "\\u0000 is not allowed in a bundle");
 		return 0;
 	}
 	*cp = hi;
@@ -189,6 +168,20 @@ static size_t unicode_escape(struct parser *ps, const char *s, uint32_t *cp)
 /* Decodes the string whose opening quote is at ps->p. On success *s (maybe
  * into *owned, which the caller frees) and *n; ps->p is past the closing
  * quote. Plain runs are only scanned, not copied. */
+/* Whether 8 bytes hold none of what ends a plain run: a control character,
+ * '"', '\\' or a non-ASCII byte (the "hasless"/"haszero" bit tricks: exact
+ * for "is there any"). A bundle is mostly long plain strings: this takes
+ * them a word at a time instead of a byte. */
+static inline bool plain8(const char *p)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t w, q, b;
+	memcpy(&w, p, 8);
+	q = w ^ (ones * '"');
+	b = w ^ (ones * '\\');
+	return ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b) | w) & high) == 0;
+}
+
 /* The common case, no escapes: advances *pp to the first '"', '\\' or
  * control character (or the end), checking the UTF-8 on the way. */
 static int scan_plain(struct parser *ps, const char **pp)
@@ -198,6 +191,8 @@ static int scan_plain(struct parser *ps, const char **pp)
 	};
 	const char *p = *pp, *end = ps->end;
 	while (p < end) {
+		while (end - p >= 8 && plain8(p))
+			p += 8;
 		while (p < end && !stop[(unsigned char)*p])
 			p++;
 		if (p == end)
@@ -208,7 +203,7 @@ static int scan_plain(struct parser *ps, const char **pp)
 		uint32_t cp;
 		size_t k = agsbx_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
 		if (k == 0) {
-			fail(ps, p, "invalid UTF-8 in a string");
+			ev_jp_fail(ps, p, "invalid UTF-8 in a string");
 			return -EINVAL;
 		}
 		p += k;
@@ -222,7 +217,7 @@ static int scan_plain(struct parser *ps, const char **pp)
 static size_t decode_escape(struct parser *ps, const char *p, char *o, size_t *w)
 {
 	if (ps->end - p < 2) {
-		fail(ps, p, "premature end of input in a string");
+		ev_jp_fail(ps, p, "premature end of input in a string");
 		return 0;
 	}
 	char e = p[1];
@@ -239,7 +234,7 @@ static size_t decode_escape(struct parser *ps, const char *p, char *o, size_t *w
 			*w += put_utf8(o + *w, cp);
 		return k;
 	}
-	fail(ps, p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+	ev_jp_fail(ps, p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
 	return 0;
 }
 
@@ -252,13 +247,13 @@ static const char *decode_rest(struct parser *ps, const char *p, char *o, size_t
 		unsigned char c = (unsigned char)*p;
 		size_t k = 1;
 		if (c < 0x20) {
-			fail(ps, p, "control character in a string");
+			ev_jp_fail(ps, p, "control character in a string");
 			return NULL;
 		}
 		if (c >= 0x80) {
 			uint32_t cp;
 			if ((k = agsbx_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp)) == 0) {
-				fail(ps, p, "invalid UTF-8 in a string");
+				ev_jp_fail(ps, p, "invalid UTF-8 in a string");
 				return NULL;
 			}
 			memcpy(o + *w, p, k);
@@ -270,13 +265,27 @@ static const char *decode_rest(struct parser *ps, const char *p, char *o, size_t
 		p += k;
 	}
 	if (p >= end) {
-		fail(ps, p, "premature end of input in a string");
+		ev_jp_fail(ps, p, "premature end of input in a string");
 		return NULL;
 	}
 	return p;
 }
 
-static int parse_string(struct parser *ps, const char **s, size_t *n, char **owned)
+/* The bytes from p to the string's closing quote (one not escaped), or to
+ * the end: what a decoded copy needs at most (escapes only shrink). */
+static size_t string_extent(const char *p, const char *end)
+{
+	for (const char *q = p; (q = memchr(q, '"', (size_t)(end - q))); q++) {
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (!(bs & 1))
+			return (size_t)(q - p);
+	}
+	return (size_t)(end - p);
+}
+
+int ev_jp_string(struct parser *ps, const char **s, size_t *n, char **owned)
 {
 	const char *p = ++ps->p, *end = ps->end;
 	*owned = NULL;
@@ -288,8 +297,9 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 		ps->p = p + 1;
 		return 0;
 	}
-	/* escapes: decode into a copy (never longer than the source) */
-	char *o = malloc((size_t)(end - ps->p) + 1);
+	/* escapes: decode into a copy (never longer than the source; not the
+	 * rest of the input, which cost an mmap and munmap per string) */
+	char *o = malloc(string_extent(ps->p, end) + 1);
 	if (!o)
 		return -ENOMEM;
 	size_t w = (size_t)(p - ps->p);
@@ -306,15 +316,15 @@ static int parse_string(struct parser *ps, const char **s, size_t *n, char **own
 	return 0;
 }
 
-static json_t *parse_number(struct parser *ps)
+bool ev_jp_number(struct parser *ps, int64_t *out)
 {
 	const char *s = ps->p, *p = s;
 	bool neg = p < ps->end && *p == '-';
 	if (neg)
 		p++;
 	if (p >= ps->end || *p < '0' || *p > '9') {
-		fail(ps, s, "invalid number");
-		return NULL;
+		ev_jp_fail(ps, s, "invalid number");
+		return false;
 	}
 	int64_t v = 0;
 	const char *digits = p;
@@ -324,26 +334,36 @@ static json_t *parse_number(struct parser *ps)
 		v = v * 10 + (*p - '0');
 	}
 	if (*digits == '0' && p - digits > 1) {
-		fail(ps, s, "invalid number (leading zero)");
-		return NULL;
+		ev_jp_fail(ps, s, "invalid number (leading zero)");
+		return false;
 	}
 	if (p < ps->end && (*p == '.' || *p == 'e' || *p == 'E')) {
-		fail(ps, s, "not an integer (bundles hold integers only)");
-		return NULL;
+		ev_jp_fail(ps, s, "not an integer (bundles hold integers only)");
+		return false;
 	}
 	if (v > AGSBX_JSON_INT_MAX) {
-		fail(ps, s, "integer out of range (|n| <= 2^53)");
-		return NULL;
+		ev_jp_fail(ps, s, "integer out of range (|n| <= 2^53)");
+		return false;
 	}
 	if (neg && v == 0) {
-		fail(ps, s, "negative zero is not a canonical integer");
-		return NULL;
+		ev_jp_fail(ps, s, "negative zero is not a canonical integer");
+		return false;
 	}
 	ps->p = p;
-	emit(ps, s, (size_t)(p - s)); /* no sign but '-', no leading zero: as jq prints it */
-	json_t *j = json_integer(neg ? -v : v);
+	*out = neg ? -v : v;
+	return true;
+}
+
+static json_t *parse_number(struct parser *ps)
+{
+	const char *s = ps->p;
+	int64_t v;
+	if (!ev_jp_number(ps, &v))
+		return NULL;
+	emit(ps, s, (size_t)(ps->p - s)); /* no sign but '-', no leading zero: as jq prints it */
+	json_t *j = json_integer(v);
 	if (!j)
-		fail(ps, s, "out of memory");
+		ev_jp_fail(ps, s, "out of memory");
 	return j;
 }
 
@@ -351,9 +371,9 @@ static json_t *parse_value(struct parser *ps);
 
 /* After a member or element: 1 on ',' (another follows), 0 on the
  * closing bracket, -1 on anything else (reported). Consumes it. */
-static int separator(struct parser *ps, char close)
+int ev_jp_separator(struct parser *ps, char close)
 {
-	skip_ws(ps);
+	ev_jp_skip_ws(ps);
 	if (ps->p < ps->end && *ps->p == ',') {
 		ps->p++;
 		return 1;
@@ -363,17 +383,17 @@ static int separator(struct parser *ps, char close)
 		return 0;
 	}
 	if (ps->p >= ps->end)
-		fail(ps, ps->p, "premature end of input");
+		ev_jp_fail(ps, ps->p, "premature end of input");
 	else
-		fail(ps, ps->p, "',' or '%c' expected", close);
+		ev_jp_fail(ps, ps->p, "',' or '%c' expected", close);
 	return -1;
 }
 
 /* An empty object or array: its closing bracket right after the opening
  * one (consumed). */
-static bool closes_at_once(struct parser *ps, char close)
+bool ev_jp_closes_at_once(struct parser *ps, char close)
 {
-	skip_ws(ps);
+	ev_jp_skip_ws(ps);
 	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
 		return true;
@@ -388,7 +408,7 @@ static void fail_duplicate(struct parser *ps, const char *kpos, const char *key,
 	for (; i < klen && i < sizeof shown - 1; i++) /* one printable line */
 		shown[i] = key[i] >= 0x20 && key[i] < 0x7f ? key[i] : '?';
 	shown[i] = '\0';
-	fail(ps, kpos, "duplicate object key \"%s\"", shown);
+	ev_jp_fail(ps, kpos, "duplicate object key \"%s\"", shown);
 }
 
 /* An object's members so far, for the canonical output: the previous key
@@ -434,21 +454,21 @@ static void remember_key(struct members *m, const char *key, size_t klen, char *
 /* "key": value into obj; -1 on error (reported). */
 static int parse_member(struct parser *ps, json_t *obj, struct members *m)
 {
-	skip_ws(ps);
+	ev_jp_skip_ws(ps);
 	if (ps->p >= ps->end || *ps->p != '"') {
-		fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "string or '}' expected");
+		ev_jp_fail(ps, ps->p, ps->p >= ps->end ? "premature end of input" : "string or '}' expected");
 		return -1;
 	}
 	const char *kpos = ps->p, *key;
 	size_t klen;
 	_cleanup_free_ char *owned = NULL;
-	if (parse_string(ps, &key, &klen, &owned) < 0) {
-		fail(ps, kpos, "out of memory");
+	if (ev_jp_string(ps, &key, &klen, &owned) < 0) {
+		ev_jp_fail(ps, kpos, "out of memory");
 		return -1;
 	}
-	skip_ws(ps);
+	ev_jp_skip_ws(ps);
 	if (ps->p >= ps->end || *ps->p != ':') {
-		fail(ps, ps->p, "':' expected");
+		ev_jp_fail(ps, ps->p, "':' expected");
 		return -1;
 	}
 	ps->p++;
@@ -465,7 +485,7 @@ static int parse_member(struct parser *ps, json_t *obj, struct members *m)
 	size_t size = json_object_size(obj);
 	if (agsbx_json_setn_new_nocheck(obj, key, klen, v) < 0) {
 		/* EILSEQ: a NUL in a key, which jansson < 2.14 cannot hold */
-		fail(ps, kpos, errno == EILSEQ ? "object key contains NUL" : "out of memory");
+		ev_jp_fail(ps, kpos, errno == EILSEQ ? "object key contains NUL" : "out of memory");
 		return -1;
 	}
 	if (json_object_size(obj) == size) {
@@ -480,18 +500,18 @@ static json_t *parse_object(struct parser *ps)
 	const char *open = ps->p++;
 	json_t *obj = json_object();
 	if (!obj) {
-		fail(ps, open, "out of memory");
+		ev_jp_fail(ps, open, "out of memory");
 		return NULL;
 	}
 	emit_c(ps, '{');
-	if (closes_at_once(ps, '}')) {
+	if (ev_jp_closes_at_once(ps, '}')) {
 		emit_c(ps, '}');
 		return obj;
 	}
 	struct members m = { 0 };
 	int more;
 	do
-		more = parse_member(ps, obj, &m) < 0 ? -1 : separator(ps, '}');
+		more = parse_member(ps, obj, &m) < 0 ? -1 : ev_jp_separator(ps, '}');
 	while (more == 1);
 	free(m.prev_owned);
 	emit_c(ps, '}');
@@ -506,11 +526,11 @@ static json_t *parse_array(struct parser *ps)
 	const char *open = ps->p++;
 	json_t *arr = json_array();
 	if (!arr) {
-		fail(ps, open, "out of memory");
+		ev_jp_fail(ps, open, "out of memory");
 		return NULL;
 	}
 	emit_c(ps, '[');
-	if (closes_at_once(ps, ']')) {
+	if (ev_jp_closes_at_once(ps, ']')) {
 		emit_c(ps, ']');
 		return arr;
 	}
@@ -520,10 +540,10 @@ static json_t *parse_array(struct parser *ps)
 			emit_c(ps, ',');
 		json_t *v = parse_value(ps);
 		if (!v || json_array_append_new(arr, v) < 0) {
-			fail(ps, ps->p, "out of memory");
+			ev_jp_fail(ps, ps->p, "out of memory");
 			more = -1;
 		} else
-			more = separator(ps, ']');
+			more = ev_jp_separator(ps, ']');
 	} while (more == 1);
 	emit_c(ps, ']');
 	if (more == 0)
@@ -536,7 +556,7 @@ static json_t *literal(struct parser *ps, const char *word, json_t *value)
 {
 	size_t n = strlen(word);
 	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0) {
-		fail(ps, ps->p, "invalid token");
+		ev_jp_fail(ps, ps->p, "invalid token");
 		return NULL;
 	}
 	ps->p += n;
@@ -546,9 +566,9 @@ static json_t *literal(struct parser *ps, const char *word, json_t *value)
 
 static json_t *parse_value(struct parser *ps)
 {
-	skip_ws(ps);
+	ev_jp_skip_ws(ps);
 	if (ps->p >= ps->end) {
-		fail(ps, ps->p, "premature end of input");
+		ev_jp_fail(ps, ps->p, "premature end of input");
 		return NULL;
 	}
 	json_t *v;
@@ -557,7 +577,7 @@ static json_t *parse_value(struct parser *ps)
 	case '{':
 	case '[': {
 		if (ps->depth >= JQ_MAX_DEPTH) {
-			fail(ps, ps->p, "nested too deeply (as jq reads it: %d levels, an object's key counting as one)",
+			ev_jp_fail(ps, ps->p, "nested too deeply (as jq reads it: %d levels, an object's key counting as one)",
 			     JQ_MAX_DEPTH);
 			v = NULL;
 			break;
@@ -572,8 +592,8 @@ static json_t *parse_value(struct parser *ps)
 		const char *s;
 		size_t n;
 		char *owned;
-		if (parse_string(ps, &s, &n, &owned) < 0) {
-			fail(ps, at, "out of memory");
+		if (ev_jp_string(ps, &s, &n, &owned) < 0) {
+			ev_jp_fail(ps, at, "out of memory");
 			v = NULL;
 			break;
 		}
@@ -581,7 +601,7 @@ static json_t *parse_value(struct parser *ps)
 		emit_string(ps, s, n, !owned);
 		free(owned);
 		if (!v)
-			fail(ps, at, "out of memory");
+			ev_jp_fail(ps, at, "out of memory");
 		break;
 	}
 	case 't':
@@ -597,7 +617,7 @@ static json_t *parse_value(struct parser *ps)
 		if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
 			v = parse_number(ps);
 		else {
-			fail(ps, ps->p, "invalid token");
+			ev_jp_fail(ps, ps->p, "invalid token");
 			v = NULL;
 		}
 	}
@@ -613,21 +633,21 @@ int ev_json_parse_strict(const char *data, size_t len, json_t **out, struct ev_c
 	*out = NULL;
 	if (canon)
 		canon->complete = false;
-	skip_ws(&ps);
+	ev_jp_skip_ws(&ps);
 	if (ps.p < ps.end && *ps.p == '[') {
 		ev_set_err(err, err_size, "not a bundle: top level is not an object");
 		return -EINVAL;
 	}
 	if (ps.p >= ps.end || *ps.p != '{') {
-		fail(&ps, ps.p, ps.p >= ps.end ? "empty input" : "'{' expected");
+		ev_jp_fail(&ps, ps.p, ps.p >= ps.end ? "empty input" : "'{' expected");
 		return -EINVAL;
 	}
 	json_t *j = parse_value(&ps);
 	if (!j)
 		return -EINVAL;
-	skip_ws(&ps);
+	ev_jp_skip_ws(&ps);
 	if (ps.p != ps.end) {
-		fail(&ps, ps.p, "end of input expected");
+		ev_jp_fail(&ps, ps.p, "end of input expected");
 		json_decref(j);
 		return -EINVAL;
 	}

@@ -7,12 +7,20 @@
  * buffer is reused as soon as the sink returns). The hasher takes them in
  * order, so the digest is that of the bytes in the order they were put.
  * Without a thread (pthread_create failing) it hashes inline: the same
- * digest, only slower. */
+ * digest, only slower.
+ *
+ * The hash is libcrypto's SHA512_* (assembly for the CPU at hand: 0.95 ms
+ * per MiB here against libsodium's portable C at 1.45 ms), which verify's
+ * one pass waits for at its end. The low-level calls, not EVP: EVP's first
+ * digest initialises OpenSSL's providers and configuration (0.8 ms, more
+ * than the time saved); SHA512_Init needs nothing. They are deprecated in
+ * OpenSSL 3 but kept there, and libcrypto is linked already (sshsig-pk.c). */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "evidence/internal.h"
 
 #include <errno.h>
+#include <openssl/sha.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +28,7 @@
 #define SLOT_BYTES SBUF_CHUNK
 
 struct ev_sha512_pipe {
-	crypto_hash_sha512_state st;
+	SHA512_CTX st;
 	pthread_t thread;
 	bool threaded;
 	pthread_mutex_t mu;
@@ -42,7 +50,7 @@ static void *hasher(void *arg)
 			break; /* closed and drained */
 		unsigned i = p->tail % SLOTS;
 		pthread_mutex_unlock(&p->mu);
-		crypto_hash_sha512_update(&p->st, p->buf[i], p->len[i]);
+		SHA512_Update(&p->st, p->buf[i], p->len[i]);
 		pthread_mutex_lock(&p->mu);
 		p->tail++;
 		pthread_cond_broadcast(&p->cv);
@@ -56,7 +64,7 @@ struct ev_sha512_pipe *ev_sha512_pipe_start(void)
 	struct ev_sha512_pipe *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
-	crypto_hash_sha512_init(&p->st);
+	SHA512_Init(&p->st);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->threaded = pthread_create(&p->thread, NULL, hasher, p) == 0;
@@ -83,7 +91,7 @@ void ev_sha512_pipe_put(void *pipe, const void *data, size_t n)
 {
 	struct ev_sha512_pipe *p = pipe;
 	if (!p->threaded) {
-		crypto_hash_sha512_update(&p->st, data, n);
+		SHA512_Update(&p->st, data, n);
 		return;
 	}
 	const unsigned char *d = data;
@@ -95,7 +103,7 @@ void ev_sha512_pipe_put(void *pipe, const void *data, size_t n)
 	}
 }
 
-void ev_sha512_pipe_finish(struct ev_sha512_pipe *p, uint8_t out[crypto_hash_sha512_BYTES])
+void ev_sha512_pipe_finish(struct ev_sha512_pipe *p, uint8_t out[64])
 {
 	if (!p)
 		return;
@@ -107,7 +115,7 @@ void ev_sha512_pipe_finish(struct ev_sha512_pipe *p, uint8_t out[crypto_hash_sha
 		pthread_join(p->thread, NULL);
 	}
 	if (out)
-		crypto_hash_sha512_final(&p->st, out);
+		SHA512_Final(out, &p->st);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	free(p);

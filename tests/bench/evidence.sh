@@ -4,11 +4,13 @@
 #
 #   tests/bench/evidence.sh [BUILD_DIR] [RUNS]     (BUILD_DIR default ./build, RUNS 100)
 #
-# Goals: verify <= 0.1x jq (and <= 5 ms), diff <= 50 ms, `matrix` over 200
+# Goals: verify <= 0.05x jq (and <= 5 ms), diff <= 50 ms, `matrix` over 200
 # bundles <= 1 s. Prints the means, the ratios to the jq baseline and the
 # bare process start-up (`--version`; libcurl is no longer loaded at start)
 # so the in-process part can be read off; does not fail on a missed goal
-# (timing is not a test).
+# (timing is not a test). verify reads the bundle in one streaming pass;
+# AGSBX_VERIFY_TREE=1 (a hidden switch for this comparison) makes it read
+# the tree as before: both run under `env` so they pay the same exec.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,9 +28,9 @@ trap 'rm -rf "$work"' EXIT
 
 # ~1 MiB: the full fixture's providers repeated with many checks, each with
 # a 1 KiB output excerpt (realistic: excerpts are capped at 2 KiB). Keys
-# sorted, as collect writes them (verify then hashes while it parses); the
-# same bundle with its keys in reverse order is verify's other path (the
-# tree canonicalised after the parse).
+# sorted, as collect writes them (verify hashes as it reads); the same
+# bundle with its top-level keys in reverse order is verify's other path
+# (the root object's members reordered when it closes, then hashed).
 jq -S --arg blob "$(head -c 1024 /dev/zero | tr '\0' 'x')" '
   .providers as $p
   | .providers = [range(0; 8) as $i | $p[$i % 2] | .id = "\(.id)-\($i)"
@@ -65,6 +67,10 @@ hyperfine -N -w 5 -r "$runs" --export-json "$work/h.json" \
   -n startup "$B --version" \
   -n verify "$B verify $work/big.json --key $work/key.pub" \
   -n verify-unsorted "$B verify $work/big-unsorted.json --key $work/key.pub" \
+  -n verify-stream-env "env AGSBX_VERIFY_TREE=0 $B verify $work/big.json --key $work/key.pub" \
+  -n verify-tree-env "env AGSBX_VERIFY_TREE=1 $B verify $work/big.json --key $work/key.pub" \
+  -n verify-unsorted-stream-env "env AGSBX_VERIFY_TREE=0 $B verify $work/big-unsorted.json --key $work/key.pub" \
+  -n verify-unsorted-tree-env "env AGSBX_VERIFY_TREE=1 $B verify $work/big-unsorted.json --key $work/key.pub" \
   -n diff-self "$B diff $work/big.json $work/big.json" \
   -n diff "$B diff $work/big.json $work/big2.json --format json" -i \
   -n matrix200 "$B matrix --format json $(echo "$work"/many/b*.json)" \
@@ -73,12 +79,15 @@ grep -E '^(Benchmark|  Time)' "$work/h.out" || true
 
 jq -r '
   (.results | map({(.command): .mean}) | add) as $m
+  | (.results | map({(.command): .min}) | add) as $n
   | ($m["jq"]) as $base
   | "\nmean (ms)      jq \($base * 1000 | . * 100 | round / 100)",
     (["verify", "verify-unsorted", "diff-self", "diff"][] as $k
       | "  \($k): \($m[$k] * 1000 | . * 100 | round / 100) ms, ratio to jq \($m[$k] / $base | . * 100 | round / 100)"),
+    "  one pass / tree (both under env): sorted \($m["verify-stream-env"] / $m["verify-tree-env"] | . * 100 | round / 100), unsorted \($m["verify-unsorted-stream-env"] / $m["verify-unsorted-tree-env"] | . * 100 | round / 100); cpu (user+sys) sorted \((.results | map({(.command): (.user + .system)}) | add) as $c | $c["verify-stream-env"] / $c["verify-tree-env"] | . * 100 | round / 100)",
+    "  fastest runs (min; less exposed to a loaded machine): verify \($n["verify"] * 1000 | . * 100 | round / 100) ms / jq \($n["jq"] * 1000 | . * 100 | round / 100) ms = \($n["verify"] / $n["jq"] | . * 1000 | round / 1000); one pass / tree \($n["verify-stream-env"] / $n["verify-tree-env"] | . * 100 | round / 100); startup \($n["startup"] * 1000 | . * 100 | round / 100) ms",
     "  process startup alone (--version): \($m["startup"] * 1000 | . * 100 | round / 100) ms; verify less startup: \(($m["verify"] - $m["startup"]) * 1000 | . * 100 | round / 100) ms",
     "  cpu (user+sys) verify / jq: \((.results | map({(.command): (.user + .system)}) | add) as $c | $c["verify"] / $c["jq"] | . * 100 | round / 100) (wall ratios suffer most from a loaded machine)",
     "  matrix over 200 bundles: \($m["matrix200"] * 1000 | . * 100 | round / 100) ms",
-    "goals: verify <= 0.1x jq: \(if $m["verify"] <= 0.1 * $base then "met" else "MISSED" end); verify <= 5 ms: \(if $m["verify"] <= 0.005 then "met" else "MISSED" end); diff <= 50 ms: \(if $m["diff"] <= 0.05 then "met" else "MISSED" end); matrix200 <= 1 s: \(if $m["matrix200"] <= 1 then "met" else "MISSED" end)"
+    "goals: verify <= 0.05x jq: \(if $m["verify"] <= 0.05 * $base then "met" else "MISSED" end); verify <= 5 ms: \(if $m["verify"] <= 0.005 then "met" else "MISSED" end); diff <= 50 ms: \(if $m["diff"] <= 0.05 then "met" else "MISSED" end); matrix200 <= 1 s: \(if $m["matrix200"] <= 1 then "met" else "MISSED" end)"
 ' "$work/h.json"

@@ -13,11 +13,18 @@
  *  - the canonical form the strict reader writes while parsing (verify's
  *    one pass) is, whenever it says it is complete, byte for byte the
  *    canonical form of the tree it built (with and without a skipped key),
- *    and it is complete for the tree's own canonical form. */
+ *    and it is complete for the tree's own canonical form;
+ *  - verify's one pass without a tree (evidence/canon-stream.c) accepts
+ *    exactly what the tree reader and the loader accept, writes the tree's
+ *    canonical bytes (with and without the skipped signature) and their
+ *    SHA-512, and verify's verdict, reason and messages are the same
+ *    through either reader. */
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +124,67 @@ static void streamed_canonical(const char *data, size_t size, const char *skip_k
 	}
 	json_decref(j);
 	sbuf_clear(&b);
+}
+
+/* The one pass against the tree: same acceptance, bytes and digest. */
+static void stream_canonical(const char *data, size_t size, const char *skip_key)
+{
+	json_t *tree = NULL;
+	char err[512];
+	int tr = agsbx_bundle_parse(data, size, &tree, err, sizeof err);
+	struct ev_canon_stream o;
+	int sr = ev_canon_stream(data, size, skip_key, &o);
+	if (sr == -ENOMEM) { /* says nothing about the input */
+		json_decref(tree);
+		return;
+	}
+	if ((tr == 0) != (sr == 0))
+		abort();
+	if (tr == 0) {
+		size_t len;
+		uint8_t h[64];
+		char *c = agsbx_json_canonical(tree, skip_key, &len);
+		if (!c || len != o.len || memcmp(c, o.canonical, len) != 0)
+			abort();
+		crypto_hash_sha512(h, (const unsigned char *)c, len);
+		if (memcmp(h, o.sha512, sizeof h) != 0)
+			abort();
+		free(c);
+	}
+	json_decref(tree);
+	ev_canon_stream_clear(&o);
+}
+
+struct outcome {
+	int load, verify;
+	char err[512], verr[512];
+	struct agsbx_verify_result res;
+};
+
+static void verify_through(const char *data, size_t size, bool stream, struct outcome *o)
+{
+	memset(o, 0, sizeof *o);
+	json_t *b = NULL;
+	uint8_t sha[64];
+	bool ok = false;
+	o->load = stream ? agsbx_bundle_parse_verify(data, size, &b, sha, &ok, o->err, sizeof o->err)
+			 : agsbx_bundle_parse_digest(data, size, &b, sha, &ok, o->err, sizeof o->err);
+	if (o->load < 0)
+		return;
+	struct agsbx_verify_opts opts = { .canonical_sha512 = ok ? sha : NULL, .expect_challenge = "c" };
+	o->verify = agsbx_bundle_verify(b, &opts, &o->res, o->verr, sizeof o->verr);
+	json_decref(b);
+}
+
+/* verify's verdict through the one pass and through the tree. */
+static void stream_verdict(const char *data, size_t size)
+{
+	struct outcome s, t;
+	verify_through(data, size, true, &s);
+	verify_through(data, size, false, &t);
+	if (s.load != t.load || strcmp(s.err, t.err) != 0 || s.verify != t.verify || strcmp(s.verr, t.verr) != 0 ||
+	    memcmp(&s.res, &t.res, sizeof s.res) != 0)
+		abort();
 }
 
 static void differential(const uint8_t *data, size_t size)
@@ -257,6 +325,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	differential(data, size);
 	streamed_canonical((const char *)data, size, NULL);
 	streamed_canonical((const char *)data, size, "signature");
+	stream_canonical((const char *)data, size, "signature");
+	stream_canonical((const char *)data, size, NULL);
+	stream_verdict((const char *)data, size);
 
 	json_t *b = NULL;
 	struct agsbx_error err = { 0 };
