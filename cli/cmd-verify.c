@@ -94,9 +94,9 @@ static int load_for_verify(const char *file, json_t **bundle, uint8_t sha512[64]
 	const char *tree = getenv("AGSBX_VERIFY_TREE");
 	if (tree && strcmp(tree, "1") == 0)
 		return agsbx_cli_load_bundle_digest(file, bundle, sha512, sha512_ok);
-	char err[512];
-	if (agsbx_bundle_load_verify(file, bundle, sha512, sha512_ok, err, sizeof err) < 0) {
-		agsbx_error("%s", err); /* as agsbx_cli_load_bundle_digest reports it */
+	struct agsbx_error e = { 0 };
+	if (agsbx_bundle_load_verify(file, bundle, sha512, sha512_ok, &e) < 0) {
+		agsbx_error("%s", e.message); /* as agsbx_cli_load_bundle_digest reports it */
 		return AGSBX_EXIT_USAGE;
 	}
 	return 0;

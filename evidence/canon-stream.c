@@ -623,7 +623,7 @@ static bool stream_decides(const json_t *view)
 }
 
 int agsbx_bundle_parse_verify(const char *data, size_t len, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
-			      bool *sha512_ok, char *err, size_t err_size)
+			      bool *sha512_ok, struct agsbx_error *e)
 {
 	*bundle = NULL;
 	*sha512_ok = false;
@@ -639,29 +639,30 @@ int agsbx_bundle_parse_verify(const char *data, size_t len, json_t **bundle, uin
 		ev_canon_stream_clear(&o);
 	}
 	/* undecided: the tree reader's verdict, message and digest */
-	return agsbx_bundle_parse_digest(data, len, bundle, sha512, sha512_ok, err, err_size);
+	return agsbx_bundle_parse_digest(data, len, bundle, sha512, sha512_ok, e);
 }
 
 /* As load.c's load(): the same read, the same messages. */
 int agsbx_bundle_load_verify(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
-			     bool *sha512_ok, char *err, size_t err_size)
+			     bool *sha512_ok, struct agsbx_error *e)
 {
 	*bundle = NULL;
 	*sha512_ok = false;
+	char err[512] = "";
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	int r = agsbx_read_file(path, AGSBX_BUNDLE_MAX_BYTES, &data, &len); /* one read(2) for a regular file */
 	if (r == -EFBIG) {
-		ev_set_err(err, err_size, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
-		return r;
+		ev_set_err(err, sizeof err, "%s: larger than %u MiB", path, AGSBX_BUNDLE_MAX_BYTES >> 20);
+		return ev_error(e, r, err);
 	}
 	if (r < 0) {
-		ev_set_err(err, err_size, "%s: %s", path, agsbx_file_strerror(r));
-		return r;
+		ev_set_err(err, sizeof err, "%s: %s", path, agsbx_file_strerror(r));
+		return ev_error(e, r, err);
 	}
-	char why[400] = "";
-	r = agsbx_bundle_parse_verify(data, len, bundle, sha512, sha512_ok, why, sizeof why);
+	struct agsbx_error why = { 0 };
+	r = agsbx_bundle_parse_verify(data, len, bundle, sha512, sha512_ok, &why);
 	if (r < 0)
-		ev_set_err(err, err_size, "%s: %s", path, why);
-	return r;
+		ev_set_err(err, sizeof err, "%s: %s", path, why.message);
+	return ev_error(e, r, err);
 }

@@ -45,9 +45,9 @@ int agsbx_bundle_parse_digest(const char *data, size_t len, json_t **bundle,
  * signature hash other than sha512), the tree reader's result, errors and
  * messages: the same verdict either way. */
 int agsbx_bundle_load_verify(const char *path, json_t **bundle, uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES],
-			     bool *sha512_ok, char *err, size_t err_size);
+			     bool *sha512_ok, struct agsbx_error *err);
 int agsbx_bundle_parse_verify(const char *data, size_t len, json_t **bundle,
-			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, char *err, size_t err_size);
+			      uint8_t sha512[AGSBX_BUNDLE_SHA512_BYTES], bool *sha512_ok, struct agsbx_error *err);
 
 /* The canonical bytes: the bundle without "signature", keys sorted,
  * compact, integers only, UTF-8 — byte-identical to

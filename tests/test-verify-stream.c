@@ -20,6 +20,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+/* The error records as the strings this test compares. */
+static int parse_stream(const char *d, size_t n, json_t **b, uint8_t *sha, bool *ok, char *err, size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse_verify(d, n, b, sha, ok, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+static int parse_tree(const char *d, size_t n, json_t **b, uint8_t *sha, bool *ok, char *err, size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse_digest(d, n, b, sha, ok, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+static int parse_str(const char *d, size_t n, json_t **b, char *err, size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse(d, n, b, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+static int verify_str(const json_t *b, const struct agsbx_verify_opts *o, struct agsbx_verify_result *res, char *err,
+		      size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_verify(b, o, res, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+
 static char *tmp, *key, *pub;
 
 static void setup(void)
@@ -28,8 +60,9 @@ static void setup(void)
 	ck_assert_ptr_nonnull(tmp);
 	key = agsbx_path_join(tmp, "k");
 	ck_assert_ptr_nonnull(key);
-	char fp[64], err[256] = "";
-	ck_assert_msg(agsbx_keygen(key, "stream@example.invalid", fp, err, sizeof err) == 0, "keygen: %s", err);
+	char fp[64];
+	struct agsbx_error ke = { 0 };
+	ck_assert_msg(agsbx_keygen(key, "stream@example.invalid", fp, &ke) == 0, "keygen: %s", ke.message);
 	ck_assert_int_ge(asprintf(&pub, "%s.pub", key), 0);
 }
 
@@ -57,13 +90,13 @@ static void run(const char *data, size_t len, bool stream, struct outcome *o)
 	json_t *b = NULL;
 	uint8_t sha[AGSBX_BUNDLE_SHA512_BYTES];
 	bool ok = false;
-	o->load = stream ? agsbx_bundle_parse_verify(data, len, &b, sha, &ok, o->err, sizeof o->err)
-			 : agsbx_bundle_parse_digest(data, len, &b, sha, &ok, o->err, sizeof o->err);
+	o->load = stream ? parse_stream(data, len, &b, sha, &ok, o->err, sizeof o->err)
+			 : parse_tree(data, len, &b, sha, &ok, o->err, sizeof o->err);
 	if (o->load < 0)
 		return;
 	struct agsbx_verify_opts opts = { .key_path = pub, .canonical_sha512 = ok ? sha : NULL,
 					  .expect_challenge = "nonce" };
-	o->verify = agsbx_bundle_verify(b, &opts, &o->res, o->verr, sizeof o->verr);
+	o->verify = verify_str(b, &opts, &o->res, o->verr, sizeof o->verr);
 	snprintf(o->created_at, sizeof o->created_at, "%s", ev_jstr(b, "created_at") ? ev_jstr(b, "created_at") : "-");
 	json_decref(b);
 }
@@ -90,7 +123,7 @@ static void same_canonical(const char *data, size_t len, const char *skip, const
 {
 	json_t *tree = NULL;
 	char err[512] = "";
-	int tr = agsbx_bundle_parse(data, len, &tree, err, sizeof err);
+	int tr = parse_str(data, len, &tree, err, sizeof err);
 	struct ev_canon_stream o;
 	int sr = ev_canon_stream(data, len, skip, &o);
 	ck_assert_msg(sr != -ENOMEM, "%s: out of memory", what);
@@ -319,9 +352,9 @@ END_TEST
 START_TEST(test_signed)
 {
 	_cleanup_free_ char *path = agsbx_test_source_path("tests/data/bundles/full.json");
-	char err[512] = "";
+	struct agsbx_error err = { 0 };
 	_cleanup_json_ json_t *b = NULL;
-	ck_assert_msg(agsbx_bundle_load(path, &b, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(agsbx_bundle_load(path, &b, &err) == 0, "%s", err.message);
 	json_t *pad = json_array();
 	for (size_t n = 1; n < (2u << 20); n = n * 3 / 2 + 1) {
 		char *v = malloc(n + 1);
@@ -333,7 +366,7 @@ START_TEST(test_signed)
 	}
 	json_object_set_new(b, "x_padding", pad);
 	json_object_set_new(b, "challenge", json_string("nonce"));
-	ck_assert_msg(agsbx_bundle_sign(b, key, err, sizeof err) == 0, "sign: %s", err);
+	ck_assert_msg(agsbx_bundle_sign(b, key, &err) == 0, "sign: %s", err.message);
 	_cleanup_json_ json_t *r = reversed(b);
 	for (int i = 0; i < 2; i++) {
 		_cleanup_free_ char *text = json_dumps(i ? r : b, i ? JSON_INDENT(2) : JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -357,22 +390,22 @@ END_TEST
 START_TEST(test_other_hash_falls_back)
 {
 	_cleanup_free_ char *path = agsbx_test_source_path("tests/data/bundles/signed.json");
-	char err[512] = "";
+	struct agsbx_error err = { 0 };
 	_cleanup_json_ json_t *b = NULL;
-	ck_assert_msg(agsbx_bundle_load(path, &b, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(agsbx_bundle_load(path, &b, &err) == 0, "%s", err.message);
 	json_object_set_new(json_object_get(b, "signature"), "hash", json_string("sha256"));
 	_cleanup_free_ char *text = json_dumps(b, JSON_SORT_KEYS);
 	oracle(text, strlen(text), "sha256");
 	json_t *got = NULL;
 	uint8_t sha[64];
 	bool ok;
-	ck_assert_int_eq(agsbx_bundle_parse_verify(text, strlen(text), &got, sha, &ok, err, sizeof err), 0);
+	ck_assert_int_eq(parse_stream(text, strlen(text), &got, sha, &ok, err.message, sizeof err.message), 0);
 	ck_assert_ptr_nonnull(json_object_get(got, "providers")); /* the tree */
 	json_decref(got);
 	json_object_set_new(json_object_get(b, "signature"), "hash", json_string("sha512"));
 	free(text);
 	text = json_dumps(b, JSON_SORT_KEYS);
-	ck_assert_int_eq(agsbx_bundle_parse_verify(text, strlen(text), &got, sha, &ok, err, sizeof err), 0);
+	ck_assert_int_eq(parse_stream(text, strlen(text), &got, sha, &ok, err.message, sizeof err.message), 0);
 	ck_assert(ok);
 	ck_assert_ptr_null(json_object_get(got, "providers")); /* the view */
 	json_decref(got);

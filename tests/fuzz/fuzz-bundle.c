@@ -31,6 +31,38 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+
+/* The error records as the strings this test compares. */
+static int parse_stream(const char *d, size_t n, json_t **b, uint8_t *sha, bool *ok, char *err, size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse_verify(d, n, b, sha, ok, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+static int parse_tree(const char *d, size_t n, json_t **b, uint8_t *sha, bool *ok, char *err, size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse_digest(d, n, b, sha, ok, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+static int parse_str(const char *d, size_t n, json_t **b, char *err, size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_parse(d, n, b, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+static int verify_str(const json_t *b, const struct agsbx_verify_opts *o, struct agsbx_verify_result *res, char *err,
+		      size_t size)
+{
+	struct agsbx_error e = { 0 };
+	int r = agsbx_bundle_verify(b, o, res, &e);
+	snprintf(err, size, "%s", e.message);
+	return r;
+}
+
 static FILE *sink(void)
 {
 	static FILE *f;
@@ -131,7 +163,7 @@ static void stream_canonical(const char *data, size_t size, const char *skip_key
 {
 	json_t *tree = NULL;
 	char err[512];
-	int tr = agsbx_bundle_parse(data, size, &tree, err, sizeof err);
+	int tr = parse_str(data, size, &tree, err, sizeof err);
 	struct ev_canon_stream o;
 	int sr = ev_canon_stream(data, size, skip_key, &o);
 	if (sr == -ENOMEM) { /* says nothing about the input */
@@ -167,12 +199,12 @@ static void verify_through(const char *data, size_t size, bool stream, struct ou
 	json_t *b = NULL;
 	uint8_t sha[64];
 	bool ok = false;
-	o->load = stream ? agsbx_bundle_parse_verify(data, size, &b, sha, &ok, o->err, sizeof o->err)
-			 : agsbx_bundle_parse_digest(data, size, &b, sha, &ok, o->err, sizeof o->err);
+	o->load = stream ? parse_stream(data, size, &b, sha, &ok, o->err, sizeof o->err)
+			 : parse_tree(data, size, &b, sha, &ok, o->err, sizeof o->err);
 	if (o->load < 0)
 		return;
 	struct agsbx_verify_opts opts = { .canonical_sha512 = ok ? sha : NULL, .expect_challenge = "c" };
-	o->verify = agsbx_bundle_verify(b, &opts, &o->res, o->verr, sizeof o->verr);
+	o->verify = verify_str(b, &opts, &o->res, o->verr, sizeof o->verr);
 	json_decref(b);
 }
 
