@@ -71,6 +71,9 @@ BADRES = {
     "exec-inferred-obj": {"inferred": {}}, "exec-inferred-int": {"inferred": [1]},
     "exec-total-big": {"stdout_total": 1 << 60}, "exec-trunc-str": {"stdout_truncated": "no"},
 }
+# well-formed answers that still fail a run: the payload's own exit status
+# through the adapter; a line after answering shutdown (shutdown-chatter)
+QUIRKS = {"exec-exit-1": {"exit_code": 1}}
 
 
 def strip(v):
@@ -100,9 +103,11 @@ def raw(line):
 
 def execute(q):
     r = negbase.run(q)
-    b = BADRES.get(MODE, {})
+    b = BADRES.get(MODE, QUIRKS.get(MODE, {}))
     r = b if isinstance(b, list) else strip({**r, **b})
     negbase.send({"id": q["id"], "ok": True, "result": r})
 
 
 negbase.serve(execute_fn=execute, hooks={op: mutated(op) for op in ("hello", "probe", "ensure")})
+if MODE == "shutdown-chatter":
+    raw(json.dumps({"id": 0, "ok": True, "late": "after shutdown"}))
