@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Every field check of agsbx-external/1's hello, probe, ensure and execute
-# answers and of the response line itself, through `collect --adapter` as
-# the unprivileged test user: the NEGATIVE-CONTROL adapter
-# tests/negative/adapters/neg-shapes.py breaks exactly one field per mode
-# (mistyped, missing, too long, outside the declared set, not JSON), and each
-# provider must come out `defective` with adapter_protocol_error, the
+# Every field check of agsbx-external/1's hello, probe, ensure, execute,
+# cancel and health answers and of the response line itself, through
+# `collect --adapter` as the unprivileged test user: the NEGATIVE-CONTROL
+# adapter tests/negative/adapters/neg-shapes.py breaks exactly one field per
+# mode (mistyped, missing, too long, outside the declared set, not JSON), and
+# each provider must come out `defective` with adapter_protocol_error, the
 # violation message naming that field, and adapter.protocol failing; the
 # other providers of the same run are judged alone (16 adapters a run, the
 # most one run declares). Nothing of the adapters is left running.
@@ -62,6 +62,9 @@ declare -A WANT=(
   [ensure-handle-missing]="ensure: handle (at most 128 bytes) or meta missing or mistyped"
   [ensure-handle-long]="ensure: handle (at most 128 bytes) or meta missing or mistyped"
   [ensure-meta-array]="ensure: handle (at most 128 bytes) or meta missing or mistyped"
+  [cancel-str]="cancel response without a boolean 'cancelled'"
+  [cancel-missing]="cancel response without a boolean 'cancelled'"
+  [health-weird]='health: status is neither "ready" nor "unhealthy"'
   [line-array]="not a JSON object"
   [line-notjson]="not JSON: "
   [line-id-str]="response without an integer id"

@@ -54,6 +54,9 @@ BAD = {
     "ensure-handle-missing": ("ensure", {"handle": DEL}),
     "ensure-handle-long": ("ensure", {"handle": "h" * 200}),
     "ensure-meta-array": ("ensure", {"meta": []}),
+    "cancel-str": ("cancel", {"cancelled": "x"}),
+    "cancel-missing": ("cancel", {"cancelled": DEL}),
+    "health-weird": ("health", {"status": "weird"}),
     "line-array": ("probe", "[1,2]"),
     "line-notjson": ("probe", "{not json"),
     "line-id-str": ("probe", {"id": "x"}),
@@ -108,6 +111,6 @@ def execute(q):
     negbase.send({"id": q["id"], "ok": True, "result": r})
 
 
-negbase.serve(execute_fn=execute, hooks={op: mutated(op) for op in ("hello", "probe", "ensure")})
+negbase.serve(execute_fn=execute, hooks={op: mutated(op) for op in ("hello", "probe", "ensure", "cancel", "health")})
 if MODE == "shutdown-chatter":
     raw(json.dumps({"id": 0, "ok": True, "late": "after shutdown"}))
