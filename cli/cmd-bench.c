@@ -167,8 +167,10 @@ static int run_provider(const struct agsbx_provider_ops *ops, struct agsbx_handl
 		snprintf(why, why_size, "execute refused: %s", fail.reason ? fail.reason : strerror(-r));
 	else if (xr.run.status != 0)
 		snprintf(why, why_size, "payload exited %d through the provider", xr.run.status);
+	/* read before the clear (it zeroes the status) */
+	int status = xr.run.status;
 	agsbx_exec_result_clear(&xr);
-	return r < 0 ? r : xr.run.status != 0 ? -EIO : 0;
+	return r < 0 ? r : status != 0 ? -EIO : 0;
 }
 
 /* ---- one provider --------------------------------------------------------- */

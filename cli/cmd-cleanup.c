@@ -220,14 +220,17 @@ int agsbx_cmd_cleanup(int argc, char **argv)
 	int failed = agsbx_cleanup_dead_runs(work_dir, &ctx, dry_run, found);
 	size_t i;
 	json_t *it;
+	int w = 0;
 	if (json)
-		agsbx_cli_print_json(found, 0);
+		w = agsbx_cli_print_json(found, 0);
 	else
 		json_array_foreach(found, i, it)
 			print_item(it, dry_run);
 	if (!json && json_array_size(found) == 0)
 		printf("nothing left by dead runs\n");
-	if (fflush(stdout) != 0)
-		return AGSBX_EXIT_INTERNAL;
+	if (w == 0)
+		w = agsbx_flush_errno(stdout);
+	if (w < 0) /* said here, with the write's errno: main's final flush stays silent after exit 3 */
+		return agsbx_error_errno(w, "cannot write to stdout"), AGSBX_EXIT_INTERNAL;
 	return failed ? AGSBX_EXIT_INTERNAL : AGSBX_EXIT_OK;
 }
