@@ -19,17 +19,17 @@
 /* JSON text only: the schema check after it is not what these test. */
 static const char *json_error(const char *text, size_t n)
 {
-	static char err[512];
+	static struct agsbx_error err;
 	json_t *b = NULL;
-	err[0] = '\0';
+	err = (struct agsbx_error){ 0 };
 	char *copy = malloc(n ? n : 1); /* exactly n bytes: a read past the end is ASan's to see */
 	ck_assert_ptr_nonnull(copy);
 	memcpy(copy, text, n);
-	int r = agsbx_bundle_parse(copy, n, &b, err, sizeof err);
+	int r = agsbx_bundle_parse(copy, n, &b, &err);
 	free(copy);
 	ck_assert_int_lt(r, 0);
 	ck_assert_ptr_null(b);
-	return err;
+	return err.message;
 }
 
 static void refused(const char *text, const char *want)
