@@ -148,7 +148,7 @@ kill_at_canary() {
   pid=$!
   for _ in $(seq 3000); do [[ -e $flagdir/canary-seen ]] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
   [[ -e $flagdir/canary-seen ]] || { cat "$w/log" >&2; fail "the collect never reached the home canary"; }
-  kill -KILL -- "-$pid"
+  kill -KILL -- "-$pid" 2>/dev/null || fail "the held collect (process group $pid) was gone before the kill: $(cat "$w/log")"
   wait "$pid" 2>/dev/null || true
 }
 # the canary the held run was given (other tests' runs may have their own)
@@ -159,10 +159,12 @@ kill_at_canary "$w"
 c=$(held_canary)
 [[ $c == "$home"/.agsbx-canary-* && -f $c/id_key ]] || fail "the SIGKILLed collect left no canary (nothing to test): $c"
 t_on_exit "rm -rf '$c'"
-as_user env TMPDIR="$w" "$stage/agsbx-evidence" cleanup --dry-run --work-dir "$w" >"$T/canary-dry.txt"
+as_user env TMPDIR="$w" "$stage/agsbx-evidence" cleanup --dry-run --work-dir "$w" >"$T/canary-dry.txt" 2>&1 \
+  || fail "cleanup --dry-run exited $?: $(cat "$T/canary-dry.txt")"
 grep -qxF "would remove canary $c" "$T/canary-dry.txt" || fail "cleanup --dry-run does not list the canary: $(cat "$T/canary-dry.txt")"
 [[ -f $c/id_key ]] || fail "--dry-run removed the canary"
-as_user env TMPDIR="$w" "$stage/agsbx-evidence" cleanup --work-dir "$w" >"$T/canary.txt"
+as_user env TMPDIR="$w" "$stage/agsbx-evidence" cleanup --work-dir "$w" >"$T/canary.txt" 2>&1 \
+  || fail "cleanup exited $?: $(cat "$T/canary.txt")"
 grep -qxF "removed canary $c" "$T/canary.txt" || fail "cleanup did not report the canary: $(cat "$T/canary.txt")"
 [[ ! -e $c ]] || fail "cleanup left the canary $c"
 pass "a collect SIGKILLed during secrets.home_denied: cleanup removed its home canary"
