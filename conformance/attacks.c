@@ -1051,7 +1051,7 @@ void check_bundle_integrity_enforced(const struct check_env *env, struct check_o
 		unlink(data_src);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	if (r < 0 || env->ops->ensure(env->ctx, g, &h, &fail) < 0) {
+	if (r < 0 || env->ops->ensure(env->ops, env->ctx, g, &h, &fail) < 0) {
 		cf_reason(out, r < 0 ? "internal: cannot prepare a second grant" : "ensure of a second grant failed: %s",
 			     fail.message);
 		agsbx_grant_destroy(g);
@@ -1092,7 +1092,7 @@ void check_config_unknown_rejected(const struct check_env *env, struct check_out
 	c.config = cfg;
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	int er = env->ops->ensure(&c, env->grant, &h, &fail);
+	int er = env->ops->ensure(env->ops, &c, env->grant, &h, &fail);
 	if (er == 0 && h) {
 		agsbx_provider_release(h);
 		agsbx_handle_free(h);

@@ -753,7 +753,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 {
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	if (env->ops->ensure(env->ctx, env->grant, &h, &fail) < 0) {
+	if (env->ops->ensure(env->ops, env->ctx, env->grant, &h, &fail) < 0) {
 		cf_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
 		return;
 	}
@@ -803,10 +803,10 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	if (!real)
 		c.simulate = sim;
 	struct agsbx_probe p = { 0 };
-	env->ops->probe(&c, &p);
+	env->ops->probe(env->ops, &c, &p);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	int er = env->ops->ensure(&c, env->grant, &h, &fail);
+	int er = env->ops->ensure(env->ops, &c, env->grant, &h, &fail);
 	_cleanup_free_ char *n = nonce(), *name = NULL;
 	if (!n || asprintf(&name, "fail-closed-%s", n) < 0)
 		name = NULL;
@@ -857,7 +857,7 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 	bool consistent = p->available == (p->reason && strcmp(p->reason, "ready") == 0);
 	/* The probe must be a stable observation: a second probe agrees. */
 	struct agsbx_probe again = { 0 };
-	env->ops->probe(env->ctx, &again);
+	env->ops->probe(env->ops, env->ctx, &again);
 	bool stable = again.reason && p->reason && strcmp(again.reason, p->reason) == 0 &&
 		      again.available == p->available;
 	json_object_set_new(out->facts, "reason_in_closed_set", json_boolean(in_set));

@@ -245,6 +245,11 @@ int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json
 	return 0;
 }
 
+int agsbx_provider_configure(const struct agsbx_provider_ops *ops, const json_t *config, struct agsbx_error *fail)
+{
+	return ops->configure ? ops->configure(ops, config, fail) : agsbx_provider_check_config(ops, config, fail);
+}
+
 int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
 		      bool *out, struct agsbx_error *fail)
 {

@@ -331,9 +331,12 @@ struct agsbx_provider_ops {
 	/* A simulation the harness may request to make this provider
 	 * unavailable for fail.closed (AGSBX_SIM_*), or NULL. */
 	const char *fail_closed_simulation;
-	bool (*applies)(void);            /* this platform? NULL = always */
-	int (*probe)(const struct agsbx_ctx *ctx, struct agsbx_probe *out);
-	int (*ensure)(const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+	/* Every op that has no handle gets `self`, the ops it was called
+	 * through (a declared provider's instance is found from it); an op
+	 * with a handle reaches it as h->ops. */
+	bool (*applies)(const struct agsbx_provider_ops *self);   /* this platform? NULL = always */
+	int (*probe)(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
+	int (*ensure)(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		      struct agsbx_handle **out, struct agsbx_error *fail);
 	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy; NULL: agsbx_handle_health */
 	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
@@ -367,7 +370,8 @@ struct agsbx_provider_ops {
 	 * (base/rundir.h) is gone, never a live run's. Removes them unless
 	 * dry_run; appends one {kind, id, owner, removed} per resource to
 	 * found. Returns the count or -errno (nothing to reach is 0). */
-	int (*cleanup_dead)(const struct agsbx_ctx *ctx, bool dry_run, json_t *found);
+	int (*cleanup_dead)(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, bool dry_run,
+			    json_t *found);
 	/* Optional (declared providers: --adapter, --wrap): called once when
 	 * the provider's run is over and every handle was released. Returns
 	 * members for the provider object (kind, argv, the adapter record) as
@@ -375,6 +379,16 @@ struct agsbx_provider_ops {
 	 * contract outside any one check (an adapter's protocol violation,
 	 * leftovers), which makes it defective. */
 	json_t *(*finish)(const struct agsbx_provider_ops *self, struct agsbx_error *defect);
+	/* A provider declared at run time (--adapter, --wrap): it wraps a
+	 * mechanism the harness cannot name in advance, so every labelled
+	 * simulation is its fail-closed test and its end of run (finish) is
+	 * recorded. */
+	bool declared;
+	/* Optional: checks the provider's --config object before anything
+	 * runs (0, or -EINVAL with the message in fail). NULL: the keys and
+	 * types of config_keys (agsbx_provider_check_config). Call it through
+	 * agsbx_provider_configure. */
+	int (*configure)(const struct agsbx_provider_ops *self, const json_t *config, struct agsbx_error *fail);
 	/* Optional: which probe reasons stand for a host condition the
 	 * harness can decide itself (probe.truthful cross-checks them),
 	 * NULL-terminated pairs {reason, AGSBX_HOSTCOND_*}. */
@@ -420,6 +434,9 @@ extern const char *const agsbx_generic_reasons[];
  * outside its key's type. */
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_error *fail);
+/* The config check before a run: ops->configure, or
+ * agsbx_provider_check_config when the provider leaves it NULL. */
+int agsbx_provider_configure(const struct agsbx_provider_ops *ops, const json_t *config, struct agsbx_error *fail);
 
 /* The one boolean parser for config values: JSON true/false only; absent
  * is def. -EINVAL (message in fail, may be NULL) for anything else. */

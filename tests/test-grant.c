@@ -112,7 +112,7 @@ START_TEST(test_tampered_file_refused)
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&ctx, g, &h, &fail), 0);
+	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&agsbx_provider_trusted_local, &ctx, g, &h, &fail), 0);
 	ck_assert_int_eq(run_true(h, &fail), 0);
 	/* tamper between materialisation and execution */
 	chmod(g->files[0].path, 0755);

@@ -637,7 +637,7 @@ static const char *verify(const struct agsbx_ctx *ctx, struct gv_env *e, bool re
 
 /* ---- provider ops ----------------------------------------------------- */
 
-static int gv_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int gv_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	out->facts = json_object();
@@ -674,7 +674,7 @@ static void priv_free(void *priv)
 	free(p);
 }
 
-static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
+static int gv_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
 		     struct agsbx_error *fail)
 {
 	*out = NULL;
@@ -1430,7 +1430,7 @@ static void gv_release(struct agsbx_handle *h)
 
 /* Containers (with their host processes) whose owning harness is gone.
  * No reachable daemon means nothing of ours can be running there. */
-static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
+static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
 {
 	_cleanup_json_ json_t *facts = json_object();
 	_cleanup_free_ char *sock = NULL;

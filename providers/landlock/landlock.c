@@ -62,7 +62,7 @@ static const char *const system_read_roots[] = {
 /* Writable file rules (a file rule carries no directory right). */
 static const char *const system_write_files[] = { "/dev/null" };
 
-static bool ll_applies(void)
+static bool ll_applies(const struct agsbx_provider_ops *self)
 {
 	return true;
 }
@@ -494,7 +494,7 @@ static void real_probe(const struct agsbx_ctx *ctx, struct ll_state *st)
 									 : json_null());
 }
 
-static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int ll_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	struct ll_state st;
@@ -591,7 +591,7 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 	return 0;
 }
 
-static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
+static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
 		     struct agsbx_error *fail)
 {
 	*out = NULL;
@@ -748,12 +748,12 @@ static void ll_release(struct agsbx_handle *h)
 
 #else /* !__linux__ */
 
-static bool ll_applies(void)
+static bool ll_applies(const struct agsbx_provider_ops *self)
 {
 	return false;
 }
 
-static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int ll_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	(void)ctx;
 	memset(out, 0, sizeof *out);
@@ -765,7 +765,7 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	return 0;
 }
 
-static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
+static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
 		     struct agsbx_error *fail)
 {
 	(void)ctx;
