@@ -393,6 +393,18 @@ struct agsbx_provider_ops {
 	 * harness can decide itself (probe.truthful cross-checks them),
 	 * NULL-terminated pairs {reason, AGSBX_HOSTCOND_*}. */
 	const struct agsbx_reason_cond *reason_conds;
+	/* Optional: the probe facts this provider shares with the host
+	 * probes (probes/), which probe.truthful requires to agree with them
+	 * when both are present; terminated by a row with fact NULL. */
+	const struct agsbx_shared_fact *shared_facts;
+};
+
+/* A probe fact that is also a host probe's: facts.<fact> of the provider
+ * equals host.<family>.<host_fact>.value. */
+struct agsbx_shared_fact {
+	const char *fact;
+	const char *family;           /* probes/ family, e.g. "landlock" */
+	const char *host_fact;
 };
 
 /* Host conditions a blocked reason may assert; probe.truthful decides

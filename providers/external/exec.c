@@ -276,6 +276,17 @@ static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_er
 	return json_pack("{s:s, s:o}", "kind", "external", "declared", d);
 }
 
+/* An adapter may wrap any mechanism the host probes know, so whichever of
+ * these facts it reports is held to the host's (the Agently adapter
+ * reports system_abi for Landlock and bwrap_path for bubblewrap). */
+static const struct agsbx_shared_fact shared_facts[] = {
+	{ "system_abi", "landlock", "abi" },
+	{ "bwrap_path", "bubblewrap", "path" },
+	{ "bwrap_version", "bubblewrap", "version" },
+	{ "server_version", "docker", "version" },
+	{ 0 },
+};
+
 const struct agsbx_provider_ops ext_adapter_ops_template = {
 	.summary = "declared: an adapter speaking agsbx-external/1 (--adapter)",
 	.declared = true,
@@ -288,4 +299,5 @@ const struct agsbx_provider_ops ext_adapter_ops_template = {
 	.execute = ext_execute,
 	.release = ext_release,
 	.finish = ext_finish,
+	.shared_facts = shared_facts,
 };

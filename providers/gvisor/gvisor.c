@@ -1472,12 +1472,16 @@ static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct a
 	return n < 0 ? n : count;
 }
 
+/* The Docker daemon the host probe reached is the one gvisor uses. */
+static const struct agsbx_shared_fact shared_facts[] = { { "server_version", "docker", "version" }, { 0 } };
+
 const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.id = "gvisor",
 	.summary = "Docker containers on a runsc (gVisor) runtime, observed from the inside",
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.reason_conds = reason_conds,
+	.shared_facts = shared_facts,
 	.fail_closed_simulation = AGSBX_SIM_DOCKER_UNREACHABLE,
 	.probe = gv_probe,
 	.ensure = gv_ensure,

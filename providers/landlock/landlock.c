@@ -816,6 +816,8 @@ static int ll_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 
 #endif /* __linux__ */
 
+static const struct agsbx_shared_fact shared_facts[] = { { "system_abi", "landlock", "abi" }, { 0 } };
+
 const struct agsbx_provider_ops agsbx_provider_landlock = {
 	.id = "landlock",
 	.summary = "Landlock ruleset (grant roots + system read roots, TCP at ABI >= 4, scoping at ABI >= 6) "
@@ -823,6 +825,7 @@ const struct agsbx_provider_ops agsbx_provider_landlock = {
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.reason_conds = reason_conds,
+	.shared_facts = shared_facts,
 	.fail_closed_simulation = AGSBX_SIM_NO_LANDLOCK,
 	.runs_keep_orphans = true,   /* the helper execs the step */
 	.applies = ll_applies,
