@@ -2,50 +2,66 @@
  * (probe, ensure, execute, release, ...) as one struct of function
  * pointers, modelled on Agently's ExecutionResourceProvider.
  *
- * Checklist for adding a provider
- *  1. One file (or folder) under providers/ defining one
+ * Checklist for adding a provider: at most five files.
+ *  1. providers/<id>/<id>.c (or providers/<id>.c): one
  *     `const struct agsbx_provider_ops agsbx_provider_<id>` (CMake picks
  *     every providers/ source up; a helper program is a helper-*.c built
- *     with agsbx_add_helper()). Declare it with an `extern` line below,
- *     next to the others, and add it to the sorted table in
- *     providers/registry.c.
- *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
- *     containing "ready". probe.truthful fails on any reason outside it.
- *  3. `config_keys`: every accepted config key as "name:type" (type bool
- *     or string); any other key, or a value of another type, is an error
- *     (agsbx_provider_check_config does it for you; read a bool with
- *     agsbx_config_bool, the one boolean parser).
- *  4. probe(): observed facts only. `available` <=> reason == "ready".
- *     Capabilities claim an axis only when the mechanism enforces it;
- *     capabilities.truthful marks an overclaim as a defect.
- *  5. ensure(): validate config, run the real mechanism probe again,
- *     refuse (fail closed, documented reason) rather than fall back.
- *     Mounts and policies come from the grant only; never from the caller.
- *     Provider state goes into h->priv with h->priv_free to end it.
- *  6. execute(): through agsbx_handle_execute, which refuses after release,
- *     holds the handle against a release on another thread and runs the
- *     step gate (a well-formed step, the TOCTOU guard on the bundle) right
- *     before the provider's own run; that runs through base/runner
- *     (bounded output, timeout, cancel, whole-tree cleanup) and fills meta
- *     with agsbx_handle_meta. Must be safe to call from several threads on
- *     one handle.
- *  7. release(): agsbx_handle_release with the provider's teardown (it
- *     runs once; later calls do nothing); removes every temporary
- *     resource it created. A provider that creates none leaves release
- *     NULL: agsbx_provider_release then releases with no teardown.
- *     health(), leftovers() and raw_command() use agsbx_handle_health or
- *     agsbx_handle_enter/leave (a NULL health is agsbx_handle_health).
- *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
- *     does not, every reason; list the provider where the others are
- *     listed (README.md, docs/agsbx-evidence.1, the `--provider` words in
- *     completion/agsbx-evidence.bash).
- *  9. Tests: the real mechanism in tests/test-<id>.c, plus the provider in
- *     the matrix (tests/cli/).
- * 10. reason_conds: map each blocked reason that asserts a host condition
- *     (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
+ *     with agsbx_add_helper()).
+ *  2. providers/registry.c: its row in the sorted table, with its
+ *     `extern` beside the others there. (The externs below are for
+ *     callers that name a provider directly: tests, negative controls.)
+ *  3. docs/providers/<id>.md: the mechanism, what it isolates, what it
+ *     does not, every reason.
+ *  4, 5. Only where it shares facts with the host probes: the probe
+ *     family (probes/<family>.c, listed in probes/host.c) and its entry in
+ *     schemas/host-probe.schema.json; the provider names them in
+ *     `shared_facts`.
+ * Still hand-kept besides (until generated from `providers --json`): the
+ * provider lists in README.md, docs/agsbx-evidence.1 and the `--provider`
+ * words in completion/agsbx-evidence.bash. Tests: the real mechanism in
+ * tests/test-<id>.c, plus the provider in the matrix (tests/cli/).
+ *
+ * The ops, in the struct below:
+ *  - Every op without a handle (applies, probe, ensure, configure,
+ *    cleanup_dead, finish) receives `self`, the ops it was called through:
+ *    call it as ops->probe(ops, ...). An op with a handle (health,
+ *    execute, release, leftovers, raw_command) reaches its provider as
+ *    h->ops. So one function can serve several instances (the declared
+ *    providers, whose ops are copies of one template).
+ *  - `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
+ *    containing "ready". probe.truthful fails on any reason outside it;
+ *    `reason_conds` maps each blocked reason that asserts a host condition
+ *    (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
+ *  - `config_keys`: every accepted config key as "name:type" (type bool
+ *    or string); any other key, or a value of another type, is an error
+ *    (agsbx_provider_check_config, what agsbx_provider_configure runs when
+ *    `configure` is NULL; read a bool with agsbx_config_bool, the one
+ *    boolean parser).
+ *  - probe(): observed facts only. `available` <=> reason == "ready".
+ *    Capabilities claim an axis only when the mechanism enforces it;
+ *    capabilities.truthful marks an overclaim as a defect. A fact the
+ *    host probes also observe is listed in `shared_facts`.
+ *  - ensure(): validate config, run the real mechanism probe again,
+ *    refuse (fail closed, documented reason) rather than fall back.
+ *    Mounts and policies come from the grant only; never from the caller.
+ *    Provider state goes into h->priv with h->priv_free to end it.
+ *  - execute(): through agsbx_handle_execute, which refuses after release,
+ *    holds the handle against a release on another thread and runs the
+ *    step gate (a well-formed step, the TOCTOU guard on the bundle) right
+ *    before the provider's own run; that runs through base/runner
+ *    (bounded output, timeout, cancel, whole-tree cleanup) and fills meta
+ *    with agsbx_handle_meta. Must be safe to call from several threads on
+ *    one handle.
+ *  - release(): agsbx_handle_release with the provider's teardown (it
+ *    runs once; later calls do nothing); removes every temporary
+ *    resource it created. A provider that creates none leaves release
+ *    NULL: agsbx_provider_release then releases with no teardown.
+ *    health(), leftovers() and raw_command() use agsbx_handle_health or
+ *    agsbx_handle_enter/leave (a NULL health is agsbx_handle_health).
  * Providers declared at run time (--adapter, --wrap) live in
- * providers/external/ and are built from the same struct; an adapter's
- * handle forwards health, execute and release to the adapter, whose own
+ * providers/external/: `declared` set, ops copied from their kind's
+ * template, the instance found from self or h->ops; an adapter's handle
+ * forwards health, execute and release to the adapter, whose own
  * lifecycle the checks then judge. */
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
@@ -418,7 +434,8 @@ struct agsbx_reason_cond {
 	const char *cond;             /* AGSBX_HOSTCOND_* */
 };
 
-/* The built-in providers (registry.c lists them, sorted by id). */
+/* The built-in providers, for callers that name one directly (registry.c
+ * declares and lists them, sorted by id). */
 extern const struct agsbx_provider_ops agsbx_provider_bubblewrap;
 extern const struct agsbx_provider_ops agsbx_provider_gvisor;
 extern const struct agsbx_provider_ops agsbx_provider_landlock;
