@@ -272,11 +272,8 @@ int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_s
 		agsbx_fail(fail, "step_invalid", "%s: empty argv or unknown cwd root", h->ops->id);
 		return -EINVAL;
 	}
-	char why[512];
-	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
-		agsbx_fail(fail, "bundle_changed", "%s", why);
+	if (agsbx_grant_verify(h->grant, fail) < 0)
 		return -EBADMSG;
-	}
 	return 0;
 }
 

@@ -231,8 +231,9 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 int agsbx_grant_seal(struct agsbx_grant *g);
 /* The TOCTOU guard: every file still a regular non-symlink file with the
  * recorded sha256 (re-hashed whenever its inode fingerprint moved since
- * materialisation). -EBADMSG on a digest change, -ELOOP on a symlink. */
-int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size);
+ * materialisation). -EBADMSG on a digest change, -ELOOP on a symlink;
+ * why in fail (reason "bundle_changed", may be NULL). */
+int agsbx_grant_verify(const struct agsbx_grant *g, struct agsbx_error *fail);
 /* Refuses a path that is, or has a component that is, a symlink. */
 int agsbx_path_check_no_symlink(const char *path);
 /* Removes the area recursively (never following symlinks) and frees g. */

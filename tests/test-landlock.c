@@ -689,8 +689,8 @@ START_TEST(test_exec_write_outside_denied)
 	j = payload_ok(h, "write", f.payload_src, "pwned");
 	ck_assert(json_is_false(json_object_get(j, "ok")));
 	json_decref(j);
-	char why[256];
-	ck_assert_int_eq(agsbx_grant_verify(f.g, why, sizeof why), 0);
+	struct agsbx_error why = { 0 };
+	ck_assert_int_eq(agsbx_grant_verify(f.g, &why), 0);
 	fx_release(h);
 	/* Control: without Landlock the same user writes there. */
 	struct agsbx_handle *t = fx_ensure(&f, &agsbx_provider_trusted_local);
