@@ -607,7 +607,7 @@ static int daemon_containers(const char *label_key, const char *label_value)
 	char err[256] = "";
 	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
 	struct gv_docker d;
-	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	int n;
 	if (label_key) {
 		n = gv_containers_with_label(&d, label_key, label_value, NULL, err, sizeof err);
@@ -633,7 +633,7 @@ static int list_containers(bool shared, char id[65])
 	char err[256] = "";
 	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
 	struct gv_docker d;
-	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	long st;
 	json_t *list = NULL, *c;
 	ck_assert_int_eq(gv_docker_call(&d, "GET", "/containers/json?all=1", NULL, 0, &st, &list, err, sizeof err), 0);
@@ -1468,7 +1468,7 @@ static int container_execs(const char *id)
 	char err[256] = "";
 	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, err, sizeof err), 0);
 	struct gv_docker d;
-	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	ck_assert_int_ge(asprintf(&path, "/containers/%s/json", id), 0);
 	long st;
 	json_t *j = NULL;

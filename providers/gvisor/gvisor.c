@@ -582,14 +582,15 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reu
 		return set_verdict(v, GV_R_UNAVAILABLE, NULL, "no endpoint");
 	json_object_set_new(facts, "endpoint", json_sprintf("unix://%s", sock));
 	long t = ctx->probe_timeout_ms > 0 ? (long)ctx->probe_timeout_ms : DEFAULT_PROBE_TIMEOUT_MS;
-	char err[512] = "";
-	if (gv_docker_open(&e->d, sock, t, err, sizeof err) < 0)
-		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err);
+	struct agsbx_error open_err = { 0 };
+	if (gv_docker_open(&e->d, sock, t, &open_err) < 0)
+		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", open_err.message);
 	json_object_set_new(facts, "server_version", json_string(e->d.server_version));
 	json_object_set_new(facts, "api_version", json_string(e->d.server_api_version));
 	json_object_set_new(facts, "api_version_used", json_string(e->d.api_version));
 	long st;
 	_cleanup_json_ json_t *info = NULL;
+	char err[512] = "";
 	if (gv_docker_call(&e->d, "GET", "/info", NULL, 0, &st, &info, err, sizeof err) < 0 || st != 200 ||
 	    !json_is_object(info))
 		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "GET /info failed: %s",
@@ -600,8 +601,8 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reu
 	json_t *ver = runsc_version(e->runtime_path, t);
 	json_object_set_new(facts, "runsc_version", ver);
 	const char *rv = json_string_value(json_object_get(ver, "value"));
-	if (gv_image_ensure(&e->d, ctx->payload_path, &e->img, err, sizeof err) < 0)
-		return set_verdict(v, GV_R_IMAGE_MISSING, NULL, "%s", err);
+	if (gv_image_ensure(&e->d, ctx->payload_path, &e->img, v) < 0)
+		return set_verdict(v, GV_R_IMAGE_MISSING, NULL, "%s", ""); /* the image's own record, if it set one */
 	json_object_set_new(facts, "image", json_pack("{s:s, s:s, s:b}", "name", e->img.name, "payload_sha256",
 						      e->img.payload_sha256, "imported", e->img.imported));
 	e->versions = json_pack("{s:s, s:s, s:s, s:s, s:s}", "docker_server", e->d.server_version, "docker_api",
@@ -1200,7 +1201,7 @@ static int health_of(struct gv_priv *p)
 	if (st != 200 || !is_runsc_path(json_string_value(json_object_get(rt, "path"))))
 		return -ENODEV;
 	bool present = false;
-	r = gv_image_present(&p->env.d, p->env.img.name, &present, err, sizeof err);
+	r = gv_image_present(&p->env.d, p->env.img.name, &present, NULL);
 	return r < 0 ? r : present ? 0 : -ENODEV;
 }
 
@@ -1439,7 +1440,7 @@ static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct a
 		return 0;
 	struct gv_docker d = { 0 };
 	char err[256] = "";
-	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, err, sizeof err) < 0) {
+	if (gv_docker_open(&d, sock, DEFAULT_PROBE_TIMEOUT_MS, NULL) < 0) {
 		gv_docker_close(&d);
 		return 0;
 	}
