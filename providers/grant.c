@@ -230,8 +230,8 @@ static int verify_file(const struct agsbx_bundle_file *f, struct agsbx_error *fa
 		return r;
 	}
 	if (strcmp(hex, f->sha256) != 0) {
-		agsbx_fail(fail, "bundle_changed", "digest of %s changed before execution (sha256 %s, recorded %s)", f->name, hex,
-			 f->sha256);
+		agsbx_fail(fail, "bundle_changed", "digest of %s changed before execution (sha256 %s, recorded %s)",
+			   f->name, hex, f->sha256);
 		return -EBADMSG;
 	}
 	return 0;

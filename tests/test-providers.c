@@ -109,7 +109,8 @@ START_TEST(test_configure_op)
 	agsbx_provider_probe_clear(&p);
 	ck_assert_int_eq(configure(w, "{\"colour\": \"red\"}", &f), -EINVAL);
 	ck_assert_str_eq(f.reason, "config_invalid");
-	ck_assert_str_eq(f.message, "cw: unknown config key 'colour' (a wrapper takes 'claims', 'home' and 'inventory')");
+	ck_assert_str_eq(f.message,
+			 "cw: unknown config key 'colour' (a wrapper takes 'claims', 'home' and 'inventory')");
 	f = (struct agsbx_error){ 0 };
 	ck_assert_int_eq(configure(w, "{\"home\": \"elsewhere\"}", &f), -EINVAL);
 	ck_assert_str_eq(f.message, "cw.home: expected 'build' or 'real'");

@@ -395,8 +395,8 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 	return 0;
 }
 
-static int bw_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int bw_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	bool share_net = false;

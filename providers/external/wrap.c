@@ -51,8 +51,8 @@ static int configure_inventory(struct ext_instance *in, const json_t *v, struct 
 	char path[4096];
 	int n = json_is_string(v) ? agsbx_split_words(json_string_value(v), &argv) : -EINVAL;
 	if (n <= 0 || !command_found(argv[0], path, sizeof path)) {
-		agsbx_fail(fail, "config_invalid", "%s.inventory: expected a command line whose first word is an executable file",
-			 in->id);
+		agsbx_fail(fail, "config_invalid",
+			   "%s.inventory: expected a command line whose first word is an executable file", in->id);
 		agsbx_strv_free(argv);
 		return -EINVAL;
 	}
@@ -73,8 +73,9 @@ static int wrap_configure(const struct agsbx_provider_ops *self, const json_t *c
 	json_t *v;
 	json_object_foreach((json_t *)config, key, v) {
 		if (strcmp(key, "claims") != 0 && strcmp(key, "home") != 0 && strcmp(key, "inventory") != 0) {
-			agsbx_fail(fail, "config_invalid", "%s: unknown config key '%s' (a wrapper takes 'claims', 'home' and 'inventory')",
-				 in->id, key);
+			agsbx_fail(fail, "config_invalid",
+				   "%s: unknown config key '%s' (a wrapper takes 'claims', 'home' and 'inventory')",
+				   in->id, key);
 			return -EINVAL;
 		}
 	}

@@ -95,8 +95,8 @@ int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, 
 		return -EPROTO;
 	}
 	if (minor < GV_API_MIN_MINOR) {
-		agsbx_error_set(fail, GV_DOCKER_UNREACHABLE, "Docker Engine API %s at unix://%s is older than 1.%d", api, socket,
-			 GV_API_MIN_MINOR);
+		agsbx_error_set(fail, GV_DOCKER_UNREACHABLE, "Docker Engine API %s at unix://%s is older than 1.%d",
+				api, socket, GV_API_MIN_MINOR);
 		return -EPROTONOSUPPORT;
 	}
 	if (minor > GV_API_MAX_MINOR)

@@ -673,8 +673,8 @@ static void priv_free(void *priv)
 	free(p);
 }
 
-static int gv_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int gv_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	if (agsbx_provider_check_config(&agsbx_provider_gvisor, ctx->config, fail) < 0)
@@ -1429,7 +1429,8 @@ static void gv_release(struct agsbx_handle *h)
 
 /* Containers (with their host processes) whose owning harness is gone.
  * No reachable daemon means nothing of ours can be running there. */
-static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
+static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, bool dry_run,
+			   json_t *found)
 {
 	_cleanup_json_ json_t *facts = json_object();
 	_cleanup_free_ char *sock = NULL;

@@ -142,7 +142,8 @@ int gv_image_import_failed(const char *body, size_t len, struct agsbx_error *fai
 	return 0;
 }
 
-static int image_import(const struct gv_docker *d, const char *tag, const char *tar, size_t tar_len, struct agsbx_error *fail)
+static int image_import(const struct gv_docker *d, const char *tag, const char *tar, size_t tar_len,
+			struct agsbx_error *fail)
 {
 	_cleanup_free_ char *url = NULL;
 	if (asprintf(&url, "http://docker%s/images/create?fromSrc=-&repo=%s&tag=%s", d->prefix, GV_IMAGE_REPO,
@@ -161,7 +162,8 @@ static int image_import(const struct gv_docker *d, const char *tag, const char *
 	struct agsbx_http_response resp;
 	int r = agsbx_http(&req, &resp);
 	if (r < 0) {
-		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image import: %s", resp.error[0] ? resp.error : strerror(-r));
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image import: %s",
+				resp.error[0] ? resp.error : strerror(-r));
 	} else if (resp.status != 200) {
 		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image import: HTTP %ld: %.200s", resp.status, resp.body);
 		r = -EIO;
@@ -218,7 +220,8 @@ static void cache_put(const struct gv_docker *d, const struct stat *st, const st
 	pthread_mutex_unlock(&cache_lock);
 }
 
-static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img, struct agsbx_error *fail);
+static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img,
+		       struct agsbx_error *fail);
 
 int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct gv_image *img, struct agsbx_error *fail)
 {
@@ -235,10 +238,12 @@ int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct 
 	return r;
 }
 
-static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img, struct agsbx_error *fail)
+static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img,
+		       struct agsbx_error *fail)
 {
 	if (!payload_path) {
-		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "no payload path: the image is built from the static payload");
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING,
+				"no payload path: the image is built from the static payload");
 		return -ENOENT;
 	}
 	/* Read once, hash and archive the same bytes: the tag names exactly

@@ -591,8 +591,8 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 	return 0;
 }
 
-static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	if (agsbx_provider_check_config(&agsbx_provider_landlock, ctx->config, fail) < 0)
@@ -765,8 +765,8 @@ static int ll_probe(const struct agsbx_provider_ops *self, const struct agsbx_ct
 	return 0;
 }
 
-static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	(void)ctx;
 	(void)g;

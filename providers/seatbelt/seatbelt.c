@@ -137,8 +137,8 @@ static bool network_on(const struct agsbx_ctx *ctx)
 	return on;
 }
 
-static int sb_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int sb_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	if (agsbx_provider_check_config(&agsbx_provider_seatbelt, ctx->config, fail) < 0)
 		return -EINVAL;

@@ -27,8 +27,8 @@ static const char *const reasons[] = {
 };
 static const char *const config_keys[] = { "network:bool", NULL };
 
-static int lf_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int lf_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	int r = agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, ctx, g, out, fail);
 	if (r == 0)
@@ -85,8 +85,8 @@ const struct agsbx_provider_ops neg_leaked_fd = {
 static const char *const tl_reasons[] = { "ready", NULL };
 static const char *const no_keys[] = { NULL };
 
-static int hk_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int hk_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	int r = agsbx_provider_trusted_local.ensure(&agsbx_provider_trusted_local, ctx, g, out, fail);
 	if (r == 0)

@@ -38,8 +38,14 @@ static int probe_with(const struct agsbx_caps *c, struct agsbx_probe *out)
 	return 0;
 }
 
-static int p_nothing(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_nothing, out); }
-static int p_everything(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_everything, out); }
+static int p_nothing(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_nothing, out);
+}
+static int p_everything(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_everything, out);
+}
 
 /* Every control's ensure: the handle of its own probe's claims (self
  * names the control, so one function serves them all). */
@@ -186,7 +192,10 @@ static const struct agsbx_caps claims_fs = {
 	.host_filesystem_restricted = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
 	.safety_class = "filesystem_only",
 };
-static int p_fs(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_fs, out); }
+static int p_fs(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_fs, out);
+}
 NEG(neg_mountns, p_fs, x_mountns)
 
 /* Leaks: kills only its direct child on timeout or cancel, so a detached
@@ -304,7 +313,10 @@ static const struct agsbx_caps claims_priv = {
 	.privilege_escalation_blocked = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
 	.safety_class = "trusted_local",
 };
-static int p_priv(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_priv, out); }
+static int p_priv(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_priv, out);
+}
 NEG(neg_nnp_caps, p_priv, x_nnp_caps)
 
 /* Answers every "write" with a result line whose errno is hostile text —
