@@ -214,11 +214,11 @@ static int verify_file(const struct agsbx_bundle_file *f, struct agsbx_error *fa
 	_cleanup_close_ int fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno != ELOOP && errno != ENXIO) {
 		int e = errno;
-		agsbx_fail(fail, "bundle_changed", "%s: %s", f->name, strerror(e));
+		agsbx_error_set(fail, "bundle_changed", "%s: %s", f->name, strerror(e));
 		return -e;
 	}
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		agsbx_fail(fail, "bundle_changed", "%s is no longer a regular file", f->name);
+		agsbx_error_set(fail, "bundle_changed", "%s is no longer a regular file", f->name);
 		return -ELOOP;
 	}
 	if (same_fingerprint(&st, f))
@@ -226,12 +226,12 @@ static int verify_file(const struct agsbx_bundle_file *f, struct agsbx_error *fa
 	char hex[65];
 	int r = agsbx_sha256_fd(fd, hex);
 	if (r < 0) {
-		agsbx_fail(fail, "bundle_changed", "%s: %s", f->name, strerror(-r));
+		agsbx_error_set(fail, "bundle_changed", "%s: %s", f->name, strerror(-r));
 		return r;
 	}
 	if (strcmp(hex, f->sha256) != 0) {
-		agsbx_fail(fail, "bundle_changed", "digest of %s changed before execution (sha256 %s, recorded %s)",
-			   f->name, hex, f->sha256);
+		agsbx_error_set(fail, "bundle_changed", "digest of %s changed before execution (sha256 %s, recorded %s)",
+				f->name, hex, f->sha256);
 		return -EBADMSG;
 	}
 	return 0;
