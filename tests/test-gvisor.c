@@ -610,7 +610,7 @@ static int daemon_containers(const char *label_key, const char *label_value)
 	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	int n;
 	if (label_key) {
-		n = gv_containers_with_label(&d, label_key, label_value, NULL, err, sizeof err);
+		n = gv_containers_with_label(&d, label_key, label_value, NULL, NULL);
 	} else {
 		long st;
 		json_t *list = NULL;

@@ -1221,8 +1221,7 @@ static int leftovers_of(struct gv_priv *p, const char *marker, json_t **found)
 {
 	_cleanup_json_ json_t *list = json_array();
 	_cleanup_json_ json_t *ctrs = NULL;
-	char err[256];
-	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err);
+	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, NULL);
 	if (n < 0)
 		return n;
 	/* Snapshot under the lock; scan /proc (once) outside it. */
@@ -1367,7 +1366,7 @@ static void remove_run(struct gv_priv *p)
 {
 	_cleanup_json_ json_t *ctrs = NULL;
 	char err[256];
-	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err) > 0) {
+	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, NULL) > 0) {
 		size_t i;
 		json_t *c;
 		json_array_foreach(ctrs, i, c) {
@@ -1446,7 +1445,7 @@ static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct a
 		return 0;
 	}
 	_cleanup_json_ json_t *ctrs = NULL;
-	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, err, sizeof err);
+	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, NULL);
 	int count = 0;
 	size_t i;
 	json_t *ct;

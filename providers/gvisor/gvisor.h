@@ -159,8 +159,9 @@ int gv_exec_run(const struct gv_docker *d, const struct gv_exec_spec *s, struct 
  * is no 64-digit hex id (the id names DELETE paths and is the needle the
  * host process scan kills by: "?" or "a" would match anyone's). */
 json_t *gv_container_entry(const json_t *c);
+/* -errno with fail set (GV_R_UNAVAILABLE) when the daemon could not list. */
 int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
-			     char *err, size_t err_size);
+			     struct agsbx_error *fail);
 
 /* ---- host processes of a container ---------------------------------- */
 
