@@ -77,7 +77,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 	o->warmup = 3;
 	struct agsbx_args a = { .cmd = "bench", .argc = argc, .argv = argv };
 	int c = 0, r = 0;
-	char err[512] = "";
+	struct agsbx_error f;
 	while (r == 0 && (c = agsbx_args_next(&a, lo)) > 0) {
 		switch (c) {
 		case O_PROVIDER: r = add_provider(o, a.value); break;
@@ -86,8 +86,9 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		case AGSBX_OPT_RUN_AS: o->run_as = a.value; break;
 		case AGSBX_OPT_JSON: o->json = true; break;
 		default: /* declared before any --provider naming it is looked up */
-			if (agsbx_external_declare(a.value, c == O_WRAP, err, sizeof err) < 0)
-				r = agsbx_usage_error("bench", "%s", err);
+			f = (struct agsbx_error){ 0 };
+			if (agsbx_external_declare(a.value, c == O_WRAP, &f) < 0)
+				r = agsbx_usage_error("bench", "%s", f.message);
 		}
 	}
 	if (r || c < 0 || agsbx_args_operands(&a, 0, 0, NULL, NULL))
@@ -288,7 +289,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 {
 	char why[256] = "";
 	struct agsbx_probe p = { 0 };
-	ops->probe(ctx, &p);
+	ops->probe(ops, ctx, &p);
 	bool avail = p.available;
 	snprintf(why, sizeof why, "%s", p.reason ? p.reason : "unavailable");
 	agsbx_provider_probe_clear(&p);
@@ -306,7 +307,7 @@ static json_t *bench_provider(const struct agsbx_provider_ops *ops, const struct
 	int r = s.prov && s.raw ? grant_for(ctx, &g) : -ENOMEM;
 	if (r < 0)
 		snprintf(why, sizeof why, "cannot prepare the grant: %s", strerror(-r));
-	else if ((r = ops->ensure(ctx, g, &h, &fail)) < 0)
+	else if ((r = ops->ensure(ops, ctx, g, &h, &fail)) < 0)
 		snprintf(why, sizeof why, "ensure refused: %s", fail.reason ? fail.reason : strerror(-r));
 	_cleanup_free_ char *pl = h ? agsbx_handle_path(h, AGSBX_ROOT_SOURCE, "agsbx-payload") : NULL;
 	const char *argv[] = { pl, "true", NULL };
@@ -380,7 +381,7 @@ int agsbx_cmd_bench(int argc, char **argv)
 	size_t n = o.nids ? (size_t)o.nids : agsbx_provider_builtin_count();
 	for (size_t i = 0; i < n; i++) {
 		const struct agsbx_provider_ops *ops = o.nids ? agsbx_provider_find(o.ids[i]) : agsbx_provider_at(i);
-		if (ops->applies && !ops->applies())
+		if (ops->applies && !ops->applies(ops))
 			continue;
 		json_t *row = bench_provider(ops, &hs.ctx, &o);
 		if (!row) {

@@ -163,10 +163,10 @@ int agsbx_cleanup_dead_runs(const char *parent, const struct agsbx_ctx *ctx, boo
 	failed += acc.failed;
 	for (size_t i = 0; i < agsbx_provider_builtin_count(); i++) {
 		const struct agsbx_provider_ops *p = agsbx_provider_at(i);
-		if (!p->cleanup_dead || (p->applies && !p->applies()))
+		if (!p->cleanup_dead || (p->applies && !p->applies(p)))
 			continue;
 		size_t before = json_array_size(found);
-		p->cleanup_dead(ctx, dry_run, found);
+		p->cleanup_dead(p, ctx, dry_run, found);
 		for (size_t k = before; k < json_array_size(found); k++) {
 			json_t *it = json_array_get(found, k);
 			json_object_set_new(it, "provider", json_string(p->id));

@@ -37,7 +37,7 @@ static const char *simulation_for(const struct collect_opts *o, const struct ags
 	/* A declared provider (--adapter, --wrap) wraps a mechanism the
 	 * harness cannot name in advance: the labelled simulation is its
 	 * fail-closed test too. */
-	if (o->simulate && p->finish)
+	if (o->simulate && p->declared)
 		return o->simulate;
 	return o->simulate && s && strcmp(o->simulate, s) == 0 ? o->simulate : NULL;
 }
@@ -64,15 +64,15 @@ static void check_simulation_scope(const struct collect_opts *o, const struct ag
 static int declare_providers(const struct collect_opts *o)
 {
 	for (int i = 0; i < o->ndeclared; i++) {
-		char err[512] = "";
+		struct agsbx_error f = { 0 };
 		const char *eq = strchr(o->declared[i], '=');
 		for (int j = 0; j < i && eq; j++)
 			if (strncmp(o->declared[j], o->declared[i], (size_t)(eq - o->declared[i]) + 1) == 0)
 				return agsbx_usage_error("collect", "%s: id '%.*s' declared twice",
 							 o->declared_wrap[i] ? "--wrap" : "--adapter",
 							 (int)(eq - o->declared[i]), o->declared[i]);
-		if (agsbx_external_declare(o->declared[i], o->declared_wrap[i], err, sizeof err) < 0)
-			return agsbx_usage_error("collect", "%s", err);
+		if (agsbx_external_declare(o->declared[i], o->declared_wrap[i], &f) < 0)
+			return agsbx_usage_error("collect", "%s", f.message);
 	}
 	return 0;
 }
@@ -83,7 +83,7 @@ static int select_providers(const struct collect_opts *o, const struct agsbx_pro
 	if (o->nproviders == 0) {
 		for (size_t i = 0; i < agsbx_provider_builtin_count(); i++) {
 			const struct agsbx_provider_ops *p = agsbx_provider_at(i);
-			if (!p->applies || p->applies())
+			if (!p->applies || p->applies(p))
 				sel[(*n)++] = p;
 		}
 		for (size_t i = 0; i < agsbx_external_count(); i++)
@@ -138,19 +138,7 @@ static json_t *parse_configs(const struct collect_opts *o, const struct agsbx_pr
 	/* Unknown keys are bad input: refuse before anything runs. */
 	for (int j = 0; j < n; j++) {
 		struct agsbx_error f = { 0 };
-		const char *kind = agsbx_external_kind(sel[j]);
-		if (kind) {
-			/* An adapter's keys are known from its hello only: ensure
-			 * checks them (config_invalid). A wrapper's are ours. */
-			char err[512] = "";
-			if (agsbx_external_configure(sel[j], json_object_get(all, sel[j]->id), err, sizeof err) < 0) {
-				*rc = agsbx_usage_error("collect", "--config: %s", err);
-				json_decref(all);
-				return NULL;
-			}
-			continue;
-		}
-		if (agsbx_provider_check_config(sel[j], json_object_get(all, sel[j]->id), &f) < 0) {
+		if (agsbx_provider_configure(sel[j], json_object_get(all, sel[j]->id), &f) < 0) {
 			*rc = agsbx_usage_error("collect", "--config: %s", f.message);
 			json_decref(all);
 			return NULL;

@@ -26,7 +26,7 @@ const char agsbx_help_providers[] =
 
 static json_t *provider_json(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx)
 {
-	bool applies = !ops->applies || ops->applies();
+	bool applies = !ops->applies || ops->applies(ops);
 	json_t *j = json_pack("{s:s, s:s, s:b}", "id", ops->id, "summary", ops->summary ? ops->summary : "",
 			      "applies", applies);
 	json_t *reasons = json_array();
@@ -35,7 +35,7 @@ static json_t *provider_json(const struct agsbx_provider_ops *ops, const struct 
 	json_object_set_new(j, "reasons", reasons);
 	if (applies) {
 		struct agsbx_probe p = { 0 };
-		ops->probe(ctx, &p);
+		ops->probe(ops, ctx, &p);
 		json_object_set_new(j, "probe", agsbx_provider_probe_to_json(&p));
 		agsbx_provider_probe_clear(&p);
 	}

@@ -58,7 +58,7 @@ static int decide_landlock(const struct check_env *env, json_t *how)
  * another user may not reach the socket, so that case stays undecided. */
 static bool docker_decidable(const struct check_env *env)
 {
-	return !env->ctx->simulate && !(env->ctx->run_as && env->ops->finish);
+	return !env->ctx->simulate && !(env->ctx->run_as && env->ops->declared);
 }
 
 static int decide_docker(const struct check_env *env, json_t *how)

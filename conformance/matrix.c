@@ -245,7 +245,7 @@ static void run_pool(struct job **jobs, size_t n, const struct agsbx_conformance
 static json_t *finish_provider(const struct agsbx_provider_ops *ops, json_t **declared)
 {
 	*declared = NULL;
-	if (!ops->finish)
+	if (!ops->declared || !ops->finish)
 		return NULL;
 	struct agsbx_error defect = { 0 };
 	uint64_t t0 = agsbx_now_us();
@@ -382,7 +382,7 @@ static int prepare(struct provider_run *st, struct agsbx_error *err)
 {
 	const struct agsbx_ctx *ctx = st->o->ctx;
 	uint64_t t = agsbx_now_us();
-	st->ops->probe(ctx, &st->probe);
+	st->ops->probe(st->ops, ctx, &st->probe);
 	st->pt.probe_us = agsbx_now_us() - t;
 	t = agsbx_now_us();
 	int r = fixture_setup(&st->f, st->o, ctx);
@@ -400,7 +400,7 @@ static int prepare(struct provider_run *st, struct agsbx_error *err)
 	};
 	t = agsbx_now_us();
 	if (st->probe.available && !agsbx_runner_aborted() &&
-	    st->ops->ensure(ctx, st->f.grant, &st->env.h, &st->fail) < 0)
+	    st->ops->ensure(st->ops, ctx, st->f.grant, &st->env.h, &st->fail) < 0)
 		st->env.h = NULL;
 	st->pt.ensure_us = agsbx_now_us() - t;
 	st->ran = st->env.h != NULL;
@@ -620,7 +620,7 @@ json_t *agsbx_conformance_run(const struct agsbx_provider_ops *ops, const struct
 			      struct agsbx_error *err)
 {
 	uint64_t t0 = agsbx_now_us();
-	if (ops->applies && !ops->applies())
+	if (ops->applies && !ops->applies(ops))
 		return unrun_provider(ops, AGSBX_PROVIDER_SKIPPED, "not applicable to this platform", "not_applicable",
 				      false, t0);
 	char starved[300];

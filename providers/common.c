@@ -246,6 +246,11 @@ int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json
 	return 0;
 }
 
+int agsbx_provider_configure(const struct agsbx_provider_ops *ops, const json_t *config, struct agsbx_error *fail)
+{
+	return ops->configure ? ops->configure(ops, config, fail) : agsbx_provider_check_config(ops, config, fail);
+}
+
 int agsbx_config_bool(const struct agsbx_provider_ops *ops, const json_t *config, const char *key, bool def,
 		      bool *out, struct agsbx_error *fail)
 {
@@ -268,11 +273,8 @@ int agsbx_provider_check_step(const struct agsbx_handle *h, const struct agsbx_s
 		agsbx_fail(fail, "step_invalid", "%s: empty argv or unknown cwd root", h->ops->id);
 		return -EINVAL;
 	}
-	char why[512];
-	if (agsbx_grant_verify(h->grant, why, sizeof why) < 0) {
-		agsbx_fail(fail, "bundle_changed", "%s", why);
+	if (agsbx_grant_verify(h->grant, fail) < 0)
 		return -EBADMSG;
-	}
 	return 0;
 }
 

@@ -208,17 +208,17 @@ int agsbx_grant_seal(struct agsbx_grant *g)
 
 /* One file: opened without following a link and judged by that fd (the
  * source root is the sandbox user's, who may swap the entry any time). */
-static int verify_file(const struct agsbx_bundle_file *f, char *why, size_t why_size)
+static int verify_file(const struct agsbx_bundle_file *f, struct agsbx_error *fail)
 {
 	struct stat st;
 	_cleanup_close_ int fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno != ELOOP && errno != ENXIO) {
 		int e = errno;
-		snprintf(why, why_size, "%s: %s", f->name, strerror(e));
+		agsbx_error_set(fail, "bundle_changed", "%s: %s", f->name, strerror(e));
 		return -e;
 	}
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(why, why_size, "%s is no longer a regular file", f->name);
+		agsbx_error_set(fail, "bundle_changed", "%s is no longer a regular file", f->name);
 		return -ELOOP;
 	}
 	if (same_fingerprint(&st, f))
@@ -226,21 +226,21 @@ static int verify_file(const struct agsbx_bundle_file *f, char *why, size_t why_
 	char hex[65];
 	int r = agsbx_sha256_fd(fd, hex);
 	if (r < 0) {
-		snprintf(why, why_size, "%s: %s", f->name, strerror(-r));
+		agsbx_error_set(fail, "bundle_changed", "%s: %s", f->name, strerror(-r));
 		return r;
 	}
 	if (strcmp(hex, f->sha256) != 0) {
-		snprintf(why, why_size, "digest of %s changed before execution (sha256 %s, recorded %s)", f->name, hex,
-			 f->sha256);
+		agsbx_error_set(fail, "bundle_changed", "digest of %s changed before execution (sha256 %s, recorded %s)",
+				f->name, hex, f->sha256);
 		return -EBADMSG;
 	}
 	return 0;
 }
 
-int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size)
+int agsbx_grant_verify(const struct agsbx_grant *g, struct agsbx_error *fail)
 {
 	for (size_t i = 0; i < g->nfiles; i++) {
-		int r = verify_file(&g->files[i], why, why_size);
+		int r = verify_file(&g->files[i], fail);
 		if (r < 0)
 			return r;
 	}

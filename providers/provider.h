@@ -2,50 +2,66 @@
  * (probe, ensure, execute, release, ...) as one struct of function
  * pointers, modelled on Agently's ExecutionResourceProvider.
  *
- * Checklist for adding a provider
- *  1. One file (or folder) under providers/ defining one
+ * Checklist for adding a provider: at most five files.
+ *  1. providers/<id>/<id>.c (or providers/<id>.c): one
  *     `const struct agsbx_provider_ops agsbx_provider_<id>` (CMake picks
  *     every providers/ source up; a helper program is a helper-*.c built
- *     with agsbx_add_helper()). Declare it with an `extern` line below,
- *     next to the others, and add it to the sorted table in
- *     providers/registry.c.
- *  2. `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
- *     containing "ready". probe.truthful fails on any reason outside it.
- *  3. `config_keys`: every accepted config key as "name:type" (type bool
- *     or string); any other key, or a value of another type, is an error
- *     (agsbx_provider_check_config does it for you; read a bool with
- *     agsbx_config_bool, the one boolean parser).
- *  4. probe(): observed facts only. `available` <=> reason == "ready".
- *     Capabilities claim an axis only when the mechanism enforces it;
- *     capabilities.truthful marks an overclaim as a defect.
- *  5. ensure(): validate config, run the real mechanism probe again,
- *     refuse (fail closed, documented reason) rather than fall back.
- *     Mounts and policies come from the grant only; never from the caller.
- *     Provider state goes into h->priv with h->priv_free to end it.
- *  6. execute(): through agsbx_handle_execute, which refuses after release,
- *     holds the handle against a release on another thread and runs the
- *     step gate (a well-formed step, the TOCTOU guard on the bundle) right
- *     before the provider's own run; that runs through base/runner
- *     (bounded output, timeout, cancel, whole-tree cleanup) and fills meta
- *     with agsbx_handle_meta. Must be safe to call from several threads on
- *     one handle.
- *  7. release(): agsbx_handle_release with the provider's teardown (it
- *     runs once; later calls do nothing); removes every temporary
- *     resource it created. A provider that creates none leaves release
- *     NULL: agsbx_provider_release then releases with no teardown.
- *     health(), leftovers() and raw_command() use agsbx_handle_health or
- *     agsbx_handle_enter/leave (a NULL health is agsbx_handle_health).
- *  8. docs/providers/<id>.md: the mechanism, what it isolates, what it
- *     does not, every reason; list the provider where the others are
- *     listed (README.md, docs/agsbx-evidence.1, the `--provider` words in
- *     completion/agsbx-evidence.bash).
- *  9. Tests: the real mechanism in tests/test-<id>.c, plus the provider in
- *     the matrix (tests/cli/).
- * 10. reason_conds: map each blocked reason that asserts a host condition
- *     (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
+ *     with agsbx_add_helper()).
+ *  2. providers/registry.c: its row in the sorted table, with its
+ *     `extern` beside the others there. (The externs below are for
+ *     callers that name a provider directly: tests, negative controls.)
+ *  3. docs/providers/<id>.md: the mechanism, what it isolates, what it
+ *     does not, every reason.
+ *  4, 5. Only where it shares facts with the host probes: the probe
+ *     family (probes/<family>.c, listed in probes/host.c) and its entry in
+ *     schemas/host-probe.schema.json; the provider names them in
+ *     `shared_facts`.
+ * Still hand-kept besides (until generated from `providers --json`): the
+ * provider lists in README.md, docs/agsbx-evidence.1 and the `--provider`
+ * words in completion/agsbx-evidence.bash. Tests: the real mechanism in
+ * tests/test-<id>.c, plus the provider in the matrix (tests/cli/).
+ *
+ * The ops, in the struct below:
+ *  - Every op without a handle (applies, probe, ensure, configure,
+ *    cleanup_dead, finish) receives `self`, the ops it was called through:
+ *    call it as ops->probe(ops, ...). An op with a handle (health,
+ *    execute, release, leftovers, raw_command) reaches its provider as
+ *    h->ops. So one function can serve several instances (the declared
+ *    providers, whose ops are copies of one template).
+ *  - `reasons`: the closed set of probe/ensure reasons, NULL-terminated,
+ *    containing "ready". probe.truthful fails on any reason outside it;
+ *    `reason_conds` maps each blocked reason that asserts a host condition
+ *    (AGSBX_HOSTCOND_*) so probe.truthful can cross-check it.
+ *  - `config_keys`: every accepted config key as "name:type" (type bool
+ *    or string); any other key, or a value of another type, is an error
+ *    (agsbx_provider_check_config, what agsbx_provider_configure runs when
+ *    `configure` is NULL; read a bool with agsbx_config_bool, the one
+ *    boolean parser).
+ *  - probe(): observed facts only. `available` <=> reason == "ready".
+ *    Capabilities claim an axis only when the mechanism enforces it;
+ *    capabilities.truthful marks an overclaim as a defect. A fact the
+ *    host probes also observe is listed in `shared_facts`.
+ *  - ensure(): validate config, run the real mechanism probe again,
+ *    refuse (fail closed, documented reason) rather than fall back.
+ *    Mounts and policies come from the grant only; never from the caller.
+ *    Provider state goes into h->priv with h->priv_free to end it.
+ *  - execute(): through agsbx_handle_execute, which refuses after release,
+ *    holds the handle against a release on another thread and runs the
+ *    step gate (a well-formed step, the TOCTOU guard on the bundle) right
+ *    before the provider's own run; that runs through base/runner
+ *    (bounded output, timeout, cancel, whole-tree cleanup) and fills meta
+ *    with agsbx_handle_meta. Must be safe to call from several threads on
+ *    one handle.
+ *  - release(): agsbx_handle_release with the provider's teardown (it
+ *    runs once; later calls do nothing); removes every temporary
+ *    resource it created. A provider that creates none leaves release
+ *    NULL: agsbx_provider_release then releases with no teardown.
+ *    health(), leftovers() and raw_command() use agsbx_handle_health or
+ *    agsbx_handle_enter/leave (a NULL health is agsbx_handle_health).
  * Providers declared at run time (--adapter, --wrap) live in
- * providers/external/ and are built from the same struct; an adapter's
- * handle forwards health, execute and release to the adapter, whose own
+ * providers/external/: `declared` set, ops copied from their kind's
+ * template, the instance found from self or h->ops; an adapter's handle
+ * forwards health, execute and release to the adapter, whose own
  * lifecycle the checks then judge. */
 #ifndef AGSBX_PROVIDERS_PROVIDER_H
 #define AGSBX_PROVIDERS_PROVIDER_H
@@ -215,8 +231,9 @@ int agsbx_grant_add_file(struct agsbx_grant *g, const char *name, const char *sr
 int agsbx_grant_seal(struct agsbx_grant *g);
 /* The TOCTOU guard: every file still a regular non-symlink file with the
  * recorded sha256 (re-hashed whenever its inode fingerprint moved since
- * materialisation). -EBADMSG on a digest change, -ELOOP on a symlink. */
-int agsbx_grant_verify(const struct agsbx_grant *g, char *why, size_t why_size);
+ * materialisation). -EBADMSG on a digest change, -ELOOP on a symlink;
+ * why in fail (reason "bundle_changed", may be NULL). */
+int agsbx_grant_verify(const struct agsbx_grant *g, struct agsbx_error *fail);
 /* Refuses a path that is, or has a component that is, a symlink. */
 int agsbx_path_check_no_symlink(const char *path);
 /* Removes the area recursively (never following symlinks) and frees g. */
@@ -331,9 +348,12 @@ struct agsbx_provider_ops {
 	/* A simulation the harness may request to make this provider
 	 * unavailable for fail.closed (AGSBX_SIM_*), or NULL. */
 	const char *fail_closed_simulation;
-	bool (*applies)(void);            /* this platform? NULL = always */
-	int (*probe)(const struct agsbx_ctx *ctx, struct agsbx_probe *out);
-	int (*ensure)(const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+	/* Every op that has no handle gets `self`, the ops it was called
+	 * through (a declared provider's instance is found from it); an op
+	 * with a handle reaches it as h->ops. */
+	bool (*applies)(const struct agsbx_provider_ops *self);   /* this platform? NULL = always */
+	int (*probe)(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
+	int (*ensure)(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		      struct agsbx_handle **out, struct agsbx_error *fail);
 	int (*health)(struct agsbx_handle *h);     /* 0 ready, <0 unhealthy; NULL: agsbx_handle_health */
 	int (*execute)(struct agsbx_handle *h, const struct agsbx_step *step,
@@ -367,7 +387,8 @@ struct agsbx_provider_ops {
 	 * (base/rundir.h) is gone, never a live run's. Removes them unless
 	 * dry_run; appends one {kind, id, owner, removed} per resource to
 	 * found. Returns the count or -errno (nothing to reach is 0). */
-	int (*cleanup_dead)(const struct agsbx_ctx *ctx, bool dry_run, json_t *found);
+	int (*cleanup_dead)(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, bool dry_run,
+			    json_t *found);
 	/* Optional (declared providers: --adapter, --wrap): called once when
 	 * the provider's run is over and every handle was released. Returns
 	 * members for the provider object (kind, argv, the adapter record) as
@@ -375,10 +396,32 @@ struct agsbx_provider_ops {
 	 * contract outside any one check (an adapter's protocol violation,
 	 * leftovers), which makes it defective. */
 	json_t *(*finish)(const struct agsbx_provider_ops *self, struct agsbx_error *defect);
+	/* A provider declared at run time (--adapter, --wrap): it wraps a
+	 * mechanism the harness cannot name in advance, so every labelled
+	 * simulation is its fail-closed test and its end of run (finish) is
+	 * recorded. */
+	bool declared;
+	/* Optional: checks the provider's --config object before anything
+	 * runs (0, or -EINVAL with the message in fail). NULL: the keys and
+	 * types of config_keys (agsbx_provider_check_config). Call it through
+	 * agsbx_provider_configure. */
+	int (*configure)(const struct agsbx_provider_ops *self, const json_t *config, struct agsbx_error *fail);
 	/* Optional: which probe reasons stand for a host condition the
 	 * harness can decide itself (probe.truthful cross-checks them),
 	 * NULL-terminated pairs {reason, AGSBX_HOSTCOND_*}. */
 	const struct agsbx_reason_cond *reason_conds;
+	/* Optional: the probe facts this provider shares with the host
+	 * probes (probes/), which probe.truthful requires to agree with them
+	 * when both are present; terminated by a row with fact NULL. */
+	const struct agsbx_shared_fact *shared_facts;
+};
+
+/* A probe fact that is also a host probe's: facts.<fact> of the provider
+ * equals host.<family>.<host_fact>.value. */
+struct agsbx_shared_fact {
+	const char *fact;
+	const char *family;           /* probes/ family, e.g. "landlock" */
+	const char *host_fact;
 };
 
 /* Host conditions a blocked reason may assert; probe.truthful decides
@@ -392,7 +435,8 @@ struct agsbx_reason_cond {
 	const char *cond;             /* AGSBX_HOSTCOND_* */
 };
 
-/* The built-in providers (registry.c lists them, sorted by id). */
+/* The built-in providers, for callers that name one directly (registry.c
+ * declares and lists them, sorted by id). */
 extern const struct agsbx_provider_ops agsbx_provider_bubblewrap;
 extern const struct agsbx_provider_ops agsbx_provider_gvisor;
 extern const struct agsbx_provider_ops agsbx_provider_landlock;
@@ -420,6 +464,9 @@ extern const char *const agsbx_generic_reasons[];
  * outside its key's type. */
 int agsbx_provider_check_config(const struct agsbx_provider_ops *ops, const json_t *config,
 				struct agsbx_error *fail);
+/* The config check before a run: ops->configure, or
+ * agsbx_provider_check_config when the provider leaves it NULL. */
+int agsbx_provider_configure(const struct agsbx_provider_ops *ops, const json_t *config, struct agsbx_error *fail);
 
 /* The one boolean parser for config values: JSON true/false only; absent
  * is def. -EINVAL (message in fail, may be NULL) for anything else. */

@@ -3,7 +3,14 @@
 #include <string.h>
 
 /* Sorted by id: `providers` lists them in this order and the bundle keeps
- * it, so bundles from different hosts line up. */
+ * it, so bundles from different hosts line up. A new provider is one
+ * extern and one row here (provider.h's checklist). */
+extern const struct agsbx_provider_ops agsbx_provider_bubblewrap;
+extern const struct agsbx_provider_ops agsbx_provider_gvisor;
+extern const struct agsbx_provider_ops agsbx_provider_landlock;
+extern const struct agsbx_provider_ops agsbx_provider_seatbelt;
+extern const struct agsbx_provider_ops agsbx_provider_trusted_local;
+
 static const struct agsbx_provider_ops *const builtin[] = {
 	&agsbx_provider_bubblewrap,
 	&agsbx_provider_gvisor,

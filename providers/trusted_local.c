@@ -17,7 +17,7 @@ static const struct agsbx_caps caps = {
 	.safety_class = "trusted_local",
 };
 
-static int tl_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int tl_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	out->available = true;
@@ -27,8 +27,8 @@ static int tl_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	return 0;
 }
 
-static int tl_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int tl_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	if (agsbx_provider_check_config(&agsbx_provider_trusted_local, ctx->config, fail) < 0)
 		return -EINVAL;

@@ -493,7 +493,7 @@ START_TEST(test_config_refused)
 		c.config = cfg;
 		struct agsbx_error f = { 0 };
 		struct agsbx_handle *h = NULL;
-		ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), -EINVAL);
+		ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, &c, g, &h, &f), -EINVAL);
 		ck_assert_ptr_null(h);
 		ck_assert_str_eq(f.reason, "config_invalid");
 		json_decref(cfg);
@@ -517,7 +517,7 @@ START_TEST(test_ops_shape)
 		ck_assert(agsbx_reason_in_set(o, want[i]));
 	ck_assert_str_eq(o->config_keys[0], "network:bool");
 	ck_assert_ptr_null(o->config_keys[1]);
-	ck_assert(o->applies && o->applies());
+	ck_assert(o->applies && o->applies(o));
 	ck_assert_ptr_eq(agsbx_provider_find("bubblewrap"), o);
 }
 END_TEST
@@ -733,7 +733,7 @@ START_TEST(test_root_refused)
 	struct agsbx_ctx c = user_ctx();
 	c.run_as = false;
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_unsafe_as_root");
 	ck_assert_ptr_nonnull(p.hint);
@@ -749,7 +749,7 @@ START_TEST(test_root_refused)
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_error f = { 0 };
 	struct agsbx_handle *h = NULL;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), -EPERM);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, &c, g, &h, &f), -EPERM);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(f.reason, "bwrap_unsafe_as_root");
 	ck_assert_ptr_nonnull(strstr(f.hint, "--run-as"));
@@ -759,7 +759,7 @@ START_TEST(test_root_refused)
 	c.run_uid = 0;
 	c.run_gid = 0;
 	memset(&f, 0, sizeof f);
-	ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), -EPERM);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, &c, g, &h, &f), -EPERM);
 	ck_assert_str_eq(f.reason, "bwrap_unsafe_as_root");
 	agsbx_grant_destroy(g);
 }
@@ -790,7 +790,7 @@ static void env_up(struct env *e, const char *config)
 	ck_assert_int_eq(agsbx_grant_add_file(e->grant, "agsbx-payload", t_payload, true), 0);
 	ck_assert_int_eq(agsbx_grant_seal(e->grant), 0);
 	struct agsbx_error f = { 0 };
-	int r = agsbx_provider_bubblewrap.ensure(&e->ctx, e->grant, &e->h, &f);
+	int r = agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, &e->ctx, e->grant, &e->h, &f);
 	ck_assert_msg(r == 0, "ensure: %d %s: %s (hint: %s)", r, f.reason ? f.reason : "-", f.message, f.hint);
 	e->payload = agsbx_handle_path(e->h, AGSBX_ROOT_SOURCE, "agsbx-payload");
 
@@ -864,7 +864,7 @@ START_TEST(test_probe_ready)
 {
 	struct agsbx_ctx c = user_ctx();
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert_msg(p.available, "probe: %s: %s", p.reason, p.detail ? p.detail : "");
 	ck_assert_str_eq(p.reason, "ready");
 	ck_assert(p.caps.process_contained && p.caps.host_filesystem_restricted &&
@@ -1118,7 +1118,7 @@ START_TEST(test_network_shared_when_configured)
 	json_decref(j);
 	close(l);
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&e.ctx, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &e.ctx, &p), 0);
 	ck_assert_str_eq(p.caps.network, AGSBX_NET_INHERITED);
 	json_t *argv = json_object_get(json_object_get(p.facts, "sandbox_probe"), "argv");
 	bool share = false;
@@ -1215,7 +1215,7 @@ START_TEST(test_simulated_block_fails_closed)
 	struct agsbx_ctx c = user_ctx();
 	c.simulate = AGSBX_SIM_BLOCKED_USERNS;
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_user_namespace_blocked");
 	ck_assert_str_eq(jstr(p.facts, "failure_class"), "userns_disabled");
@@ -1231,7 +1231,7 @@ START_TEST(test_simulated_block_fails_closed)
 	ck_assert_int_eq(agsbx_grant_seal(g), 0);
 	struct agsbx_error f = { 0 };
 	struct agsbx_handle *h = NULL;
-	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), 0);
+	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, &c, g, &h, &f), 0);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(f.reason, "bwrap_user_namespace_blocked");
 	ck_assert(f.hint[0] != '\0');
@@ -1256,7 +1256,7 @@ START_TEST(test_lifecycle)
 	const struct agsbx_provider_ops *o = e.h->ops;
 	ck_assert_int_eq(o->health(e.h), 0);
 	struct agsbx_probe p;
-	ck_assert_int_eq(o->probe(&e.ctx, &p), 0);
+	ck_assert_int_eq(o->probe(o, &e.ctx, &p), 0);
 	struct agsbx_exec_result res;
 	json_t *j = payload_run(&e, (const char *[]){ "true", NULL }, 30000, &res);
 	json_decref(j);
@@ -1370,7 +1370,7 @@ START_TEST(test_binary_missing)
 	setenv("PATH", "/nonexistent-agsbx-bin", 1);
 	struct agsbx_ctx c = user_ctx();
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_binary_missing");
 	ck_assert(json_is_null(json_object_get(p.facts, "path")));
@@ -1379,7 +1379,7 @@ START_TEST(test_binary_missing)
 	struct agsbx_grant *g = new_grant(t_uid, t_gid);
 	struct agsbx_error f = { 0 };
 	struct agsbx_handle *h = NULL;
-	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&c, g, &h, &f), 0);
+	ck_assert_int_lt(agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, &c, g, &h, &f), 0);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(f.reason, "bwrap_binary_missing");
 	agsbx_grant_destroy(g);
@@ -1407,7 +1407,7 @@ START_TEST(test_old_bwrap_refused)
 	setenv("PATH", path, 1);
 	struct agsbx_ctx c = user_ctx();
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
 	ck_assert_ptr_nonnull(strstr(p.detail, "--disable-userns"));
@@ -1432,7 +1432,7 @@ START_TEST(test_probe_spawn_error)
 	c.simulate = AGSBX_SIM_BLOCKED_USERNS;
 	c.tool_dir = "/nonexistent-agsbx-tools";
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
 	ck_assert_str_eq(jstr(json_object_get(p.facts, "sandbox_probe"), "spawn_errno"), "ENOENT");
@@ -1462,7 +1462,7 @@ START_TEST(test_probe_timeout)
 	struct agsbx_ctx c = user_ctx();
 	c.probe_timeout_ms = 300;
 	struct agsbx_probe p;
-	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&c, &p), 0);
+	ck_assert_int_eq(agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "bwrap_mechanism_failed");
 	ck_assert(json_is_true(json_object_get(json_object_get(p.facts, "sandbox_probe"), "timed_out")));

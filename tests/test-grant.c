@@ -57,8 +57,8 @@ START_TEST(test_roots_and_digest)
 	char hex[65];
 	ck_assert_int_eq(agsbx_sha256_file(payload, hex), 0);
 	ck_assert_str_eq(g->files[0].sha256, hex);
-	char why[256];
-	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), 0);
+	struct agsbx_error why = { 0 };
+	ck_assert_int_eq(agsbx_grant_verify(g, &why), 0);
 	/* sealed: no more files; names cannot escape the source root */
 	ck_assert_int_eq(agsbx_grant_add_file(g, "x", payload, false), -EPERM);
 	agsbx_grant_destroy(g);
@@ -112,7 +112,7 @@ START_TEST(test_tampered_file_refused)
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&ctx, g, &h, &fail), 0);
+	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&agsbx_provider_trusted_local, &ctx, g, &h, &fail), 0);
 	ck_assert_int_eq(run_true(h, &fail), 0);
 	/* tamper between materialisation and execution */
 	chmod(g->files[0].path, 0755);
@@ -258,9 +258,9 @@ START_TEST(test_unprivileged_errors)
 	ck_assert_int_eq(agsbx_grant_add_file(g, "p", payload, true), 0);
 	/* changed (so the fingerprint no longer matches) and unreadable */
 	ck_assert_int_eq(chmod(g->files[0].path, 0000), 0);
-	char why[256] = "";
-	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), -EACCES);
-	ck_assert_msg(strstr(why, "p: ") == why, "why: %s", why);
+	struct agsbx_error why = { 0 };
+	ck_assert_int_eq(agsbx_grant_verify(g, &why), -EACCES);
+	ck_assert_msg(strstr(why.message, "p: ") == why.message, "why: %s", why.message);
 	agsbx_grant_destroy(g);
 	ck_assert(is_empty_dir(open_dir));
 	free(locked);
@@ -331,23 +331,25 @@ START_TEST(test_verify_swaps)
 {
 	struct agsbx_grant *g = make_grant();
 	char *path = strdup(g->files[0].path);
-	char why[256];
+	struct agsbx_error why = { 0 };
 	/* identical content under a new inode */
 	char *copy = agsbx_path_join(dir, "copy");
 	char *cmd = NULL;
 	ck_assert_int_ge(asprintf(&cmd, "cp '%s' '%s' && mv -f '%s' '%s'", payload, copy, copy, path), 0);
 	ck_assert_int_eq(system(cmd), 0);
-	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), 0);
+	ck_assert_int_eq(agsbx_grant_verify(g, &why), 0);
 	ck_assert_int_eq(utimensat(AT_FDCWD, path, NULL, 0), 0);
-	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), 0);
+	ck_assert_int_eq(agsbx_grant_verify(g, &why), 0);
 	/* gone */
 	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), -ENOENT);
-	ck_assert(strstr(why, "agsbx-payload") != NULL);
+	ck_assert_int_eq(agsbx_grant_verify(g, &why), -ENOENT);
+	ck_assert(strstr(why.message, "agsbx-payload") != NULL);
 	/* a directory in its place */
 	ck_assert_int_eq(mkdir(path, 0755), 0);
-	ck_assert_int_eq(agsbx_grant_verify(g, why, sizeof why), -ELOOP);
-	ck_assert(strstr(why, "no longer a regular file") != NULL);
+	why = (struct agsbx_error){ 0 }; /* the first error wins: a new record */
+	ck_assert_int_eq(agsbx_grant_verify(g, &why), -ELOOP);
+	ck_assert_str_eq(why.reason, "bundle_changed");
+	ck_assert(strstr(why.message, "no longer a regular file") != NULL);
 	agsbx_grant_destroy(g);
 	free(cmd);
 	free(copy);

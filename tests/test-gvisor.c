@@ -211,7 +211,7 @@ END_TEST
 static void expect_blocked(const struct agsbx_ctx *ctx, const char *reason, const char *detail_part)
 {
 	struct agsbx_probe p;
-	ck_assert_int_eq(gv->probe(ctx, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, ctx, &p), 0);
 	ck_assert_msg(!p.available, "available against a non-working endpoint");
 	ck_assert_str_eq(p.reason, reason);
 	ck_assert(agsbx_reason_in_set(gv, p.reason));
@@ -224,7 +224,7 @@ static void expect_blocked(const struct agsbx_ctx *ctx, const char *reason, cons
 	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_int_lt(gv->ensure(ctx, g, &h, &f), 0);
+	ck_assert_int_lt(gv->ensure(gv, ctx, g, &h, &f), 0);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(f.reason, reason);
 	agsbx_grant_destroy(g);
@@ -472,7 +472,7 @@ START_TEST(test_unknown_config_key)
 	ck_assert_int_eq(agsbx_grant_create(tmp, "gv", (uid_t)-1, (gid_t)-1, &g), 0);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_int_eq(gv->ensure(&c, g, &h, &f), -EINVAL);
+	ck_assert_int_eq(gv->ensure(gv, &c, g, &h, &f), -EINVAL);
 	ck_assert_str_eq(f.reason, "config_invalid");
 	agsbx_grant_destroy(g);
 	json_decref(cfg);
@@ -653,10 +653,10 @@ static int daemon_containers(const char *label_key, const char *label_value)
 	char err[256] = "";
 	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, NULL), 0);
 	struct gv_docker d;
-	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	int n;
 	if (label_key) {
-		n = gv_containers_with_label(&d, label_key, label_value, NULL, err, sizeof err);
+		n = gv_containers_with_label(&d, label_key, label_value, NULL, NULL);
 	} else {
 		long st;
 		json_t *list = NULL;
@@ -679,7 +679,7 @@ static int list_containers(bool shared, char id[65])
 	char err[256] = "";
 	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, NULL), 0);
 	struct gv_docker d;
-	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	long st;
 	json_t *list = NULL, *c;
 	ck_assert_int_eq(gv_docker_call(&d, "GET", "/containers/json?all=1", NULL, 0, &st, &list, err, sizeof err), 0);
@@ -795,7 +795,7 @@ static void handle_setup(void)
 	scenario_setup();
 	g_grant = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_error f = { 0 };
-	int r = gv->ensure(&g_ctx, g_grant, &g_h, &f);
+	int r = gv->ensure(gv, &g_ctx, g_grant, &g_h, &f);
 	ck_assert_msg(r == 0, "ensure: %s: %s", f.reason ? f.reason : "?", f.message);
 	ck_assert_int_eq(shared_container_wait(g_shared_id), 1);
 	/* One execution in the shared container waits for ensure's starter
@@ -829,7 +829,7 @@ static void handle_teardown(void)
 START_TEST(test_probe_ready_observed)
 {
 	struct agsbx_probe p;
-	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, &g_ctx, &p), 0);
 	ck_assert_msg(p.available, "%s: %s", p.reason, p.detail ? p.detail : "");
 	ck_assert_str_eq(p.reason, "ready");
 	json_t *f = p.facts;
@@ -887,7 +887,7 @@ START_TEST(test_ensure_reuses_observation)
 {
 	struct agsbx_probe p;
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+		ck_assert_int_eq(gv->probe(gv, &g_ctx, &p), 0);
 		ck_assert_msg(p.available, "%s: %s", p.reason, p.detail ? p.detail : "");
 		ck_assert_ptr_null(json_object_get(p.facts, "observation"));
 		ck_assert_ptr_nonnull(json_object_get(p.facts, "observed"));
@@ -896,7 +896,7 @@ START_TEST(test_ensure_reuses_observation)
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	ck_assert_msg(gv->ensure(gv, &g_ctx, g, &h, &f) == 0, "%s", f.message);
 	json_t *ob = ensure_observation_of(h);
 	ck_assert(json_is_true(json_object_get(ob, "reused")));
 	ck_assert(json_integer_value(json_object_get(ob, "age_ms")) >= 0);
@@ -911,7 +911,7 @@ START_TEST(test_ensure_reuses_observation)
 	struct agsbx_ctx c = g_ctx;
 	c.payload_path = other;
 	h = NULL;
-	ck_assert_msg(gv->ensure(&c, g, &h, &f) == 0, "%s", f.message);
+	ck_assert_msg(gv->ensure(gv, &c, g, &h, &f) == 0, "%s", f.message);
 	ob = ensure_observation_of(h);
 	ck_assert(json_is_false(json_object_get(ob, "reused")));
 	ck_assert_ptr_null(json_object_get(ob, "age_ms"));
@@ -1229,7 +1229,7 @@ START_TEST(test_run_as_user)
 	struct agsbx_grant *g = new_grant(uid, gid);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&c, g, &h, &f) == 0, "%s", f.message);
+	ck_assert_msg(gv->ensure(gv, &c, g, &h, &f) == 0, "%s", f.message);
 	const char *const a_w[] = { "write", "/agsbx/output/mine", "v", NULL };
 	struct run r;
 	run_in(h, &r, a_w, 60000, 65536, -1);
@@ -1256,7 +1256,7 @@ START_TEST(test_lifecycle_and_toctou)
 	struct agsbx_grant *g = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&g_ctx, g, &h, &f) == 0, "%s", f.message);
+	ck_assert_msg(gv->ensure(gv, &g_ctx, g, &h, &f) == 0, "%s", f.message);
 	ck_assert_str_eq(h->paths[AGSBX_ROOT_OUTPUT], "/agsbx/output");
 	ck_assert_int_eq(gv->health(h), 0);
 	const char *const a[] = { "true", NULL };
@@ -1310,7 +1310,7 @@ START_TEST(test_release_during_execution)
 	struct racer b;
 	memset(&b, 0, sizeof b);
 	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&g_ctx, g, &b.h, &f) == 0, "%s", f.message);
+	ck_assert_msg(gv->ensure(gv, &g_ctx, g, &b.h, &f) == 0, "%s", f.message);
 	ck_assert_int_eq(shared_container_wait(g_shared_id), 1);
 	snprintf(b.marker, sizeof b.marker, "agsbx-gv-mark-");
 	agsbx_random_hex(b.marker + 14, 8);
@@ -1346,7 +1346,7 @@ START_TEST(test_simulation_blocks_live_daemon)
 	struct agsbx_ctx c = make_ctx();
 	c.simulate = AGSBX_SIM_DOCKER_UNREACHABLE;
 	struct agsbx_probe p;
-	ck_assert_int_eq(gv->probe(&c, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, &c, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, GV_R_UNAVAILABLE);
 	agsbx_provider_probe_clear(&p);
@@ -1354,7 +1354,7 @@ START_TEST(test_simulation_blocks_live_daemon)
 	json_t *cfg = json_pack("{s:s}", "runtime", "runc");
 	c.simulate = NULL;
 	c.config = cfg;
-	ck_assert_int_eq(gv->probe(&c, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, &c, &p), 0);
 	ck_assert_str_eq(p.reason, GV_R_REGISTRY_INVALID);
 	agsbx_provider_probe_clear(&p);
 	json_decref(cfg);
@@ -1392,7 +1392,7 @@ static struct agsbx_handle *warm_open(struct agsbx_grant **g)
 	*g = new_grant((uid_t)-1, (gid_t)-1);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_msg(gv->ensure(&g_ctx, *g, &h, &f) == 0, "%s", f.message);
+	ck_assert_msg(gv->ensure(gv, &g_ctx, *g, &h, &f) == 0, "%s", f.message);
 	return h;
 }
 
@@ -1514,7 +1514,7 @@ static int container_execs(const char *id)
 	char err[256] = "";
 	ck_assert_int_eq(agsbx_dockerhost_socket(getenv("DOCKER_HOST"), &sock, NULL), 0);
 	struct gv_docker d;
-	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, err, sizeof err), 0);
+	ck_assert_int_eq(gv_docker_open(&d, sock, 10000, NULL), 0);
 	ck_assert_int_ge(asprintf(&path, "/containers/%s/json", id), 0);
 	long st;
 	json_t *j = NULL;
@@ -1637,7 +1637,7 @@ START_TEST(test_norunsc_blocked)
 	g_ctx.config = NULL;
 	json_decref(cfg);
 	struct agsbx_probe p;
-	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, &g_ctx, &p), 0);
 	ck_assert(json_is_object(json_object_get(json_object_get(p.facts, "runtimes"), "runc")));
 	agsbx_provider_probe_clear(&p);
 	ck_assert_int_eq(daemon_containers(NULL, NULL), 0);
@@ -1647,7 +1647,7 @@ END_TEST
 START_TEST(test_broken_runsc_blocked_and_clean)
 {
 	struct agsbx_probe p;
-	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, &g_ctx, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_msg(strcmp(p.reason, GV_R_EXEC_FAILED) == 0, "%s: %s", p.reason, p.detail ? p.detail : "");
 	ck_assert_str_eq(json_string_value(json_object_get(p.facts, "runtime")), "runsc");
@@ -1673,7 +1673,7 @@ END_TEST
 START_TEST(test_runc_named_runsc_not_observed)
 {
 	struct agsbx_probe p;
-	ck_assert_int_eq(gv->probe(&g_ctx, &p), 0);
+	ck_assert_int_eq(gv->probe(gv, &g_ctx, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_msg(strcmp(p.reason, GV_R_NOT_OBSERVED) == 0, "%s: %s", p.reason, p.detail ? p.detail : "");
 	fprintf(stderr, "not observed: %s\n", p.detail);
@@ -1760,7 +1760,7 @@ static int bench(int n)
 		return 1;
 	}
 	uint64_t t0 = agsbx_now_us();
-	if (gv->ensure(&g_ctx, g_grant, &g_h, &f) < 0) {
+	if (gv->ensure(gv, &g_ctx, g_grant, &g_h, &f) < 0) {
 		fprintf(stderr, "ensure: %s: %s\n", f.reason, f.message);
 		return 1;
 	}

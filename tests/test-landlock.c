@@ -89,7 +89,7 @@ static struct agsbx_handle *fx_ensure(struct fx *f, const struct agsbx_provider_
 {
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	int r = ops->ensure(&f->ctx, f->g, &h, &fail);
+	int r = ops->ensure(ops, &f->ctx, f->g, &h, &fail);
 	ck_assert_msg(r == 0, "%s ensure: %s (%s: %s)", ops->id, strerror(-r), fail.reason, fail.message);
 	ck_assert_ptr_nonnull(h);
 	return h;
@@ -206,7 +206,7 @@ START_TEST(test_contract_static)
 	ck_assert_uint_eq(n, AGSBX_ARRAY_SIZE(want));
 	ck_assert_ptr_null(LL->config_keys[0]);
 	ck_assert_str_eq(LL->fail_closed_simulation, AGSBX_SIM_NO_LANDLOCK);
-	ck_assert(LL->applies && LL->applies());
+	ck_assert(LL->applies && LL->applies(LL));
 	ck_assert_ptr_eq(agsbx_provider_find("landlock"), LL);
 	ck_assert_ptr_nonnull(LL->leftovers);
 }
@@ -218,7 +218,7 @@ START_TEST(test_probe_ready)
 	f.payload_host = NULL;
 	fx_ctx(&f, _i == 1);
 	struct agsbx_probe p;
-	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert_int_eq(LL->probe(LL, &f.ctx, &p), 0);
 	ck_assert_msg(p.available, "probe: %s: %s", p.reason, p.detail ? p.detail : "");
 	ck_assert_str_eq(p.reason, "ready");
 	ck_assert(agsbx_reason_in_set(LL, p.reason));
@@ -274,7 +274,7 @@ START_TEST(test_probe_missing_helper)
 	_cleanup_free_ char *empty = agsbx_test_tmpdir("agsbx-ll-empty");
 	f.ctx.tool_dir = empty;
 	struct agsbx_probe p;
-	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert_int_eq(LL->probe(LL, &f.ctx, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "landlock_enforcement_failed");
 	ck_assert(!p.caps.host_filesystem_restricted && !p.caps.privilege_escalation_blocked);
@@ -330,7 +330,7 @@ START_TEST(test_probe_lying_helper)
 	ck_assert_int_eq(agsbx_write_file_atomic(helper, script, strlen(script), 0755), 0);
 	f.ctx.tool_dir = dir;
 	struct agsbx_probe p;
-	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert_int_eq(LL->probe(LL, &f.ctx, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_str_eq(p.reason, "landlock_enforcement_failed");
 	ck_assert(!p.caps.host_filesystem_restricted && !p.caps.privilege_escalation_blocked);
@@ -555,7 +555,7 @@ START_TEST(test_exec_write_output)
 	ck_assert_str_eq(data, nonce);
 	/* meta carries the same versions as the probe. */
 	struct agsbx_probe p;
-	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert_int_eq(LL->probe(LL, &f.ctx, &p), 0);
 	json_t *v = json_object_get(res.meta, "versions");
 	ck_assert_str_eq(jstr(res.meta, "provider"), "landlock");
 	ck_assert_str_eq(jstr(res.meta, "mechanism"), "landlock");
@@ -689,8 +689,8 @@ START_TEST(test_exec_write_outside_denied)
 	j = payload_ok(h, "write", f.payload_src, "pwned");
 	ck_assert(json_is_false(json_object_get(j, "ok")));
 	json_decref(j);
-	char why[256];
-	ck_assert_int_eq(agsbx_grant_verify(f.g, why, sizeof why), 0);
+	struct agsbx_error why = { 0 };
+	ck_assert_int_eq(agsbx_grant_verify(f.g, &why), 0);
 	fx_release(h);
 	/* Control: without Landlock the same user writes there. */
 	struct agsbx_handle *t = fx_ensure(&f, &agsbx_provider_trusted_local);
@@ -877,7 +877,7 @@ START_TEST(test_ensure_rejects_config)
 	f.ctx.config = cfg;
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	ck_assert_int_eq(LL->ensure(&f.ctx, f.g, &h, &fail), -EINVAL);
+	ck_assert_int_eq(LL->ensure(LL, &f.ctx, f.g, &h, &fail), -EINVAL);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(fail.reason, "config_invalid");
 	ck_assert_ptr_nonnull(strstr(fail.message, "allowed_write_dirs"));
@@ -1088,7 +1088,7 @@ START_TEST(test_sim_no_landlock)
 	fx_init(&f, _i);
 	f.ctx.simulate = AGSBX_SIM_NO_LANDLOCK;
 	struct agsbx_probe p;
-	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert_int_eq(LL->probe(LL, &f.ctx, &p), 0);
 	ck_assert(!p.available);
 	ck_assert_msg(strcmp(p.reason, "kernel_does_not_support_landlock") == 0, "reason %s: %s", p.reason,
 		      p.detail ? p.detail : "");
@@ -1097,12 +1097,12 @@ START_TEST(test_sim_no_landlock)
 	agsbx_provider_probe_clear(&p);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	ck_assert_int_lt(LL->ensure(&f.ctx, f.g, &h, &fail), 0);
+	ck_assert_int_lt(LL->ensure(LL, &f.ctx, f.g, &h, &fail), 0);
 	ck_assert_ptr_null(h);
 	ck_assert_str_eq(fail.reason, "kernel_does_not_support_landlock");
 	/* Landlock does not depend on user namespaces: still ready there. */
 	f.ctx.simulate = AGSBX_SIM_BLOCKED_USERNS;
-	ck_assert_int_eq(LL->probe(&f.ctx, &p), 0);
+	ck_assert_int_eq(LL->probe(LL, &f.ctx, &p), 0);
 	ck_assert_msg(p.available, "blocked-userns: %s: %s", p.reason, p.detail ? p.detail : "");
 	agsbx_provider_probe_clear(&p);
 	fx_done(&f);

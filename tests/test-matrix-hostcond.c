@@ -75,7 +75,7 @@ int main(void)
 	payload = agsbx_test_build_path("agsbx-payload");
 	struct agsbx_probe pr = { 0 };
 	struct agsbx_ctx ctx = { .tool_dir = tool_dir, .payload_path = payload, .probe_timeout_ms = 5000 };
-	agsbx_provider_landlock.probe(&ctx, &pr);
+	agsbx_provider_landlock.probe(&agsbx_provider_landlock, &ctx, &pr);
 	if (!pr.available)
 		agsbx_test_skip("landlock", true, pr.reason ? pr.reason : "unavailable");
 	agsbx_provider_probe_clear(&pr);

@@ -350,7 +350,7 @@ START_TEST(test_trusted_local_release_under_load)
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct tl_race rc = { 0 };
 	struct agsbx_error f = { 0 };
-	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&ctx, g, &rc.h, &f), 0);
+	ck_assert_int_eq(agsbx_provider_trusted_local.ensure(&agsbx_provider_trusted_local, &ctx, g, &rc.h, &f), 0);
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, tl_caller, &rc), 0);

@@ -17,13 +17,13 @@ START_TEST(test_not_macos)
 {
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct agsbx_probe p = { 0 };
-	agsbx_provider_seatbelt.probe(&ctx, &p);
+	agsbx_provider_seatbelt.probe(&agsbx_provider_seatbelt, &ctx, &p);
 #ifdef __APPLE__
 	ck_assert(p.reason != NULL);
 #else
 	ck_assert_str_eq(p.reason, "not_macos");
 	ck_assert(!p.available);
-	ck_assert(!agsbx_provider_seatbelt.applies());
+	ck_assert(!agsbx_provider_seatbelt.applies(&agsbx_provider_seatbelt));
 #endif
 	ck_assert(agsbx_reason_in_set(&agsbx_provider_seatbelt, p.reason));
 	agsbx_provider_probe_clear(&p);
@@ -185,13 +185,13 @@ START_TEST(test_fails_closed_without_sandbox_exec)
 	struct agsbx_ctx ctx = { .probe_timeout_ms = 1000 };
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error f = { 0 };
-	ck_assert_int_eq(agsbx_provider_seatbelt.ensure(&ctx, g, &h, &f), -ENODEV);
+	ck_assert_int_eq(agsbx_provider_seatbelt.ensure(&agsbx_provider_seatbelt, &ctx, g, &h, &f), -ENODEV);
 	ck_assert_str_eq(f.reason, "not_macos");
 	ck_assert_ptr_null(h);
 	json_t *bad = json_pack("{s:b}", "extra", 1);
 	ctx.config = bad;
 	memset(&f, 0, sizeof f);
-	ck_assert_int_eq(agsbx_provider_seatbelt.ensure(&ctx, g, &h, &f), -EINVAL);
+	ck_assert_int_eq(agsbx_provider_seatbelt.ensure(&agsbx_provider_seatbelt, &ctx, g, &h, &f), -EINVAL);
 	ctx.config = NULL;
 
 	struct agsbx_caps caps = { .mechanism = "seatbelt" };

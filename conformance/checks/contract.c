@@ -64,10 +64,10 @@ static void fail_closed(const struct check_env *env, struct check_out *out)
 	if (!real)
 		c.simulate = sim;
 	struct agsbx_probe p = { 0 };
-	env->ops->probe(&c, &p);
+	env->ops->probe(env->ops, &c, &p);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	int er = env->ops->ensure(&c, env->grant, &h, &fail);
+	int er = env->ops->ensure(env->ops, &c, env->grant, &h, &fail);
 	_cleanup_free_ char *n = cf_nonce(), *name = NULL;
 	if (!n || asprintf(&name, "fail-closed-%s", n) < 0)
 		name = NULL;
@@ -118,30 +118,25 @@ static void probe_truthful(const struct check_env *env, struct check_out *out)
 	bool consistent = p->available == (p->reason && strcmp(p->reason, "ready") == 0);
 	/* The probe must be a stable observation: a second probe agrees. */
 	struct agsbx_probe again = { 0 };
-	env->ops->probe(env->ctx, &again);
+	env->ops->probe(env->ops, env->ctx, &again);
 	bool stable = again.reason && p->reason && strcmp(again.reason, p->reason) == 0 &&
 		      again.available == p->available;
 	json_object_set_new(out->facts, "reason_in_closed_set", json_boolean(in_set));
 	json_object_set_new(out->facts, "available_iff_ready", json_boolean(consistent));
 	json_object_set_new(out->facts, "second_probe_reason", again.reason ? json_string(again.reason) : json_null());
-	/* Facts a provider shares with the host probes must agree with them. */
-	static const struct { const char *fact, *family, *host_fact; } shared[] = {
-		{ "system_abi", "landlock", "abi" },
-		{ "bwrap_path", "bubblewrap", "path" },
-		{ "bwrap_version", "bubblewrap", "version" },
-		{ "server_version", "docker", "version" },
-	};
+	/* Facts a provider shares with the host probes (ops->shared_facts)
+	 * must agree with them. */
 	bool facts_ok = true;
 	json_t *compared = json_object();
-	for (size_t i = 0; i < AGSBX_ARRAY_SIZE(shared); i++) {
-		const json_t *pv = json_object_get(p->facts, shared[i].fact);
-		const json_t *hv = json_object_get(json_object_get(json_object_get(env->ctx->host, shared[i].family),
-								   shared[i].host_fact), "value");
+	for (const struct agsbx_shared_fact *sf = env->ops->shared_facts; sf && sf->fact; sf++) {
+		const json_t *pv = json_object_get(p->facts, sf->fact);
+		const json_t *hv = json_object_get(json_object_get(json_object_get(env->ctx->host, sf->family),
+								   sf->host_fact), "value");
 		if (!pv || !hv)
 			continue;
 		bool eq = json_equal((json_t *)pv, (json_t *)hv);
 		facts_ok &= eq;
-		json_object_set_new(compared, shared[i].fact, json_boolean(eq));
+		json_object_set_new(compared, sf->fact, json_boolean(eq));
 	}
 	json_object_set_new(out->facts, "facts_match_host", compared);
 	bool host_agrees = blocked_reason_true(env, p, out->facts);
@@ -280,7 +275,7 @@ static void check_bundle_integrity_enforced(const struct check_env *env, struct 
 		unlink(data_src);
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	if (r < 0 || env->ops->ensure(env->ctx, g, &h, &fail) < 0) {
+	if (r < 0 || env->ops->ensure(env->ops, env->ctx, g, &h, &fail) < 0) {
 		cf_reason(out, r < 0 ? "internal: cannot prepare a second grant" : "ensure of a second grant failed: %s",
 			     fail.message);
 		agsbx_grant_destroy(g);
@@ -321,7 +316,7 @@ static void check_config_unknown_rejected(const struct check_env *env, struct ch
 	c.config = cfg;
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	int er = env->ops->ensure(&c, env->grant, &h, &fail);
+	int er = env->ops->ensure(env->ops, &c, env->grant, &h, &fail);
 	if (er == 0 && h) {
 		agsbx_provider_release(h);
 		agsbx_handle_free(h);

@@ -200,7 +200,7 @@ static void lifecycle_consistent(const struct check_env *env, struct check_out *
 {
 	struct agsbx_handle *h = NULL;
 	struct agsbx_error fail = { 0 };
-	if (env->ops->ensure(env->ctx, env->grant, &h, &fail) < 0) {
+	if (env->ops->ensure(env->ops, env->ctx, env->grant, &h, &fail) < 0) {
 		cf_reason(out, "ensure failed after a ready probe: %s (%s)", fail.reason ? fail.reason : "?", fail.message);
 		return;
 	}

@@ -48,7 +48,7 @@ static const char *const bwrap_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "L
 static const char *const unsafe_root_hint =
 	"run as a normal user, or pass --run-as USER to drop privileges before bwrap";
 
-static bool bw_applies(void)
+static bool bw_applies(const struct agsbx_provider_ops *self)
 {
 #ifdef __linux__
 	return true;
@@ -316,7 +316,7 @@ static int probe_with(const struct agsbx_ctx *ctx, bool share_net, struct agsbx_
 	out->caps = claimed_caps(false, share_net);
 	if (!out->facts)
 		return -ENOMEM;
-	if (!bw_applies()) {
+	if (!bw_applies(&agsbx_provider_bubblewrap)) {
 		set_unavailable(out, "not_linux", fmt("bubblewrap needs Linux namespaces"), NULL);
 		return 0;
 	}
@@ -364,7 +364,7 @@ static int probe_with(const struct agsbx_ctx *ctx, bool share_net, struct agsbx_
 	return 0;
 }
 
-static int bw_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int bw_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	/* The probe reports; it does not judge the config (ensure does), but
 	 * it claims the network axis the config would give. */
@@ -395,8 +395,8 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 	return 0;
 }
 
-static int bw_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int bw_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	bool share_net = false;

@@ -610,7 +610,7 @@ static int spawn(struct ext_adapter *a, const struct ext_start *st)
 	return 0;
 }
 
-int ext_adapter_start(const struct ext_start *st, struct ext_adapter **out, char *err, size_t err_size)
+int ext_adapter_start(const struct ext_start *st, struct ext_adapter **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	struct ext_adapter *a = calloc(1, sizeof *a);
@@ -630,7 +630,7 @@ int ext_adapter_start(const struct ext_start *st, struct ext_adapter **out, char
 	if (r == 0 && pthread_create(&a->reader, NULL, reader_main, a) != 0)
 		r = -EAGAIN;
 	if (r < 0) {
-		snprintf(err, err_size, "cannot start the adapter %s: %s", st->argv[0], strerror(-r));
+		agsbx_fail(fail, EXT_R_START, "cannot start the adapter %s: %s", st->argv[0], strerror(-r));
 		adapter_free(a);
 		return r;
 	}

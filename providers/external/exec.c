@@ -12,10 +12,15 @@
 #include "base/defaults.h"
 #include "base/util.h"
 
+static int ext_configure_none(const struct agsbx_provider_ops *self, const json_t *config, struct agsbx_error *fail)
+{
+	return 0;
+}
+
 static struct ext_adapter *adapter_of(struct agsbx_handle *h, struct agsbx_error *fail)
 {
 	struct ext_instance *in = ext_instance_of(h->ops);
-	struct ext_adapter *a = in ? in->ad : NULL;
+	struct ext_adapter *a = in->ad;
 	if (!a) {
 		agsbx_fail(fail, EXT_R_START, "no adapter");
 		return NULL;
@@ -272,10 +277,28 @@ static json_t *ext_finish(const struct agsbx_provider_ops *self, struct agsbx_er
 	return json_pack("{s:s, s:o}", "kind", "external", "declared", d);
 }
 
+/* An adapter may wrap any mechanism the host probes know, so whichever of
+ * these facts it reports is held to the host's (the Agently adapter
+ * reports system_abi for Landlock and bwrap_path for bubblewrap). */
+static const struct agsbx_shared_fact shared_facts[] = {
+	{ "system_abi", "landlock", "abi" },
+	{ "bwrap_path", "bubblewrap", "path" },
+	{ "bwrap_version", "bubblewrap", "version" },
+	{ "server_version", "docker", "version" },
+	{ 0 },
+};
+
 const struct agsbx_provider_ops ext_adapter_ops_template = {
 	.summary = "declared: an adapter speaking agsbx-external/1 (--adapter)",
+	.declared = true,
+	/* An adapter's keys are known from its hello only: ensure checks
+	 * them (config_invalid); nothing to check before the run. */
+	.configure = ext_configure_none,
+	.probe = ext_adapter_probe,
+	.ensure = ext_adapter_ensure,
 	.health = ext_health,
 	.execute = ext_execute,
 	.release = ext_release,
 	.finish = ext_finish,
+	.shared_facts = shared_facts,
 };

@@ -4,6 +4,7 @@
 #define AGSBX_PROVIDERS_EXTERNAL_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 
 #include "providers/external/external.h"
 
@@ -37,8 +38,8 @@
 
 struct ext_adapter;
 
-/* One declared provider. ops comes first: handles reach the instance
- * through h->ops. */
+/* One declared provider: its ops are a copy of its kind's template, and
+ * every op reaches the instance from them (self, or h->ops). */
 struct ext_instance {
 	struct agsbx_provider_ops ops;
 	bool wrap;
@@ -67,7 +68,16 @@ struct ext_instance {
 	char **wrap_inventory;            /* --config ID.inventory=COMMAND, split; NULL: none */
 };
 
-struct ext_instance *ext_instance_of(const struct agsbx_provider_ops *ops);
+/* The instance of a declared provider's ops (self, or h->ops). */
+static inline struct ext_instance *ext_instance_of(const struct agsbx_provider_ops *ops)
+{
+	return (struct ext_instance *)((char *)ops - offsetof(struct ext_instance, ops));
+}
+
+/* ---- the instance table (instances.c, a leaf) ---- */
+
+/* Appends in to the table: 0, or -ENOSPC past AGSBX_EXTERNAL_MAX. */
+int ext_instance_add(struct ext_instance *in);
 /* A string that lives as long as the instance (caps point to it). */
 const char *ext_intern(struct ext_instance *in, const char *s);
 
@@ -97,7 +107,8 @@ struct ext_start {
 	char *const *argv;
 	const struct agsbx_ctx *ctx;
 };
-int ext_adapter_start(const struct ext_start *st, struct ext_adapter **out, char *err, size_t err_size);
+/* 0, or -errno with the reason EXT_R_START and why in fail. */
+int ext_adapter_start(const struct ext_start *st, struct ext_adapter **out, struct agsbx_error *fail);
 /* The reasons an ok:false response may carry (NULL: generic ones only). */
 void ext_adapter_set_reasons(struct ext_adapter *a, const char *const *reasons);
 /* Sends {id, op, ...fields} (fields stolen, may be NULL) and waits for the
@@ -127,12 +138,9 @@ int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct
 /* ---- kinds ---- */
 extern const struct agsbx_provider_ops ext_adapter_ops_template;
 extern const struct agsbx_provider_ops ext_wrap_ops_template;
-int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
-int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+/* The adapter's probe and ensure (session.c), the template's ops. */
+int ext_adapter_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
+int ext_adapter_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		       struct agsbx_handle **out, struct agsbx_error *fail);
-int ext_wrap_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out);
-int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		    struct agsbx_handle **out, struct agsbx_error *fail);
-int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err, size_t err_size);
 
 #endif

@@ -148,9 +148,9 @@ static struct ext_adapter *adapter(struct ext_instance *in, const struct agsbx_c
 		 * runs behind it, like a built-in provider's process tree. */
 		char **argv = agsbx_provider_wrap_simulation(ctx, (const char *const *)in->argv);
 		struct ext_start st = { .argv = argv, .ctx = ctx };
-		char err[512] = "";
-		if (!argv || ext_adapter_start(&st, &in->ad, err, sizeof err) < 0) {
-			snprintf(in->start_error, sizeof in->start_error, "%s", argv ? err : "out of memory");
+		struct agsbx_error why = { 0 };
+		if (!argv || ext_adapter_start(&st, &in->ad, &why) < 0) {
+			snprintf(in->start_error, sizeof in->start_error, "%s", argv ? why.message : "out of memory");
 			agsbx_fail(fail, EXT_R_START, "%s", in->start_error);
 		}
 		agsbx_strv_free(argv);
@@ -310,9 +310,9 @@ static void probe_once(struct ext_instance *in, const struct agsbx_ctx *ctx, boo
 		probe_broken(out, &f);
 }
 
-int ext_adapter_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+int ext_adapter_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
-	probe_once(in, ctx, true, out);
+	probe_once(ext_instance_of(self), ctx, true, out);
 	return 0;
 }
 
@@ -340,9 +340,10 @@ int ext_refusal(struct ext_instance *in, const json_t *r, const char *op, struct
 	return -EPERM;
 }
 
-int ext_adapter_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+int ext_adapter_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
 		       struct agsbx_handle **out, struct agsbx_error *fail)
 {
+	struct ext_instance *in = ext_instance_of(self);
 	*out = NULL;
 	struct ext_adapter *a = adapter(in, ctx, fail);
 	if (!a)

@@ -43,7 +43,7 @@ static int claim(struct agsbx_caps *c, const char *axis)
 
 /* --config ID.inventory=COMMAND: split like the template; its first word
  * must be executable. */
-static int configure_inventory(struct ext_instance *in, const json_t *v, char *err, size_t err_size)
+static int configure_inventory(struct ext_instance *in, const json_t *v, struct agsbx_error *fail)
 {
 	if (!v)
 		return 0;
@@ -51,8 +51,8 @@ static int configure_inventory(struct ext_instance *in, const json_t *v, char *e
 	char path[4096];
 	int n = json_is_string(v) ? agsbx_split_words(json_string_value(v), &argv) : -EINVAL;
 	if (n <= 0 || !command_found(argv[0], path, sizeof path)) {
-		snprintf(err, err_size, "%s.inventory: expected a command line whose first word is an executable file",
-			 in->id);
+		agsbx_fail(fail, "config_invalid",
+			   "%s.inventory: expected a command line whose first word is an executable file", in->id);
 		agsbx_strv_free(argv);
 		return -EINVAL;
 	}
@@ -61,8 +61,11 @@ static int configure_inventory(struct ext_instance *in, const json_t *v, char *e
 	return 0;
 }
 
-int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err, size_t err_size)
+/* The harness-side config, checked before anything runs: a wrapper's keys
+ * are ours (claims, home, inventory). */
+static int wrap_configure(const struct agsbx_provider_ops *self, const json_t *config, struct agsbx_error *fail)
 {
+	struct ext_instance *in = ext_instance_of(self);
 	in->wrap_claims = (struct agsbx_caps){ .network = AGSBX_NET_INHERITED, .mechanism = "wrap",
 					       .safety_class = "declared_wrapper" };
 	in->wrap_claims_json = json_array();
@@ -70,22 +73,23 @@ int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err,
 	json_t *v;
 	json_object_foreach((json_t *)config, key, v) {
 		if (strcmp(key, "claims") != 0 && strcmp(key, "home") != 0 && strcmp(key, "inventory") != 0) {
-			snprintf(err, err_size, "%s: unknown config key '%s' (a wrapper takes 'claims', 'home' and 'inventory')",
-				 in->id, key);
+			agsbx_fail(fail, "config_invalid",
+				   "%s: unknown config key '%s' (a wrapper takes 'claims', 'home' and 'inventory')",
+				   in->id, key);
 			return -EINVAL;
 		}
 	}
-	if (configure_inventory(in, json_object_get(config, "inventory"), err, err_size) < 0)
+	if (configure_inventory(in, json_object_get(config, "inventory"), fail) < 0)
 		return -EINVAL;
 	const char *home = json_string_value(json_object_get(config, "home"));
 	if (json_object_get(config, "home") && (!home || (strcmp(home, "build") != 0 && strcmp(home, "real") != 0))) {
-		snprintf(err, err_size, "%s.home: expected 'build' or 'real'", in->id);
+		agsbx_fail(fail, "config_invalid", "%s.home: expected 'build' or 'real'", in->id);
 		return -EINVAL;
 	}
 	in->wrap_home_real = home && strcmp(home, "real") == 0;
 	const char *s = json_string_value(json_object_get(config, "claims"));
 	if (json_object_get(config, "claims") && !s) {
-		snprintf(err, err_size, "%s.claims: expected AXIS[,AXIS...]", in->id);
+		agsbx_fail(fail, "config_invalid", "%s.claims: expected AXIS[,AXIS...]", in->id);
 		return -EINVAL;
 	}
 	_cleanup_free_ char *copy = s ? strdup(s) : NULL;
@@ -94,7 +98,7 @@ int ext_wrap_configure(struct ext_instance *in, const json_t *config, char *err,
 		if (strcmp(t, "none") == 0)
 			continue;
 		if (claim(&in->wrap_claims, t) < 0) {
-			snprintf(err, err_size,
+			agsbx_fail(fail, "config_invalid",
 				 "%s.claims: unknown axis '%s' (process_contained, host_filesystem_restricted, "
 				 "privilege_escalation_blocked, syscalls_restricted, environment_scrubbed, network_isolated, "
 				 "network_tcp_restricted)", in->id, t);
@@ -125,15 +129,13 @@ static bool command_found(const char *w, char *path, size_t size)
 
 static void claims_default(struct ext_instance *in)
 {
-	if (!in->wrap_claims.mechanism) {
-		char err[256];
-		ext_wrap_configure(in, NULL, err, sizeof err);
-	}
+	if (!in->wrap_claims.mechanism)
+		wrap_configure(&in->ops, NULL, NULL);
 }
 
-int ext_wrap_probe(struct ext_instance *in, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int wrap_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
-	(void)ctx;
+	struct ext_instance *in = ext_instance_of(self);
 	memset(out, 0, sizeof *out);
 	claims_default(in);
 	char path[4096];
@@ -209,9 +211,10 @@ static int wrap_leftovers(struct agsbx_handle *h, const char *marker, json_t **f
 	return (int)json_array_size(*found);
 }
 
-int ext_wrap_ensure(struct ext_instance *in, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		    struct agsbx_handle **out, struct agsbx_error *fail)
+static int wrap_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		       struct agsbx_handle **out, struct agsbx_error *fail)
 {
+	struct ext_instance *in = ext_instance_of(self);
 	*out = NULL;
 	claims_default(in);
 	if (agsbx_provider_check_config(&in->ops, ctx->config, fail) < 0)
@@ -407,6 +410,10 @@ static json_t *wrap_finish(const struct agsbx_provider_ops *self, struct agsbx_e
  * execution's tree ends with it. */
 const struct agsbx_provider_ops ext_wrap_ops_template = {
 	.summary = "declared: a command-prefix sandbox (--wrap)",
+	.declared = true,
+	.configure = wrap_configure,
+	.probe = wrap_probe,
+	.ensure = wrap_ensure,
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.execute = wrap_execute,

@@ -227,7 +227,7 @@ static void container_inspect(const struct gv_docker *d, struct gv_run_out *o)
 }
 
 int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
-			     char *err, size_t err_size)
+			     struct agsbx_error *fail)
 {
 	if (found)
 		*found = NULL;
@@ -241,11 +241,14 @@ int gv_containers_with_label(const struct gv_docker *d, const char *key, const c
 		return -ENOMEM;
 	long st;
 	_cleanup_json_ json_t *list = NULL;
-	int r = gv_docker_call(d, "GET", path, NULL, 0, &st, &list, err, err_size);
-	if (r < 0)
+	char err[384] = "";
+	int r = gv_docker_call(d, "GET", path, NULL, 0, &st, &list, err, sizeof err);
+	if (r < 0) {
+		agsbx_error_set(fail, GV_R_UNAVAILABLE, "%s", err);
 		return r;
+	}
 	if (st != 200 || !json_is_array(list)) {
-		snprintf(err, err_size, "container list: HTTP %ld", st);
+		agsbx_error_set(fail, GV_R_UNAVAILABLE, "container list: HTTP %ld", st);
 		return -EPROTO;
 	}
 	json_t *out = json_array();
@@ -288,11 +291,12 @@ static void container_remove(const struct gv_docker *d, struct gv_run_out *o)
 		return;
 	}
 	/* Docker's word is checked, not trusted: list by the label. */
-	int n = gv_containers_with_label(d, GV_LABEL_EXEC, o->exec_id, NULL, err, sizeof err);
+	struct agsbx_error list_err = { 0 };
+	int n = gv_containers_with_label(d, GV_LABEL_EXEC, o->exec_id, NULL, &list_err);
 	if (n != 0) {
 		o->cleanup_failed = true;
 		agsbx_error_set(&o->err, n < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
-			 "container %.12s may remain after removal: %s", o->id, n < 0 ? err : "still listed");
+			 "container %.12s may remain after removal: %s", o->id, n < 0 ? list_err.message : "still listed");
 	}
 }
 

@@ -45,7 +45,7 @@ static int api_minor(const char *v)
 	return minor;
 }
 
-int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, char *err, size_t err_size)
+int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, struct agsbx_error *fail)
 {
 	memset(d, 0, sizeof *d);
 	d->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
@@ -60,10 +60,10 @@ int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, cha
 	char cerr[256] = "";
 	int r = gv_docker_call(d, "GET", "/version", NULL, 0, &status, &v, cerr, sizeof cerr);
 	if (r < 0) {
-		snprintf(err, err_size, "%s", cerr);
+		agsbx_error_set(fail, GV_DOCKER_UNREACHABLE, "%s", cerr);
 		return r;
 	}
-	return gv_docker_version_accept(d, status, v, err, err_size);
+	return gv_docker_version_accept(d, status, v, fail);
 }
 
 /* src (valid UTF-8: jansson checked it) cut to fit size at a character
@@ -78,25 +78,25 @@ static void copy_utf8(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, char *err, size_t err_size)
+int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, struct agsbx_error *fail)
 {
 	const char *api = json_string_value(json_object_get(v, "ApiVersion"));
 	const char *ver = json_string_value(json_object_get(v, "Version"));
 	const char *socket = d->socket ? d->socket : "?";
 	if (status != 200 || !json_is_object(v) || !api) {
-		snprintf(err, err_size,
-			 "unix://%s answered GET /version with HTTP %ld but not as a Docker Engine API "
+		agsbx_error_set(fail, GV_DOCKER_UNREACHABLE,
+			"unix://%s answered GET /version with HTTP %ld but not as a Docker Engine API "
 			 "(no ApiVersion)", socket, status);
 		return -EPROTO;
 	}
 	int minor = api_minor(api);
 	if (minor < 0) {
-		snprintf(err, err_size, "unix://%s: unparsable ApiVersion '%.32s'", socket, api);
+		agsbx_error_set(fail, GV_DOCKER_UNREACHABLE, "unix://%s: unparsable ApiVersion '%.32s'", socket, api);
 		return -EPROTO;
 	}
 	if (minor < GV_API_MIN_MINOR) {
-		snprintf(err, err_size, "Docker Engine API %s at unix://%s is older than 1.%d", api, socket,
-			 GV_API_MIN_MINOR);
+		agsbx_error_set(fail, GV_DOCKER_UNREACHABLE, "Docker Engine API %s at unix://%s is older than 1.%d",
+				api, socket, GV_API_MIN_MINOR);
 		return -EPROTONOSUPPORT;
 	}
 	if (minor > GV_API_MAX_MINOR)

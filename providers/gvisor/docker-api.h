@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "base/error.h"
 #include "base/runner.h"
 
 /* API versions we speak: wait?condition= needs 1.30; we use nothing newer
@@ -31,15 +32,19 @@ struct gv_docker {
 };
 
 
-/* GET /version on the socket and negotiate the API prefix. -errno with a
- * message in err when the endpoint is unreachable, not a Docker Engine
- * API, or too old. */
-int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, char *err, size_t err_size);
+/* The reason of gv_docker_open's failures (the provider maps it to its
+ * own). */
+#define GV_DOCKER_UNREACHABLE "docker_unreachable"
+
+/* GET /version on the socket and negotiate the API prefix. -errno with
+ * fail set (GV_DOCKER_UNREACHABLE) when the endpoint is unreachable, not a
+ * Docker Engine API, or too old. */
+int gv_docker_open(struct gv_docker *d, const char *socket, long timeout_ms, struct agsbx_error *fail);
 void gv_docker_close(struct gv_docker *d);
 /* The negotiation step of gv_docker_open: GET /version's HTTP status and
  * JSON answer (any value: the daemon's) into d's prefix and versions (d's
- * strings valid UTF-8); -errno with err as gv_docker_open. */
-int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, char *err, size_t err_size);
+ * strings valid UTF-8); -errno with fail as gv_docker_open. */
+int gv_docker_version_accept(struct gv_docker *d, long status, const json_t *v, struct agsbx_error *fail);
 
 /* ---- the daemon's answers, read (pure functions, fuzzed) -------------- */
 

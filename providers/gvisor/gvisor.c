@@ -55,6 +55,7 @@ struct gv_env {
 	struct gv_image img;
 	struct agsbx_caps caps;
 	json_t *versions;
+	unsigned leaked_killed;       /* host processes a failed start left, stopped by us */
 };
 
 typedef char gv_id[65];
@@ -152,24 +153,21 @@ static void env_clear(struct gv_env *e)
 
 /* ---- verification steps ------------------------------------------------ */
 
-struct verdict {
-	const char *reason;
-	unsigned leaked_killed;       /* host processes a failed start left, stopped by us */
-	char detail[768];
-	char hint[512];
-};
-
-static const char *set_verdict(struct verdict *v, const char *reason, const char *hint, const char *fmt, ...)
+/* Why verification stopped, in the one error record: each step returns
+ * at its first failure, so the first error is the only one. Returns the
+ * reason, for `return set_verdict(...)`. */
+static const char *set_verdict(struct agsbx_error *v, const char *reason, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static const char *set_verdict(struct verdict *v, const char *reason, const char *hint, const char *fmt, ...)
+static const char *set_verdict(struct agsbx_error *v, const char *reason, const char *hint, const char *fmt, ...)
 {
-	v->reason = reason;
+	bool first = !agsbx_error_is_set(v);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(v->detail, sizeof v->detail, fmt, ap);
+	agsbx_error_vset(v, reason, fmt, ap);
 	va_end(ap);
-	snprintf(v->hint, sizeof v->hint, "%s", hint ? hint : "");
-	return reason;
+	if (first && hint)
+		snprintf(v->hint, sizeof v->hint, "%s", hint);
+	return v->reason;
 }
 
 static const char HINT_DAEMON[] =
@@ -180,7 +178,7 @@ static const char HINT_REGISTER[] =
 
 /* The endpoint: the labelled simulation points at a socket that cannot
  * exist (inside a directory we created and removed). */
-static int endpoint_socket(const struct agsbx_ctx *ctx, json_t *facts, char **sock, struct verdict *v)
+static int endpoint_socket(const struct agsbx_ctx *ctx, json_t *facts, char **sock, struct agsbx_error *v)
 {
 	if (ctx->simulate && strcmp(ctx->simulate, AGSBX_SIM_DOCKER_UNREACHABLE) == 0) {
 		char dir[] = "/tmp/agsbx-gv-sim-XXXXXX";
@@ -228,7 +226,7 @@ static bool args_have_network_none(const json_t *args)
 /* Records every runtime, then picks: the configured name (must be runsc),
  * else a runsc runtime with --network=none, else any runsc runtime. */
 static const char *pick_runtime(const struct agsbx_ctx *ctx, const json_t *info, json_t *facts, struct gv_env *e,
-				struct verdict *v)
+				struct agsbx_error *v)
 {
 	json_t *rts = json_object_get(info, "Runtimes");
 	if (!json_is_object(rts))
@@ -349,8 +347,8 @@ static char *run_as_user(const struct agsbx_ctx *ctx)
 }
 
 /* One payload op in a throw-away container; the parsed JSON it printed. */
-static const char *observe(const struct agsbx_ctx *ctx, const struct gv_env *e, const char *const *args,
-			   json_t **obj, char *seen, size_t seen_size, struct verdict *v)
+static const char *observe(const struct agsbx_ctx *ctx, struct gv_env *e, const char *const *args,
+			   json_t **obj, char *seen, size_t seen_size, struct agsbx_error *v)
 {
 	const char *argv[8] = { GV_IMAGE_PAYLOAD };
 	for (size_t i = 0; args[i] && i + 2 < AGSBX_ARRAY_SIZE(argv); i++)
@@ -366,7 +364,7 @@ static const char *observe(const struct agsbx_ctx *ctx, const struct gv_env *e, 
 	};
 	struct gv_run_out o;
 	int r = gv_container_run(&e->d, &s, &o);
-	v->leaked_killed += o.leaked_killed;
+	e->leaked_killed += o.leaked_killed;
 	const char *reason = NULL;
 	if (r < 0) {
 		const char *why = o.err.reason && strcmp(o.err.reason, GV_R_UNAVAILABLE) == 0 ? GV_R_UNAVAILABLE :
@@ -449,7 +447,7 @@ static void derive_caps(const struct agsbx_ctx *ctx, const struct observed *ob, 
 /* The four observations (uname, status, ns, a read of the payload's host
  * path) come from one fresh container running the payload's `observe`
  * op: the same facts as four containers, a quarter of the start-ups. */
-static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct verdict *v)
+static const char *observe_gvisor(const struct agsbx_ctx *ctx, struct gv_env *e, json_t *facts, struct agsbx_error *v)
 {
 	struct observed ob = { 0 };
 	const char *const a_observe[] = { "observe", ctx->payload_path ? ctx->payload_path : "/", NULL };
@@ -554,7 +552,7 @@ static void obs_forget(void)
 
 /* The observation step: reused (ensure only) or made now. */
 static const char *observe_step(const struct agsbx_ctx *ctx, struct gv_env *e, const json_t *info, bool reuse,
-				json_t *facts, struct verdict *v)
+				json_t *facts, struct agsbx_error *v)
 {
 	char *key = obs_key(ctx, e, info);
 	int64_t age = reuse ? obs_get(key, &e->caps) : -1;
@@ -577,21 +575,22 @@ static const char *observe_step(const struct agsbx_ctx *ctx, struct gv_env *e, c
 /* ---- the chain -------------------------------------------------------- */
 
 static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reuse, json_t *facts,
-			 struct verdict *v)
+			 struct agsbx_error *v)
 {
 	_cleanup_free_ char *sock = NULL;
 	if (endpoint_socket(ctx, facts, &sock, v) < 0)
-		return v->reason ? v->reason : set_verdict(v, GV_R_UNAVAILABLE, NULL, "no endpoint");
+		return set_verdict(v, GV_R_UNAVAILABLE, NULL, "no endpoint");
 	json_object_set_new(facts, "endpoint", json_sprintf("unix://%s", sock));
 	long t = ctx->probe_timeout_ms > 0 ? (long)ctx->probe_timeout_ms : AGSBX_PROBE_TIMEOUT_MS;
-	char err[512] = "";
-	if (gv_docker_open(&e->d, sock, t, err, sizeof err) < 0)
-		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", err);
+	struct agsbx_error open_err = { 0 };
+	if (gv_docker_open(&e->d, sock, t, &open_err) < 0)
+		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "%s", open_err.message);
 	json_object_set_new(facts, "server_version", json_string(e->d.server_version));
 	json_object_set_new(facts, "api_version", json_string(e->d.server_api_version));
 	json_object_set_new(facts, "api_version_used", json_string(e->d.api_version));
 	long st;
 	_cleanup_json_ json_t *info = NULL;
+	char err[512] = "";
 	if (gv_docker_call(&e->d, "GET", "/info", NULL, 0, &st, &info, err, sizeof err) < 0 || st != 200 ||
 	    !json_is_object(info))
 		return set_verdict(v, GV_R_UNAVAILABLE, HINT_DAEMON, "GET /info failed: %s",
@@ -602,8 +601,8 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reu
 	json_t *ver = runsc_version(e->runtime_path, t);
 	json_object_set_new(facts, "runsc_version", ver);
 	const char *rv = json_string_value(json_object_get(ver, "value"));
-	if (gv_image_ensure(&e->d, ctx->payload_path, &e->img, err, sizeof err) < 0)
-		return set_verdict(v, GV_R_IMAGE_MISSING, NULL, "%s", err);
+	if (gv_image_ensure(&e->d, ctx->payload_path, &e->img, v) < 0)
+		return set_verdict(v, GV_R_IMAGE_MISSING, NULL, "%s", ""); /* the image's own record, if it set one */
 	json_object_set_new(facts, "image", json_pack("{s:s, s:s, s:b}", "name", e->img.name, "payload_sha256",
 						      e->img.payload_sha256, "imported", e->img.imported));
 	e->versions = json_pack("{s:s, s:s, s:s, s:s, s:s}", "docker_server", e->d.server_version, "docker_api",
@@ -615,16 +614,16 @@ static const char *chain(const struct agsbx_ctx *ctx, struct gv_env *e, bool reu
 
 /* reuse: ensure's verification may reuse this process's observation. */
 static const char *verify(const struct agsbx_ctx *ctx, struct gv_env *e, bool reuse, json_t *facts,
-			  struct verdict *v)
+			  struct agsbx_error *v)
 {
 	memset(e, 0, sizeof *e);
-	memset(v, 0, sizeof *v);
+	*v = (struct agsbx_error){ 0 };
 	const char *reason = chain(ctx, e, reuse, facts, v);
 	if (!reason)
-		v->reason = reason = GV_R_READY;
+		reason = GV_R_READY;
 	bool ready = strcmp(reason, GV_R_READY) == 0;
 	json_object_set_new(facts, "verified", json_boolean(ready));
-	json_object_set_new(facts, "leaked_host_processes_killed", json_integer(v->leaked_killed));
+	json_object_set_new(facts, "leaked_host_processes_killed", json_integer(e->leaked_killed));
 	if (!ready) {
 		/* Nothing is claimed for a mechanism that was not observed. */
 		memset(&e->caps, 0, sizeof e->caps);
@@ -637,19 +636,19 @@ static const char *verify(const struct agsbx_ctx *ctx, struct gv_env *e, bool re
 
 /* ---- provider ops ----------------------------------------------------- */
 
-static int gv_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int gv_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	out->facts = json_object();
 	if (!out->facts)
 		return -ENOMEM;
 	struct gv_env e;
-	struct verdict v;
+	struct agsbx_error v;
 	out->reason = verify(ctx, &e, false, out->facts, &v);
 	out->available = strcmp(out->reason, GV_R_READY) == 0;
 	out->caps = e.caps;
-	if (v.detail[0])
-		out->detail = strdup(v.detail);
+	if (v.message[0])
+		out->detail = strdup(v.message);
 	if (v.hint[0])
 		out->hint = strdup(v.hint);
 	env_clear(&e);
@@ -674,8 +673,8 @@ static void priv_free(void *priv)
 	free(p);
 }
 
-static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int gv_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	if (agsbx_provider_check_config(&agsbx_provider_gvisor, ctx->config, fail) < 0)
@@ -691,9 +690,9 @@ static int gv_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, s
 		free(p);
 		return -ENOMEM;
 	}
-	struct verdict v;
+	struct agsbx_error v;
 	if (strcmp(verify(ctx, &p->env, true, facts, &v), GV_R_READY) != 0) {
-		agsbx_fail_hint(fail, v.reason, v.hint, "gvisor: %s", v.detail);
+		agsbx_fail_hint(fail, v.reason, v.hint, "gvisor: %s", v.message);
 		env_clear(&p->env);
 		free(p);
 		return -ENODEV;
@@ -1202,7 +1201,7 @@ static int health_of(struct gv_priv *p)
 	if (st != 200 || !is_runsc_path(json_string_value(json_object_get(rt, "path"))))
 		return -ENODEV;
 	bool present = false;
-	r = gv_image_present(&p->env.d, p->env.img.name, &present, err, sizeof err);
+	r = gv_image_present(&p->env.d, p->env.img.name, &present, NULL);
 	return r < 0 ? r : present ? 0 : -ENODEV;
 }
 
@@ -1222,8 +1221,7 @@ static int leftovers_of(struct gv_priv *p, const char *marker, json_t **found)
 {
 	_cleanup_json_ json_t *list = json_array();
 	_cleanup_json_ json_t *ctrs = NULL;
-	char err[256];
-	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err);
+	int n = gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, NULL);
 	if (n < 0)
 		return n;
 	/* Snapshot under the lock; scan /proc (once) outside it. */
@@ -1368,7 +1366,7 @@ static void remove_run(struct gv_priv *p)
 {
 	_cleanup_json_ json_t *ctrs = NULL;
 	char err[256];
-	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, err, sizeof err) > 0) {
+	if (gv_containers_with_label(&p->env.d, GV_LABEL_RUN, p->run_id, &ctrs, NULL) > 0) {
 		size_t i;
 		json_t *c;
 		json_array_foreach(ctrs, i, c) {
@@ -1430,23 +1428,24 @@ static void gv_release(struct agsbx_handle *h)
 
 /* Containers (with their host processes) whose owning harness is gone.
  * No reachable daemon means nothing of ours can be running there. */
-static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *found)
+static int gv_cleanup_dead(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, bool dry_run,
+			   json_t *found)
 {
 	_cleanup_json_ json_t *facts = json_object();
 	_cleanup_free_ char *sock = NULL;
-	struct verdict v = { 0 };
+	struct agsbx_error v = { 0 };
 	struct agsbx_ctx c = *ctx;
 	c.simulate = NULL;
 	if (endpoint_socket(&c, facts, &sock, &v) < 0)
 		return 0;
 	struct gv_docker d = { 0 };
 	char err[256] = "";
-	if (gv_docker_open(&d, sock, AGSBX_PROBE_TIMEOUT_MS, err, sizeof err) < 0) {
+	if (gv_docker_open(&d, sock, AGSBX_PROBE_TIMEOUT_MS, NULL) < 0) {
 		gv_docker_close(&d);
 		return 0;
 	}
 	_cleanup_json_ json_t *ctrs = NULL;
-	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, err, sizeof err);
+	int n = gv_containers_with_label(&d, GV_LABEL_OWNER, NULL, &ctrs, NULL);
 	int count = 0;
 	size_t i;
 	json_t *ct;
@@ -1472,12 +1471,16 @@ static int gv_cleanup_dead(const struct agsbx_ctx *ctx, bool dry_run, json_t *fo
 	return n < 0 ? n : count;
 }
 
+/* The Docker daemon the host probe reached is the one gvisor uses. */
+static const struct agsbx_shared_fact shared_facts[] = { { "server_version", "docker", "version" }, { 0 } };
+
 const struct agsbx_provider_ops agsbx_provider_gvisor = {
 	.id = "gvisor",
 	.summary = "Docker containers on a runsc (gVisor) runtime, observed from the inside",
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.reason_conds = reason_conds,
+	.shared_facts = shared_facts,
 	.fail_closed_simulation = AGSBX_SIM_DOCKER_UNREACHABLE,
 	.probe = gv_probe,
 	.ensure = gv_ensure,

@@ -47,14 +47,17 @@ struct gv_image {
 /* A ustar archive: the payload at /agsbx-payload (0755) and the empty
  * directories a container needs. *tar malloc'd. */
 /* POST /images/create's JSON-lines progress stream (the daemon's bytes):
- * -EIO with err set when a line carries "error", else 0. */
-int gv_image_import_failed(const char *body, size_t len, char *err, size_t err_size);
+ * -EIO with fail set (GV_R_IMAGE_MISSING) when a line carries "error",
+ * else 0. */
+int gv_image_import_failed(const char *body, size_t len, struct agsbx_error *fail);
 int gv_image_tar(const void *payload, size_t len, char **tar, size_t *tar_len);
-/* GET /images/NAME/json: *present on 200, false on 404, -errno otherwise. */
-int gv_image_present(const struct gv_docker *d, const char *name, bool *present, char *err, size_t err_size);
-/* Present (by sha256 tag) or imported now; -errno with err otherwise. */
-int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct gv_image *img, char *err,
-		    size_t err_size);
+/* GET /images/NAME/json: *present on 200, false on 404, -errno otherwise
+ * (with Docker's message in fail, GV_R_IMAGE_MISSING). */
+int gv_image_present(const struct gv_docker *d, const char *name, bool *present, struct agsbx_error *fail);
+/* Present (by sha256 tag) or imported now; -errno with fail set
+ * (GV_R_IMAGE_MISSING) otherwise. */
+int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct gv_image *img,
+		    struct agsbx_error *fail);
 
 /* ---- one container run ------------------------------------------------ */
 
@@ -156,8 +159,9 @@ int gv_exec_run(const struct gv_docker *d, const struct gv_exec_spec *s, struct 
  * is no 64-digit hex id (the id names DELETE paths and is the needle the
  * host process scan kills by: "?" or "a" would match anyone's). */
 json_t *gv_container_entry(const json_t *c);
+/* -errno with fail set (GV_R_UNAVAILABLE) when the daemon could not list. */
 int gv_containers_with_label(const struct gv_docker *d, const char *key, const char *value, json_t **found,
-			     char *err, size_t err_size);
+			     struct agsbx_error *fail);
 
 /* ---- host processes of a container ---------------------------------- */
 

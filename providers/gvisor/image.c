@@ -103,19 +103,19 @@ int gv_image_tar(const void *payload, size_t len, char **tar, size_t *tar_len)
 	return 0;
 }
 
-int gv_image_present(const struct gv_docker *d, const char *name, bool *exists, char *err, size_t err_size)
+int gv_image_present(const struct gv_docker *d, const char *name, bool *exists, struct agsbx_error *fail)
 {
 	_cleanup_free_ char *esc = gv_url_escape(name);
 	_cleanup_free_ char *path = NULL;
 	if (!esc || asprintf(&path, "/images/%s/json", esc) < 0)
 		return -ENOMEM;
 	long status;
-	int r = gv_docker_call(d, "GET", path, NULL, 0, &status, NULL, err, err_size);
-	if (r < 0)
-		return r;
-	if (status != 200 && status != 404) {
-		/* err already holds Docker's message */
-		return -EPROTO;
+	char err[512] = "";
+	int r = gv_docker_call(d, "GET", path, NULL, 0, &status, NULL, err, sizeof err);
+	if (r < 0 || (status != 200 && status != 404)) {
+		/* err holds the transport's or Docker's message */
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "%s", err);
+		return r < 0 ? r : -EPROTO;
 	}
 	*exists = status == 200;
 	return 0;
@@ -123,7 +123,7 @@ int gv_image_present(const struct gv_docker *d, const char *name, bool *exists, 
 
 /* POST /images/create?fromSrc=- answers 200 with a JSON-lines progress
  * stream; a failure is a line carrying "error". */
-int gv_image_import_failed(const char *body, size_t len, char *err, size_t err_size)
+int gv_image_import_failed(const char *body, size_t len, struct agsbx_error *fail)
 {
 	const char *p = body, *end = body + len;
 	while (p < end) {
@@ -132,7 +132,7 @@ int gv_image_import_failed(const char *body, size_t len, char *err, size_t err_s
 		json_t *j = json_loadb(p, n, 0, NULL);
 		const char *e = json_string_value(json_object_get(j, "error"));
 		if (e) {
-			snprintf(err, err_size, "image import failed: %s", e);
+			agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image import failed: %s", e);
 			json_decref(j);
 			return -EIO;
 		}
@@ -142,8 +142,8 @@ int gv_image_import_failed(const char *body, size_t len, char *err, size_t err_s
 	return 0;
 }
 
-static int image_import(const struct gv_docker *d, const char *tag, const char *tar, size_t tar_len, char *err,
-			size_t err_size)
+static int image_import(const struct gv_docker *d, const char *tag, const char *tar, size_t tar_len,
+			struct agsbx_error *fail)
 {
 	_cleanup_free_ char *url = NULL;
 	if (asprintf(&url, "http://docker%s/images/create?fromSrc=-&repo=%s&tag=%s", d->prefix, GV_IMAGE_REPO,
@@ -162,12 +162,13 @@ static int image_import(const struct gv_docker *d, const char *tag, const char *
 	struct agsbx_http_response resp;
 	int r = agsbx_http(&req, &resp);
 	if (r < 0) {
-		snprintf(err, err_size, "image import: %s", resp.error[0] ? resp.error : strerror(-r));
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image import: %s",
+				resp.error[0] ? resp.error : strerror(-r));
 	} else if (resp.status != 200) {
-		snprintf(err, err_size, "image import: HTTP %ld: %.200s", resp.status, resp.body);
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image import: HTTP %ld: %.200s", resp.status, resp.body);
 		r = -EIO;
 	} else {
-		r = gv_image_import_failed(resp.body, resp.len, err, err_size);
+		r = gv_image_import_failed(resp.body, resp.len, fail);
 	}
 	agsbx_http_response_clear(&resp);
 	return r;
@@ -219,18 +220,17 @@ static void cache_put(const struct gv_docker *d, const struct stat *st, const st
 	pthread_mutex_unlock(&cache_lock);
 }
 
-static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img, char *err,
-		       size_t err_size);
+static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img,
+		       struct agsbx_error *fail);
 
-int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct gv_image *img, char *err,
-		    size_t err_size)
+int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct gv_image *img, struct agsbx_error *fail)
 {
 	memset(img, 0, sizeof *img);
 	struct stat before, after;
 	bool fp = payload_path && stat(payload_path, &before) == 0;
 	if (fp && cache_get(d, &before, img))
 		return 0;
-	int r = image_check(d, payload_path, img, err, err_size);
+	int r = image_check(d, payload_path, img, fail);
 	/* Cached only when the file did not move while it was read. */
 	if (r == 0 && fp && stat(payload_path, &after) == 0 && same_file(&(struct image_cache){ .dev = before.st_dev,
 		.ino = before.st_ino, .size = before.st_size, .mtime = before.st_mtim, .ctime = before.st_ctim }, &after))
@@ -238,11 +238,12 @@ int gv_image_ensure(const struct gv_docker *d, const char *payload_path, struct 
 	return r;
 }
 
-static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img, char *err,
-		       size_t err_size)
+static int image_check(const struct gv_docker *d, const char *payload_path, struct gv_image *img,
+		       struct agsbx_error *fail)
 {
 	if (!payload_path) {
-		snprintf(err, err_size, "no payload path: the image is built from the static payload");
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING,
+				"no payload path: the image is built from the static payload");
 		return -ENOENT;
 	}
 	/* Read once, hash and archive the same bytes: the tag names exactly
@@ -251,14 +252,14 @@ static int image_check(const struct gv_docker *d, const char *payload_path, stru
 	size_t len = 0;
 	int r = agsbx_read_file(payload_path, MAX_PAYLOAD, &data, &len);
 	if (r < 0) {
-		snprintf(err, err_size, "cannot read payload %s: %s", payload_path, strerror(-r));
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "cannot read payload %s: %s", payload_path, strerror(-r));
 		return r;
 	}
 	agsbx_sha256_hex(data, len, img->payload_sha256);
 	snprintf(img->tag, sizeof img->tag, "%.*s", GV_IMAGE_TAG_HEX, img->payload_sha256);
 	snprintf(img->name, sizeof img->name, "%s:%s", GV_IMAGE_REPO, img->tag);
 	bool exists = false;
-	r = gv_image_present(d, img->name, &exists, err, err_size);
+	r = gv_image_present(d, img->name, &exists, fail);
 	if (r < 0)
 		return r;
 	if (exists)
@@ -267,17 +268,17 @@ static int image_check(const struct gv_docker *d, const char *payload_path, stru
 	size_t tar_len = 0;
 	r = gv_image_tar(data, len, &tar, &tar_len);
 	if (r < 0) {
-		snprintf(err, err_size, "cannot build the image archive: %s", strerror(-r));
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "cannot build the image archive: %s", strerror(-r));
 		return r;
 	}
-	r = image_import(d, img->tag, tar, tar_len, err, err_size);
+	r = image_import(d, img->tag, tar, tar_len, fail);
 	if (r < 0)
 		return r;
-	r = gv_image_present(d, img->name, &exists, err, err_size);
+	r = gv_image_present(d, img->name, &exists, fail);
 	if (r < 0)
 		return r;
 	if (!exists) {
-		snprintf(err, err_size, "image %s absent after a successful import", img->name);
+		agsbx_error_set(fail, GV_R_IMAGE_MISSING, "image %s absent after a successful import", img->name);
 		return -ENOENT;
 	}
 	img->imported = true;

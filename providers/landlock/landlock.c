@@ -62,7 +62,7 @@ static const char *const system_read_roots[] = {
 /* Writable file rules (a file rule carries no directory right). */
 static const char *const system_write_files[] = { "/dev/null" };
 
-static bool ll_applies(void)
+static bool ll_applies(const struct agsbx_provider_ops *self)
 {
 	return true;
 }
@@ -494,7 +494,7 @@ static void real_probe(const struct agsbx_ctx *ctx, struct ll_state *st)
 									 : json_null());
 }
 
-static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int ll_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	struct ll_state st;
@@ -591,8 +591,8 @@ static int check_grant(const struct agsbx_grant *g, struct agsbx_error *fail)
 	return 0;
 }
 
-static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	*out = NULL;
 	if (agsbx_provider_check_config(&agsbx_provider_landlock, ctx->config, fail) < 0)
@@ -748,12 +748,12 @@ static void ll_release(struct agsbx_handle *h)
 
 #else /* !__linux__ */
 
-static bool ll_applies(void)
+static bool ll_applies(const struct agsbx_provider_ops *self)
 {
 	return false;
 }
 
-static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int ll_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	(void)ctx;
 	memset(out, 0, sizeof *out);
@@ -765,8 +765,8 @@ static int ll_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 	return 0;
 }
 
-static int ll_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int ll_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	(void)ctx;
 	(void)g;
@@ -816,6 +816,8 @@ static int ll_raw_command(struct agsbx_handle *h, const struct agsbx_step *step,
 
 #endif /* __linux__ */
 
+static const struct agsbx_shared_fact shared_facts[] = { { "system_abi", "landlock", "abi" }, { 0 } };
+
 const struct agsbx_provider_ops agsbx_provider_landlock = {
 	.id = "landlock",
 	.summary = "Landlock ruleset (grant roots + system read roots, TCP at ABI >= 4, scoping at ABI >= 6) "
@@ -823,6 +825,7 @@ const struct agsbx_provider_ops agsbx_provider_landlock = {
 	.reasons = reasons,
 	.config_keys = config_keys,
 	.reason_conds = reason_conds,
+	.shared_facts = shared_facts,
 	.fail_closed_simulation = AGSBX_SIM_NO_LANDLOCK,
 	.runs_keep_orphans = true,   /* the helper execs the step */
 	.applies = ll_applies,

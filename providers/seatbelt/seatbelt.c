@@ -28,7 +28,7 @@ static const struct agsbx_caps caps = {
 	.safety_class = "host_policy",
 };
 
-static bool sb_applies(void)
+static bool sb_applies(const struct agsbx_provider_ops *self)
 {
 #ifdef __APPLE__
 	return true;
@@ -102,12 +102,12 @@ const char **agsbx_seatbelt_argv(const char *profile_path, const char *const *st
 	return agsbx_strv_concat((const char *const[]){ SANDBOX_EXEC, "-f", profile_path, NULL }, step_argv);
 }
 
-static int sb_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int sb_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	memset(out, 0, sizeof *out);
 	out->caps = caps;
 	out->facts = json_pack("{s:s}", "sandbox_exec", SANDBOX_EXEC);
-	if (!sb_applies()) {
+	if (!sb_applies(self)) {
 		out->reason = "not_macos";
 		return 0;
 	}
@@ -137,13 +137,13 @@ static bool network_on(const struct agsbx_ctx *ctx)
 	return on;
 }
 
-static int sb_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int sb_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	if (agsbx_provider_check_config(&agsbx_provider_seatbelt, ctx->config, fail) < 0)
 		return -EINVAL;
 	struct agsbx_probe p = { 0 };
-	sb_probe(ctx, &p);
+	sb_probe(self, ctx, &p);
 	if (!p.available) {
 		agsbx_fail(fail, p.reason, "seatbelt unavailable: %s", p.reason);
 		agsbx_provider_probe_clear(&p);
@@ -162,7 +162,7 @@ static int sb_health(struct agsbx_handle *h)
 	if (agsbx_handle_health(h) < 0)
 		return -ESTALE;
 	struct agsbx_probe p = { 0 };
-	sb_probe(h->ctx, &p);
+	sb_probe(h->ops, h->ctx, &p);
 	int r = p.available ? 0 : -ENODEV;
 	agsbx_provider_probe_clear(&p);
 	return r;

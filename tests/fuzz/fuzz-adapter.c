@@ -18,9 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NPENDING 3
 
-/* session.c's one reference into external.c (the provider registry, which
- * would pull in every provider): only adopt_hello interns, and nothing
- * here reaches it. */
+/* session.c's one reference into instances.c (kept out of this target
+ * with the instance table): only adopt_hello interns, and nothing here
+ * reaches it. */
 const char *ext_intern(struct ext_instance *in, const char *s)
 {
 	(void)in;

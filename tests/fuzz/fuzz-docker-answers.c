@@ -51,9 +51,12 @@ static void utf8(const char *s)
 static void version(long status, const json_t *v)
 {
 	struct gv_docker d = { .socket = (char *)"/fuzz/docker.sock" };
-	char err[256];
-	if (gv_docker_version_accept(&d, status, v, err, sizeof err) < 0)
+	struct agsbx_error err = { 0 };
+	if (gv_docker_version_accept(&d, status, v, &err) < 0) {
+		if (!agsbx_error_is_set(&err))
+			abort(); /* every refusal says why */
 		return;
+	}
 	int minor = atoi(d.prefix + 4);
 	if (status != 200 || strncmp(d.prefix, "/v1.", 4) != 0 || minor < GV_API_MIN_MINOR || minor > GV_API_MAX_MINOR)
 		abort();

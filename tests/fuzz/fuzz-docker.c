@@ -77,12 +77,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	const char *d = (const char *)data + 1;
 	size_t n = size - 1;
-	char err[256];
+	struct agsbx_error err = { 0 };
 	switch (data[0] % 3) {
 	case 0: info(d, n); break;
 	case 1: {
-		int r = gv_image_import_failed(d, n, err, sizeof err);
+		int r = gv_image_import_failed(d, n, &err);
 		if (r != 0 && r != -EIO)
+			abort();
+		if ((r == -EIO) != agsbx_error_is_set(&err))
 			abort();
 		break;
 	}

@@ -27,10 +27,10 @@ static const char *const reasons[] = {
 };
 static const char *const config_keys[] = { "network:bool", NULL };
 
-static int lf_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int lf_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
-	int r = agsbx_provider_bubblewrap.ensure(ctx, g, out, fail);
+	int r = agsbx_provider_bubblewrap.ensure(&agsbx_provider_bubblewrap, ctx, g, out, fail);
 	if (r == 0)
 		(*out)->ops = &neg_leaked_fd;
 	return r;
@@ -62,9 +62,9 @@ static int lf_execute(struct agsbx_handle *h, const struct agsbx_step *s, const 
 	return agsbx_handle_execute(h, s, l, o, f, lf_run);
 }
 
-static int lf_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int lf_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
-	return agsbx_provider_bubblewrap.probe(ctx, out);
+	return agsbx_provider_bubblewrap.probe(&agsbx_provider_bubblewrap, ctx, out);
 }
 
 const struct agsbx_provider_ops neg_leaked_fd = {
@@ -85,10 +85,10 @@ const struct agsbx_provider_ops neg_leaked_fd = {
 static const char *const tl_reasons[] = { "ready", NULL };
 static const char *const no_keys[] = { NULL };
 
-static int hk_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, struct agsbx_handle **out,
-		     struct agsbx_error *fail)
+static int hk_ensure(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		     struct agsbx_handle **out, struct agsbx_error *fail)
 {
-	int r = agsbx_provider_trusted_local.ensure(ctx, g, out, fail);
+	int r = agsbx_provider_trusted_local.ensure(&agsbx_provider_trusted_local, ctx, g, out, fail);
 	if (r == 0)
 		(*out)->ops = &neg_hang_on_key;
 	return r;
@@ -115,9 +115,9 @@ static int hk_execute(struct agsbx_handle *h, const struct agsbx_step *s, const 
 	return agsbx_provider_trusted_local.execute(h, s, l, o, f);
 }
 
-static int hk_probe(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int hk_probe(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
-	return agsbx_provider_trusted_local.probe(ctx, out);
+	return agsbx_provider_trusted_local.probe(&agsbx_provider_trusted_local, ctx, out);
 }
 
 const struct agsbx_provider_ops neg_hang_on_key = {

@@ -38,15 +38,23 @@ static int probe_with(const struct agsbx_caps *c, struct agsbx_probe *out)
 	return 0;
 }
 
-static int p_nothing(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_nothing, out); }
-static int p_everything(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_everything, out); }
+static int p_nothing(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_nothing, out);
+}
+static int p_everything(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_everything, out);
+}
 
-static int ensure_with(const struct agsbx_provider_ops *ops, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		       struct agsbx_handle **out)
+/* Every control's ensure: the handle of its own probe's claims (self
+ * names the control, so one function serves them all). */
+static int ensure_with(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		       struct agsbx_handle **out, struct agsbx_error *fail)
 {
 	struct agsbx_probe p;
-	ops->probe(ctx, &p);
-	*out = agsbx_handle_new(ops, ctx, g, &p.caps);
+	self->probe(self, ctx, &p);
+	*out = agsbx_handle_new(self, ctx, g, &p.caps);
 	agsbx_provider_probe_clear(&p);
 	return *out ? 0 : -ENOMEM;
 }
@@ -102,14 +110,9 @@ static int x_plain(struct agsbx_handle *h, const struct agsbx_step *s, const str
 }
 
 #define NEG(name_, probe_, execute_, ...)                                             \
-	static int name_##_ensure(const struct agsbx_ctx *ctx, const struct agsbx_grant *g, \
-				  struct agsbx_handle **out, struct agsbx_error *fail)    \
-	{                                                                             \
-		return ensure_with(&name_, ctx, g, out);                              \
-	}                                                                             \
 	const struct agsbx_provider_ops name_ = {                                     \
 		.id = #name_, .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons, \
-		.config_keys = no_keys, .probe = probe_, .ensure = name_##_ensure,     \
+		.config_keys = no_keys, .probe = probe_, .ensure = ensure_with,        \
 		.health = health, .execute = execute_, .release = release, __VA_ARGS__ };
 
 /* Overclaims every axis while running unsandboxed: every isolation check
@@ -154,7 +157,7 @@ NEG(neg_fail_open, p_nothing, x_plain, .fail_closed_simulation = AGSBX_SIM_NO_LA
 
 /* Reports a reason outside its closed set (and "available" with it):
  * probe.truthful fails. */
-static int p_liar(const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+static int p_liar(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	probe_with(&claims_nothing, out);
 	out->reason = "all_good";
@@ -189,7 +192,10 @@ static const struct agsbx_caps claims_fs = {
 	.host_filesystem_restricted = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
 	.safety_class = "filesystem_only",
 };
-static int p_fs(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_fs, out); }
+static int p_fs(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_fs, out);
+}
 NEG(neg_mountns, p_fs, x_mountns)
 
 /* Leaks: kills only its direct child on timeout or cancel, so a detached
@@ -307,7 +313,10 @@ static const struct agsbx_caps claims_priv = {
 	.privilege_escalation_blocked = true, .network = AGSBX_NET_INHERITED, .mechanism = "negative_control",
 	.safety_class = "trusted_local",
 };
-static int p_priv(const struct agsbx_ctx *ctx, struct agsbx_probe *out) { return probe_with(&claims_priv, out); }
+static int p_priv(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	return probe_with(&claims_priv, out);
+}
 NEG(neg_nnp_caps, p_priv, x_nnp_caps)
 
 /* Answers every "write" with a result line whose errno is hostile text —

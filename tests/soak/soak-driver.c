@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 		r = agsbx_grant_add_file(g, "agsbx-payload", hs.payload_path, true);
 	if (r == 0)
 		r = agsbx_grant_seal(g);
-	if (r == 0 && ops->ensure(&hs.ctx, g, &h, &fail) < 0)
+	if (r == 0 && ops->ensure(ops, &hs.ctx, g, &h, &fail) < 0)
 		r = -EIO;
 	if (r < 0) {
 		fprintf(stderr, "agsbx-soak: %s: set-up failed: %s %s\n", ops->id, fail.reason ? fail.reason : "",
