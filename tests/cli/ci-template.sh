@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # workflows/github/agsbx-evidence-ci.yml (the project's own CI): valid YAML,
 # runs .ci/run, and uploads exactly the reports the coverage target writes;
-# .ci/run's second step is make coverage and its status reaches the exit.
+# .ci/run runs the suite once in a sanitizer + coverage build; both its
+# steps (the suite, the reports) reach the exit status.
 source "$(dirname "$0")/../lib/common.sh"
 W=$AGSBX_SOURCE_DIR/workflows/github/agsbx-evidence-ci.yml
 $PY -c 'import yaml' 2>/dev/null || fail "python3-yaml missing (workflows/install-deps.sh installs it)"
@@ -26,8 +27,16 @@ PY
 pass "the CI template runs .ci/run and uploads the four coverage reports the build writes"
 
 R=$AGSBX_SOURCE_DIR/.ci/run
-grep -Eq '^step "make coverage[^"]*" make coverage( |$)' "$R" || fail ".ci/run has no make coverage step"
-grep -q 'cov_rc=\$step_rc' "$R" || fail ".ci/run does not keep make coverage's status"
-grep -q 'make coverage exited \$cov_rc' "$R" || fail ".ci/run does not report make coverage's status"
-grep -q 'exit "\$test_rc"' "$R" || fail ".ci/run does not exit with make test's status"
-pass ".ci/run: make coverage is a reported step; make test gates"
+# One instrumented build for both jobs: the suite runs once with the
+# sanitizers and coverage, with no retries, then the reports; both gate.
+grep -Eq '^step "make coverage-tests[^"]*" *\\?$' "$R" || fail ".ci/run has no make coverage-tests step"
+grep -Eq '^  make coverage-tests CMAKE_FLAGS="-DAGSBX_SANITIZE=ON -DAGSBX_WERROR=ON"' "$R" ||
+  fail ".ci/run's suite does not run in the sanitizer build with -Werror"
+grep -Eq '^  COVERAGE_RETRY= ' "$R" || fail ".ci/run's suite retries failing tests"
+grep -Eq '^step "make coverage-report" make coverage-report$' "$R" || fail ".ci/run has no report step"
+grep -q 'test_rc=\$step_rc' "$R" || fail ".ci/run does not keep the suite's status"
+grep -q 'cov_rc=\$step_rc' "$R" || fail ".ci/run does not keep the report step's status"
+grep -q 'exit "\$test_rc"' "$R" || fail ".ci/run does not exit with the suite's status"
+grep -q 'exit "\$cov_rc"' "$R" || fail ".ci/run does not exit with the report step's status"
+grep -Eq '^coverage-tests:' "$AGSBX_SOURCE_DIR/Makefile" || fail "Makefile has no coverage-tests target"
+pass ".ci/run: one sanitizer + coverage run of the suite gates, and so do its reports"
