@@ -40,3 +40,10 @@ grep -q 'exit "\$test_rc"' "$R" || fail ".ci/run does not exit with the suite's 
 grep -q 'exit "\$cov_rc"' "$R" || fail ".ci/run does not exit with the report step's status"
 grep -Eq '^coverage-tests:' "$AGSBX_SOURCE_DIR/Makefile" || fail "Makefile has no coverage-tests target"
 pass ".ci/run: one sanitizer + coverage run of the suite gates, and so do its reports"
+
+# The instrumented build's hang guards: Check's tcase timeouts doubled there
+# (its hot loops cost several times the CPU), through ctest's environment.
+if grep -q '^AGSBX_COVERAGE:BOOL=ON$' "$AGSBX_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+  [[ ${CK_TIMEOUT_MULTIPLIER:-1} -ge 2 ]] || fail "coverage build: CK_TIMEOUT_MULTIPLIER is ${CK_TIMEOUT_MULTIPLIER:-unset}, want >= 2"
+  pass "coverage build: the Check suites' timeouts are doubled (CK_TIMEOUT_MULTIPLIER=$CK_TIMEOUT_MULTIPLIER)"
+fi
