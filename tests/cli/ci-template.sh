@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # workflows/github/agsbx-evidence-ci.yml (the project's own CI): valid YAML,
 # runs .ci/run, and uploads exactly the reports the coverage target writes;
-# .ci/run runs the suite once in a sanitizer + coverage build; both its
-# steps (the suite, the reports) reach the exit status.
+# .ci/run's three steps (sanitizer suite, coverage suite, reports) each
+# reach the exit status.
 source "$(dirname "$0")/../lib/common.sh"
 W=$AGSBX_SOURCE_DIR/workflows/github/agsbx-evidence-ci.yml
 $PY -c 'import yaml' 2>/dev/null || fail "python3-yaml missing (workflows/install-deps.sh installs it)"
@@ -27,19 +27,19 @@ PY
 pass "the CI template runs .ci/run and uploads the four coverage reports the build writes"
 
 R=$AGSBX_SOURCE_DIR/.ci/run
-# One instrumented build for both jobs: the suite runs once with the
-# sanitizers and coverage, with no retries, then the reports; both gate.
-grep -Eq '^step "make coverage-tests[^"]*" *\\?$' "$R" || fail ".ci/run has no make coverage-tests step"
-grep -Eq '^  make coverage-tests CMAKE_FLAGS="-DAGSBX_SANITIZE=ON -DAGSBX_WERROR=ON"' "$R" ||
-  fail ".ci/run's suite does not run in the sanitizer build with -Werror"
-grep -Eq '^  COVERAGE_RETRY= ' "$R" || fail ".ci/run's suite retries failing tests"
+# Three steps, each gating: the sanitizer suite (no retries), the suite in
+# the instrumented build, the reports.
+grep -Eq '^step "make test \(sanitizers, -Werror\)" *\\?$' "$R" || fail ".ci/run has no sanitizer make test step"
+grep -Eq '^  make test BUILD=build-ci CMAKE_FLAGS="-DAGSBX_SANITIZE=ON -DAGSBX_WERROR=ON"' "$R" ||
+  fail ".ci/run's make test does not run in the sanitizer build with -Werror"
+grep -Eq '^step "make coverage-tests[^"]*" make coverage-tests( |$)' "$R" || fail ".ci/run has no make coverage-tests step"
 grep -Eq '^step "make coverage-report" make coverage-report$' "$R" || fail ".ci/run has no report step"
-grep -q 'test_rc=\$step_rc' "$R" || fail ".ci/run does not keep the suite's status"
-grep -q 'cov_rc=\$step_rc' "$R" || fail ".ci/run does not keep the report step's status"
-grep -q 'exit "\$test_rc"' "$R" || fail ".ci/run does not exit with the suite's status"
-grep -q 'exit "\$cov_rc"' "$R" || fail ".ci/run does not exit with the report step's status"
+for v in test_rc covtest_rc cov_rc; do
+  grep -q "^$v=\$step_rc" "$R" || fail ".ci/run does not keep \$$v"
+  grep -q "exit \"\$$v\"" "$R" || fail ".ci/run does not exit with \$$v"
+done
 grep -Eq '^coverage-tests:' "$AGSBX_SOURCE_DIR/Makefile" || fail "Makefile has no coverage-tests target"
-pass ".ci/run: one sanitizer + coverage run of the suite gates, and so do its reports"
+pass ".ci/run: the sanitizer suite, the coverage suite and its reports each gate"
 
 # The instrumented build's hang guards: Check's tcase timeouts doubled there
 # (its hot loops cost several times the CPU), through ctest's environment.
