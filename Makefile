@@ -57,7 +57,7 @@ test: test-deps test-user build
 # coverage-summary.json). A failing test fails the target before any report.
 # The instrumented build runs several times slower; a test that fails there
 # gets one more run (reported by ctest) before it fails the target
-# (COVERAGE_RETRY; CI's .ci/run sets it empty: its one run gates).
+# (COVERAGE_RETRY; empty: no retry).
 #   make coverage-tests    the reset and the suite only
 #   make coverage-report   the reports from the counters there are
 COVERAGE_RETRY ?= --repeat until-pass:2
