@@ -165,11 +165,16 @@ fake_stop() {
 }
 t_on_exit fake_stop
 fake_start() { # fake_start SOCKET MODE: until it listens
-  local _
   $PY "$FAKE" "$1" "$2" &
   FAKE_PID=$!
-  for _ in $(seq 1 200); do [[ -e $1.ready ]] && return 0; sleep 0.05; done
-  fail "fake server ($2) did not start"
+  # Until it says it listens or exits (a fixed 10 s was load-dependent);
+  # SECONDS only guards a hang.
+  local t0=$SECONDS
+  until [[ -e $1.ready ]]; do
+    kill -0 "$FAKE_PID" 2>/dev/null || fail "fake server ($2) exited before listening"
+    ((SECONDS - t0 < 300)) || fail "fake server ($2) did not start in 300 s (hung)"
+    sleep 0.05
+  done
 }
 for mode in hello garbage nothttp close; do
   sock=$T/fake-$mode.sock
