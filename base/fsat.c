@@ -38,12 +38,9 @@ int agsbx_open_file_at(int dfd, const char *name, int flags, uid_t owner, struct
 	_cleanup_close_ int fd = openat(dfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without reader, a socket */
-	if (fstat(fd, st) < 0)
-		return -errno;
-	if (S_ISDIR(st->st_mode))
-		return -EISDIR;
-	if (!S_ISREG(st->st_mode))
-		return -EINVAL;
+	int r = agsbx_fstat_regular(fd, st);
+	if (r < 0)
+		return r;
 	if (st->st_nlink != 1)
 		return -EMLINK;
 	if (owner != AGSBX_ANY_OWNER && st->st_uid != owner)
@@ -57,25 +54,10 @@ int agsbx_read_line_at(int dfd, const char *name, uid_t owner, size_t max, char 
 	_cleanup_close_ int fd = agsbx_open_file_at(dfd, name, O_RDONLY, owner, &st);
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > max)
-		return -EFBIG;
-	_cleanup_free_ char *buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	size_t n = 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + n, max + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max)
-			return -EFBIG; /* grew since fstat */
-	}
-	buf[n] = '\0';
+	_cleanup_free_ char *buf = NULL;
+	int r = agsbx_read_fd(fd, &st, max, &buf, NULL);
+	if (r < 0)
+		return r;
 	buf[strcspn(buf, "\n")] = '\0';
 	*line = TAKE_PTR(buf);
 	return 0;

@@ -27,18 +27,24 @@ const char *agsbx_version(void) { return AGSBX_VERSION; }
  * directory, -EINVAL for a FIFO, socket or device. O_NONBLOCK: opening a
  * FIFO without a writer (or a device) must not hang; such a file is
  * refused right after fstat. */
-static int open_regular(const char *path, struct stat *st)
+int agsbx_fstat_regular(int fd, struct stat *st)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return errno == ENXIO ? -EINVAL : -errno; /* a UNIX socket */
 	if (fstat(fd, st) < 0)
 		return -errno;
 	if (S_ISDIR(st->st_mode))
 		return -EISDIR;
 	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
-	return TAKE_FD(fd);
+	return 0;
+}
+
+static int open_regular(const char *path, struct stat *st)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* a UNIX socket */
+	int r = agsbx_fstat_regular(fd, st);
+	return r < 0 ? r : TAKE_FD(fd);
 }
 
 /* read(2), retried when a signal interrupts it. */
@@ -113,17 +119,13 @@ void agsbx_prefault(void *p, size_t n)
 #endif
 }
 
-int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
+int agsbx_read_fd(int fd, const struct stat *st, size_t max, char **data, size_t *len)
 {
-	struct stat st;
-	_cleanup_close_ int fd = open_regular(path, &st);
-	if (fd < 0)
-		return fd;
 	/* Refuse a big regular file before reading a byte; size the buffer
 	 * from it so a normal file is read in one go. */
-	if ((uint64_t)st.st_size > max)
+	if ((uint64_t)st->st_size > max)
 		return -EFBIG;
-	size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
+	size_t cap = st->st_size > 0 ? (size_t)st->st_size + 1 : 4096, n = 0;
 	_cleanup_free_ char *buf = malloc(cap + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -145,13 +147,22 @@ int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
 			break;
 		n += (size_t)r;
 		if (n > max)
-			return -EFBIG;
+			return -EFBIG; /* grew since fstat */
 	}
 	buf[n] = '\0';
 	if (len)
 		*len = n;
 	*data = TAKE_PTR(buf);
 	return 0;
+}
+
+int agsbx_read_file(const char *path, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+	_cleanup_close_ int fd = open_regular(path, &st);
+	if (fd < 0)
+		return fd;
+	return agsbx_read_fd(fd, &st, max, data, len);
 }
 
 const char *agsbx_file_strerror(int err)

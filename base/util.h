@@ -20,6 +20,12 @@ int agsbx_write_all(int fd, const void *p, size_t n);
  * for a FIFO, socket or device (opened non-blocking, never read).
  * *data is NUL-terminated and malloc'd. */
 int agsbx_read_file(const char *path, size_t max, char **data, size_t *len);
+struct stat;
+/* The same for an open fd whose fstat is st (agsbx_fstat_regular). */
+int agsbx_read_fd(int fd, const struct stat *st, size_t max, char **data, size_t *len);
+/* fstat(fd) into st: 0 for a regular file, -EISDIR, -EINVAL (FIFO, socket,
+ * device) or -errno. */
+int agsbx_fstat_regular(int fd, struct stat *st);
 /* Maps the pages of a fresh n-byte buffer in one call (Linux's
  * MADV_POPULATE_WRITE) instead of one page fault per 4 KiB as it is first
  * written; a no-op where that is unsupported or n is small. */
