@@ -79,7 +79,8 @@ printf 'collect --provider gvisor (this)    median %6s ms  range %s ms\n' "$(col
 echo "ratio this/docker-run (median of $runs rounds) $(awk '{print $2 / $1}' "$work/times" | median)"
 [[ -n $base ]] && echo "ratio this/base (median of $runs rounds) $(awk '{print $2 / $3}' "$work/times" | median)"
 echo "load average before $load0, after $load1 ($(nproc) CPUs)"
-jq -r '.providers[0].timings | "this run'"'"'s phases (last round): probe \(.probe_us / 1000 | floor) ms, ensure \(.ensure_us / 1000 | floor) ms, first exec \(.first_exec_us / 1000 | floor) ms, checks \(.checks_us / 1000 | floor) ms, release \(.release_us / 1000 | floor) ms, total \(.total_us / 1000 | floor) ms"' "$work/t.json"
+jq -r '.providers[0].timings | "this run'"'"'s phases (last round): probe \(.probe_us / 1000 | floor) ms, ensure \(.ensure_us / 1000 | floor) ms, first exec \(.first_exec_us / 1000 | floor) ms, checks \(.checks_us / 1000 | floor) ms (concurrent \(.concurrent_checks_us / 1000 | floor) ms, alone \(.exclusive_checks_us / 1000 | floor) ms), release \(.release_us / 1000 | floor) ms, total \(.total_us / 1000 | floor) ms"' "$work/t.json"
+[[ -n $base ]] && jq -r '.providers[0].timings | "base run'"'"'s phases (last round): checks \(.checks_us / 1000 | floor) ms (concurrent \(.concurrent_checks_us / 1000 | floor) ms, alone \(.exclusive_checks_us / 1000 | floor) ms), total \(.total_us / 1000 | floor) ms"' "$work/b.json"
 if [[ -n $base ]]; then
   v() { jq -S '[.providers[] | {id, verdict, reason, checks: [.checks[] | {id, verdict}]}]' "$1"; }
   if diff <(v "$work/b.json") <(v "$work/t.json") >&2; then
