@@ -22,6 +22,7 @@ dockerd_use_shared() {
     fail "the shared dockerd does not answer"
   DOCKERD_SHARED=1
   export DOCKER_HOST
+  t_on_exit "dockerd_shared_clear"
   echo "note: using the shared dockerd $DOCKER_HOST" >&2
 }
 
@@ -84,6 +85,7 @@ dockerd_api() { # dockerd_api PATH [curl args...]
 # A passing test has checked it left nothing; a failing one stopped first.
 dockerd_shared_clear() {
   local id n=0
+  [[ -n ${DOCKERD_DIR:-} ]] || return 0
   for id in $(dockerd_api '/containers/json?all=1' | jq -r '.[].Id'); do
     [[ $id =~ ^[0-9a-f]{64}$ ]] || continue
     dockerd_api "/containers/$id?force=1&v=1" -X DELETE >/dev/null || true
@@ -96,7 +98,6 @@ dockerd_shared_clear() {
 
 dockerd_stop() {
   if [[ -n ${DOCKERD_SHARED:-} ]]; then
-    dockerd_shared_clear || true
     DOCKERD_SHARED= DOCKERD_PID= DOCKERD_DIR=
     return 0
   fi
