@@ -152,17 +152,32 @@ ag_docker_shims() {
   return 0
 }
 
-# ag_devnull_guard: remembers the host /dev/null's owner and mode and
-# restores them at exit. Upstream starts containers with `docker run` and
+# ag_devnull_guard: remembers the host /dev/null's owner and mode (what
+# ag_devnull_changed compares with) and restores the node at exit. Upstream starts containers with `docker run` and
 # no -i, so containerd hands runsc the host's /dev/null as the container's
 # stdin and runsc fchowns it to the container user (providers/gvisor/
 # container.c explains why the built-in provider never does this).
 # The tests on runsc assert that change (an upstream defect) and undo it;
 # they hold both dockerd locks (tests/CMakeLists.txt) so no test that
 # checks the host's device nodes runs meanwhile.
+# It restores root:root 0666 (the node as Debian's udev/devtmpfs creates
+# it), never what it found: a snapshot taken while another suite on this
+# machine (another build's ctest, outside our locks) had runsc change it
+# would lock nobody:nogroup in for good, and test-gvisor's /dev/null check
+# (its first failure, then a cascade) with it. Found changed, it says so
+# and restores it first, so this test sees runsc's change, not another's.
+AG_DEVNULL_HOST="0:0 666"
 ag_devnull_guard() {
+  [[ $(stat -c '%F %t:%T' /dev/null) == "character special file 1:3" ]] ||
+    fail "the host's /dev/null is not the null device ($(stat -c '%F %t:%T' /dev/null)): not touching it"
   AG_DEVNULL=$(stat -c '%u:%g %a' /dev/null)
-  t_on_exit "chown ${AG_DEVNULL% *} /dev/null; chmod ${AG_DEVNULL#* } /dev/null"
+  if [[ $AG_DEVNULL != "$AG_DEVNULL_HOST" ]]; then
+    echo "note: the host's /dev/null was $AG_DEVNULL (left by another run on this machine): restored to root:root 0666" >&2
+    chown 0:0 /dev/null
+    chmod 0666 /dev/null
+    AG_DEVNULL=$AG_DEVNULL_HOST
+  fi
+  t_on_exit "chown 0:0 /dev/null; chmod 0666 /dev/null"
 }
 
 # ag_devnull_changed WHAT: fails unless /dev/null's owner differs from the

@@ -22,6 +22,7 @@ dockerd_use_shared() {
     fail "the shared dockerd does not answer"
   DOCKERD_SHARED=1
   export DOCKER_HOST
+  t_on_exit "dockerd_shared_clear"
   echo "note: using the shared dockerd $DOCKER_HOST" >&2
 }
 
@@ -78,6 +79,23 @@ JSON
 dockerd_api() { # dockerd_api PATH [curl args...]
   local p=$1; shift
   curl -sf --max-time 10 --unix-socket "$DOCKERD_DIR/docker.sock" "$@" "http://localhost$p"
+}
+
+# At the exit of a test on the shared daemon: what it left there is its
+# own (its users hold RESOURCE_LOCK dockerd_shared), and the next user, or
+# ctest's retry of a failed test (make coverage), would count it as theirs.
+# A passing test has checked it left nothing; a failing one stopped first.
+dockerd_shared_clear() {
+  local id n=0
+  [[ -n ${DOCKERD_DIR:-} ]] || return 0
+  for id in $(dockerd_api '/containers/json?all=1' | jq -r '.[].Id'); do
+    [[ $id =~ ^[0-9a-f]{64}$ ]] || continue
+    dockerd_api "/containers/$id?force=1&v=1" -X DELETE >/dev/null || true
+    n=$((n + 1))
+  done
+  (( n == 0 )) || echo "note: removed $n container(s) this test left on the shared dockerd" >&2
+  n=$(dockerd_api '/containers/json?all=1' | jq length)
+  [[ $n == 0 ]] || echo "warning: $n container(s) remain on the shared dockerd" >&2
 }
 
 dockerd_stop() {
