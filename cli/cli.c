@@ -61,14 +61,12 @@ static void usage(FILE *f)
 static int top_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int top_usage_error(const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	int rc = agsbx_usage_errorv(NULL, fmt, ap);
 	va_end(ap);
-	agsbx_error("%s", buf);
 	usage(stderr);
-	return AGSBX_EXIT_USAGE;
+	return rc;
 }
 
 static const struct agsbx_command *find_command(const char *name)

@@ -3,6 +3,7 @@
 #ifndef AGSBX_CLI_COMMANDS_H
 #define AGSBX_CLI_COMMANDS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -56,6 +57,8 @@ extern const char agsbx_help_probe[], agsbx_help_providers[], agsbx_help_collect
  * stderr (no hint when cmd is NULL); returns AGSBX_EXIT_USAGE. (common.c,
  * with the other helpers the commands share) */
 int agsbx_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same from a va_list (cli.c adds the top-level usage after it). */
+int agsbx_usage_errorv(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* ---- options (options.c): every command parses through this ----------- */
 

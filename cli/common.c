@@ -19,17 +19,23 @@
 #include "base/util.h"
 #include "evidence/evidence.h"
 
-int agsbx_usage_error(const char *cmd, const char *fmt, ...)
+int agsbx_usage_errorv(const char *cmd, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
 	agsbx_error("%s", buf);
 	if (cmd)
 		agsbx_hint("see 'agsbx-evidence %s --help'", cmd);
 	return AGSBX_EXIT_USAGE;
+}
+
+int agsbx_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = agsbx_usage_errorv(cmd, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int load_reported(int r, const char *err)
