@@ -42,8 +42,6 @@ int agsbx_runner_run_begin(const struct agsbx_run_opts *opts, struct agsbx_run_r
 	memset(res, 0, sizeof *res);
 	if (!opts || !opts->argv || !opts->argv[0])
 		return -EINVAL;
-	/* Lazily, for callers (and forked test children) that did not. */
-	agsbx_runner_init();
 	return agsbx_runner_aborted() ? -ECANCELED : 0;
 }
 

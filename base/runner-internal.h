@@ -131,7 +131,8 @@ void agsbx_runner_cgroup_remove(struct agsbx_run_tree *t);
 void agsbx_runner_nap(long *us, long max_us);
 
 /* agsbx_run's first step in both runners: res cleared, opts checked
- * (-EINVAL), the runner initialised, -ECANCELED once aborted. */
+ * (-EINVAL), -ECANCELED once aborted; the caller then initialises the
+ * runner (agsbx_runner_init), so this file calls none back. */
 /* How a run's wait ended. */
 enum run_end { END_EXITED, END_TIMEOUT, END_CANCEL };
 

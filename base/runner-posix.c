@@ -259,6 +259,9 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	int r0 = agsbx_runner_run_begin(opts, res);
 	if (r0 < 0)
 		return r0;
+	/* Lazily, for callers (and forked test children) that did not; here,
+	 * not in runner-common.c, so the shared file calls no runner back. */
+	agsbx_runner_init();
 	size_t cap = opts->max_output_bytes ? opts->max_output_bytes : AGSBX_RUN_DEFAULT_MAX_OUTPUT;
 	struct stream s[2] = { { .fd = -1, .cap = cap }, { .fd = -1, .cap = cap } };
 	s[0].buf = malloc(cap + 1);

@@ -796,6 +796,9 @@ int agsbx_run(const struct agsbx_run_opts *opts, struct agsbx_run_result *res)
 	int r = agsbx_runner_run_begin(opts, res);
 	if (r < 0)
 		return r;
+	/* Lazily, for callers (and forked test children) that did not; here,
+	 * not in runner-common.c, so the shared file calls no runner back. */
+	agsbx_runner_init();
 	struct run run;
 	r = run_open(&run, opts);
 	if (r < 0) {

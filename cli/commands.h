@@ -3,6 +3,7 @@
 #ifndef AGSBX_CLI_COMMANDS_H
 #define AGSBX_CLI_COMMANDS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -53,8 +54,11 @@ extern const char agsbx_help_probe[], agsbx_help_providers[], agsbx_help_collect
 	agsbx_help_schema[], agsbx_help_cleanup[], agsbx_help_attest[], agsbx_help_checks[];
 
 /* Prints "agsbx-evidence: error: <msg>" and the command's usage hint to
- * stderr; returns AGSBX_EXIT_USAGE. */
+ * stderr (no hint when cmd is NULL); returns AGSBX_EXIT_USAGE. (common.c,
+ * with the other helpers the commands share) */
 int agsbx_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same from a va_list (cli.c adds the top-level usage after it). */
+int agsbx_usage_errorv(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* ---- options (options.c): every command parses through this ----------- */
 
@@ -118,6 +122,8 @@ int agsbx_cli_write_json(const char *path, const json_t *j);
 int agsbx_cli_print_json(const json_t *j, size_t flags);
 /* The binary as the user invoked it, for commands printed to paste. */
 const char *agsbx_cli_argv0(void);
+/* Sets what agsbx_cli_argv0 returns from main's argv[0] (cli.c). */
+void agsbx_cli_set_argv0(const char *argv0);
 /* "Did you mean": the edit distance of two names, and the one name of
  * names[] within 2 edits of typed (NULL when none or a tie). */
 int agsbx_edit_distance(const char *a, const char *b);
@@ -134,7 +140,7 @@ bool agsbx_trust_option(int key, const char *value, struct agsbx_verify_opts *o)
  * verify. */
 int agsbx_cli_load_bundle(const char *file, json_t **bundle);
 /* For a command that reads one bundle and exits: jansson allocates from
- * an arena that is never freed (see cli.c). Call before any JSON exists.
+ * an arena that is never freed (see common.c). Call before any JSON exists.
  * Whether the arena is in use (not under ASan). */
 bool agsbx_cli_json_arena(void);
 int agsbx_cli_load_bundle_digest(const char *file, json_t **bundle, uint8_t sha512[64], bool *sha512_ok);

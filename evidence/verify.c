@@ -395,3 +395,10 @@ int ev_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
 	anchors_free(&a);
 	return 0;
 }
+
+int agsbx_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts, struct agsbx_verify_result *res,
+			struct agsbx_error *e)
+{
+	char err[512] = "";
+	return ev_error(e, ev_bundle_verify(bundle, opts, res, err, sizeof err), err);
+}

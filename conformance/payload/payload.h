@@ -1,7 +1,7 @@
-/* Private to agsbx-payload: the JSON emitter and helpers of payload.c that
- * ops in other files of the payload (ops-*.c) use, and those ops. The
- * payload stays static and libc-only; every op prints into the one result
- * object main() opens and closes; nothing here allocates. */
+/* Private to agsbx-payload: the JSON emitter and helpers of out.c that
+ * payload.c and the ops in other files of the payload (ops-*.c) use, and
+ * those ops. The payload stays static and libc-only; every op prints into
+ * the one result object main() opens and closes; nothing here allocates. */
 #ifndef AGSBX_PAYLOAD_H
 #define AGSBX_PAYLOAD_H
 
@@ -9,7 +9,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Emitter (payload.c): one JSON object per run, streamed. */
+/* Emitter (out.c): one JSON object per run, streamed. */
+/* Raw bytes to fd, retried on EINTR; gives up quietly when nobody reads. */
+void write_all(int fd, const char *p, size_t n);
+/* The buffer: raw bytes appended, flushed to stdout. */
+void out_raw(const char *s, size_t n);
+void out_str(const char *s);
+void out_flush(void);
+/* Moves up to cap buffered bytes into dst and empties the buffer; the count. */
+size_t out_take(char *dst, size_t cap);
 void key(const char *k);
 void obj_open(const char *k);
 void obj_close(void);
