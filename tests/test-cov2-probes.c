@@ -1,0 +1,204 @@
+/* Probe parsers on inputs the host of a test run never shows: cgroup
+ * layouts (hybrid with duplicate and named v1 hierarchies, cgroup2 only
+ * under another mount point with a sub-tree bind first, none at all), the
+ * process's cgroup file without a "0::" line, bwrap --help text where an
+ * option is a word only at some boundaries, and version strings at the
+ * edges of the advisory table's parser. Each case asserts the fact a
+ * bundle would record. */
+#include "base/cleanup.h"
+#include "base/util.h"
+#include "probes/internal.h"
+#include "probes/probes.h"
+#include "tests/lib/testlib.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- cgroup mount layouts ------------------------------------------------ */
+
+#define MI(id, root, mp, fstype, super) #id " 1 0:" #id " " root " " mp " rw,nosuid - " fstype " " fstype " " super "\n"
+
+static const struct {
+	const char *name, *text;
+	int version;          /* 0: absent */
+	bool hybrid;
+	const char *c2;       /* NULL: absent */
+	const char *v1;       /* the controllers as compact JSON */
+} layouts[] = {
+	{ "hybrid: v1 controllers, an empty v2 at unified, a duplicate and a named hierarchy",
+	  MI(21, "/", "/", "ext4", "rw") MI(22, "/", "/sys/fs/cgroup/unified", "cgroup2", "rw,nsdelegate")
+		  MI(23, "/", "/sys/fs/cgroup/cpu,cpuacct", "cgroup", "rw,cpu,cpuacct")
+			  MI(24, "/", "/sys/fs/cgroup/memory", "cgroup", "ro,memory")
+				  MI(25, "/", "/sys/fs/cgroup/systemd", "cgroup", "rw,xattr,name=systemd")
+					  MI(26, "/", "/mnt/cpu-again", "cgroup", "rw,cpu"),
+	  1, true, "/sys/fs/cgroup/unified", "[\"cpu\",\"cpuacct\",\"memory\"]" },
+	{ "cgroup2 only, elsewhere: the whole hierarchy wins over a sub-tree bind seen first",
+	  MI(31, "/job", "/run/job-cgroup", "cgroup2", "rw") MI(32, "/", "/mnt/c2", "cgroup2", "rw")
+		  MI(33, "/other", "/mnt/c2-sub", "cgroup2", "rw"),
+	  2, false, "/mnt/c2", "[]" },
+	{ "cgroup2 only, one sub-tree bind: still the answer",
+	  MI(41, "/job", "/run/job-cgroup", "cgroup2", "rw"), 2, false, "/run/job-cgroup", "[]" },
+	{ "pure v2: /sys/fs/cgroup wins over any other cgroup2 mount",
+	  MI(51, "/", "/mnt/c2", "cgroup2", "rw") MI(52, "/", "/sys/fs/cgroup", "cgroup2", "rw"), 2, false,
+	  "/sys/fs/cgroup", "[]" },
+	{ "v1 only", MI(61, "/", "/sys/fs/cgroup/pids", "cgroup", "rw,pids"), 1, false, NULL, "[\"pids\"]" },
+	{ "no cgroup mount at all", MI(71, "/", "/", "ext4", "rw"), 0, false, NULL, "[]" },
+};
+
+static const json_t *value_of(const json_t *f, const char *k)
+{
+	return json_object_get(json_object_get(f, k), "value");
+}
+
+static bool absent_for(const json_t *f, const char *k, const char *reason)
+{
+	const json_t *fact = json_object_get(f, k);
+	return json_is_true(json_object_get(fact, "absent")) &&
+	       strcmp(json_string_value(json_object_get(fact, "reason")) ?: "", reason) == 0;
+}
+
+START_TEST(cgroup_layouts)
+{
+	struct agsbx_mount *m = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(agsbx_mountinfo_parse(layouts[_i].text, &m, &n), 0);
+	ck_assert_uint_gt(n, 0);
+	_cleanup_json_ json_t *f = json_object();
+	agsbx_cgroup_mount_facts(f, m, n);
+	const char *name = layouts[_i].name;
+	if (layouts[_i].version)
+		ck_assert_msg(json_integer_value(value_of(f, "version")) == layouts[_i].version, "%s: version", name);
+	else
+		ck_assert_msg(absent_for(f, "version", "no_cgroup_mount"), "%s: version not absent", name);
+	ck_assert_msg(json_is_boolean(value_of(f, "hybrid")) && json_is_true(value_of(f, "hybrid")) == layouts[_i].hybrid,
+		      "%s: hybrid", name);
+	if (layouts[_i].c2)
+		ck_assert_msg(strcmp(json_string_value(value_of(f, "cgroup2_mount")) ?: "", layouts[_i].c2) == 0,
+			      "%s: cgroup2_mount %s", name, json_string_value(value_of(f, "cgroup2_mount")));
+	else
+		ck_assert_msg(absent_for(f, "cgroup2_mount", "no_cgroup2_mount"), "%s: cgroup2_mount not absent", name);
+	_cleanup_free_ char *v1 = json_dumps(value_of(f, "v1_controllers"), JSON_COMPACT | JSON_ENCODE_ANY);
+	ck_assert_msg(v1 && strcmp(v1, layouts[_i].v1) == 0, "%s: v1_controllers %s, want %s", name, v1, layouts[_i].v1);
+	agsbx_mountinfo_free(m, n);
+}
+END_TEST
+
+/* ---- /proc/self/cgroup ----------------------------------------------------- */
+
+START_TEST(cgroup_self_path)
+{
+	_cleanup_free_ char *dir = agsbx_test_tmpdir("cov2-cg");
+	char path[512];
+	static const struct {
+		const char *text, *want; /* want NULL: absent no_cgroup2_entry */
+	} cases[] = {
+		{ "12:cpu,cpuacct:/a\n1:name=systemd:/b\n0::/user.slice/x.scope\n", "/user.slice/x.scope" },
+		{ "0::/last-line-without-newline", "/last-line-without-newline" },
+		{ "12:cpu,cpuacct:/a\n1:name=systemd:/b\n", NULL },
+		{ "", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(path, sizeof path, "%s/cgroup-%zu", dir, i);
+		FILE *f = fopen(path, "we");
+		ck_assert_ptr_nonnull(f);
+		fputs(cases[i].text, f);
+		ck_assert_int_eq(fclose(f), 0);
+		_cleanup_json_ json_t *fact = agsbx_probe_cgroup_self_path(path);
+		ck_assert_ptr_nonnull(fact);
+		if (cases[i].want)
+			ck_assert_str_eq(json_string_value(json_object_get(fact, "value")) ?: "?", cases[i].want);
+		else
+			ck_assert_msg(json_is_true(json_object_get(fact, "absent")) &&
+					      strcmp(json_string_value(json_object_get(fact, "reason")) ?: "", "no_cgroup2_entry") == 0,
+				      "case %zu: not absent no_cgroup2_entry", i);
+	}
+	snprintf(path, sizeof path, "%s/missing", dir);
+	_cleanup_json_ json_t *missing = agsbx_probe_cgroup_self_path(path);
+	ck_assert_ptr_nonnull(missing);
+	ck_assert_ptr_null(json_object_get(missing, "value"));
+	ck_assert_msg(json_is_true(json_object_get(missing, "absent")), "a missing file is an absent fact");
+	agsbx_test_rmtree(dir);
+}
+END_TEST
+
+/* ---- bwrap --help --------------------------------------------------------- */
+
+START_TEST(bwrap_option_words)
+{
+	/* A word at the start of the text, after a tab, a comma, a newline or
+	 * a blank; ended by '=', ',', a tab, a newline, a blank or the end. A
+	 * longer option, or one glued to a letter, is not the option. */
+	static const char help[] = "--ro-bind SRC DEST\n"
+				   "\t--chdir=DIR\n"
+				   "  -x,--seccomp,FD\n"
+				   "  --perms\tOCTAL\n"
+				   "  x--share-net\n"
+				   "  --unshare-pid-extra\n"
+				   "  --size-x --clearenv\n"
+				   "  --overlay-src DIR\n"
+				   "  --new-session";
+	_cleanup_json_ json_t *f = agsbx_bwrap_options_fact(help, "test --help");
+	const json_t *v = json_object_get(f, "value");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "source")), "test --help");
+	static const struct {
+		const char *opt;
+		bool want;
+	} want[] = {
+		{ "--ro-bind", true },      { "--chdir", true },       { "--seccomp", true },    { "--perms", true },
+		{ "--clearenv", true },     { "--new-session", true }, { "--share-net", false }, { "--unshare-pid", false },
+		{ "--size", false },        { "--overlay", false },    { "--cap-drop", false },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		const json_t *b = json_object_get(v, want[i].opt);
+		ck_assert_msg(json_is_boolean(b), "%s not recorded", want[i].opt);
+		ck_assert_msg(json_is_true(b) == want[i].want, "%s: %s, want %s", want[i].opt, json_is_true(b) ? "true" : "false",
+			      want[i].want ? "true" : "false");
+	}
+}
+END_TEST
+
+/* ---- version strings ------------------------------------------------------ */
+
+START_TEST(version_edges)
+{
+	struct agsbx_version v;
+	/* five parts: the fifth is ignored */
+	ck_assert_int_eq(agsbx_version_parse("1.2.3.4.5", &v), 0);
+	ck_assert_int_eq(v.part[0], 1);
+	ck_assert_int_eq(v.part[3], 4);
+	ck_assert_int_eq(v.rc, -1);
+	/* a trailing dot, or a dot before a non-digit, ends the number */
+	ck_assert_int_eq(agsbx_version_parse("7.", &v), 0);
+	ck_assert_int_eq(v.part[0], 7);
+	ck_assert_int_eq(v.part[1], 0);
+	ck_assert_int_eq(agsbx_version_parse("1.x", &v), 0);
+	ck_assert_int_eq(v.part[0], 1);
+	ck_assert_int_eq(v.part[1], 0);
+	/* "-rc" without a number is not a candidate number */
+	ck_assert_int_eq(agsbx_version_parse("1.0.0-rc", &v), 0);
+	ck_assert_int_eq(v.rc, -1);
+	ck_assert_int_eq(agsbx_version_parse("1.0.0-rc.", &v), 0);
+	ck_assert_int_eq(v.rc, -1);
+	ck_assert_int_eq(agsbx_version_parse("1.0.0-rc7", &v), 0);
+	ck_assert_int_eq(v.rc, 7);
+	/* not a version */
+	ck_assert_int_lt(agsbx_version_parse("", &v), 0);
+	ck_assert_int_lt(agsbx_version_parse(NULL, &v), 0);
+	ck_assert_int_lt(agsbx_version_parse(".1", &v), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cov2-probes");
+	TCase *t = tcase_create("parsers");
+	tcase_add_loop_test(t, cgroup_layouts, 0, sizeof layouts / sizeof layouts[0]);
+	tcase_add_test(t, cgroup_self_path);
+	tcase_add_test(t, bwrap_option_words);
+	tcase_add_test(t, version_edges);
+	suite_add_tcase(s, t);
+	return agsbx_test_run_suite(s);
+}
