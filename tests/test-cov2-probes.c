@@ -191,6 +191,57 @@ START_TEST(version_edges)
 }
 END_TEST
 
+/* ---- the Docker daemon's /info and /version answers ---------------------- */
+
+START_TEST(docker_info_shapes)
+{
+	/* a runtime without a path, one whose runtimeArgs is not an array,
+	 * one with non-string args (left out); SecurityOptions not an array;
+	 * DefaultRuntime a number: each is absent or left out, never a guess */
+	_cleanup_json_ json_t *info = json_loads("{\"Runtimes\": {\"runc\": {\"path\": \"runc\"},"
+						 " \"runsc\": {\"path\": \"/usr/bin/runsc\", \"runtimeArgs\": [\"--net\", 7, null, \"x\"]},"
+						 " \"odd\": {\"runtimeArgs\": \"--flag\"}},"
+						 " \"DefaultRuntime\": 3, \"SecurityOptions\": \"name=seccomp\","
+						 " \"CgroupVersion\": \"2\", \"KernelVersion\": \"6.1.0\"}",
+						 0, NULL);
+	ck_assert_ptr_nonnull(info);
+	_cleanup_json_ json_t *f = json_object();
+	agsbx_docker_info_facts(f, info, "test /info");
+	_cleanup_free_ char *rt = json_dumps(value_of(f, "runtimes"), JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_str_eq(rt, "{\"odd\":{},\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\","
+			     "\"runtimeArgs\":[\"--net\",\"x\"]}}");
+	ck_assert_msg(absent_for(f, "default_runtime", "not_reported"), "DefaultRuntime 3 recorded");
+	ck_assert_msg(absent_for(f, "security_options", "not_reported"), "a string SecurityOptions recorded");
+	ck_assert_msg(absent_for(f, "server_version", "not_reported"), "a missing ServerVersion recorded");
+	ck_assert_str_eq(json_string_value(value_of(f, "cgroup_version")), "2");
+
+	/* no Runtimes object at all, SecurityOptions an array with a number */
+	_cleanup_json_ json_t *info2 = json_loads("{\"Runtimes\": [], \"SecurityOptions\": [\"name=seccomp\", 1]}", 0, NULL);
+	ck_assert_ptr_nonnull(info2);
+	_cleanup_json_ json_t *f2 = json_object();
+	agsbx_docker_info_facts(f2, info2, "test /info");
+	ck_assert_msg(absent_for(f2, "runtimes", "not_reported"), "a Runtimes array recorded");
+	_cleanup_free_ char *so = json_dumps(value_of(f2, "security_options"), JSON_COMPACT);
+	ck_assert_str_eq(so, "[\"name=seccomp\"]");
+}
+END_TEST
+
+START_TEST(docker_version_shapes)
+{
+	_cleanup_json_ json_t *f = json_object();
+	_cleanup_json_ json_t *no_api = json_loads("{\"Version\": \"24.0.7\"}", 0, NULL);
+	_cleanup_json_ json_t *num = json_loads("{\"Version\": 24, \"ApiVersion\": \"1.43\"}", 0, NULL);
+	_cleanup_json_ json_t *ok = json_loads("{\"Version\": \"24.0.7\", \"ApiVersion\": \"1.43\"}", 0, NULL);
+	ck_assert(!agsbx_docker_version_facts(f, no_api, "t"));
+	ck_assert(!agsbx_docker_version_facts(f, num, "t"));
+	ck_assert_uint_eq(json_object_size(f), 0);
+	ck_assert(agsbx_docker_version_facts(f, ok, "t"));
+	ck_assert_str_eq(json_string_value(value_of(f, "version")), "24.0.7");
+	ck_assert_str_eq(json_string_value(value_of(f, "api_version")), "1.43");
+	ck_assert_msg(absent_for(f, "min_api_version", "not_reported"), "a missing MinAPIVersion recorded");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cov2-probes");
@@ -199,6 +250,8 @@ int main(void)
 	tcase_add_test(t, cgroup_self_path);
 	tcase_add_test(t, bwrap_option_words);
 	tcase_add_test(t, version_edges);
+	tcase_add_test(t, docker_info_shapes);
+	tcase_add_test(t, docker_version_shapes);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }
