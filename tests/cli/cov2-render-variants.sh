@@ -101,3 +101,21 @@ jq -e '.message == "no trusted bundle; 1 bundle excluded (signature not verified
 jq -e '(.message | endswith("; 1 bundle excluded (signature not verified or signer not trusted)"))
   and (.message | startswith("no trusted") | not)' "$w/badge.s" >/dev/null || fail "badge signed+unsigned: $(cat "$w/badge.s")"
 pass "matrix badge: no providers, only untrusted bundles, one trusted and one excluded"
+
+# ---- provenance in diff and matrix -----------------------------------------
+jq '.context.representative_reasons = ["root", "sudo"]' "$w/a.json" >"$w/r.json"
+set +e
+"$B" diff "$w/a.json" "$w/b.json" --format text >"$w/p.text" 2>"$w/p.err"
+rc=$?
+set -e
+[[ $rc == 0 || $rc == 1 ]] || fail "diff a b: exit $rc: $(cat "$w/p.err")"
+sed -n '/^provenance:$/,$p' "$w/p.text" >"$w/prov"
+for want in '      not representative (no reason given)' '      subject: main@89abcdef0123... (dirty)' \
+            '      representative ?' '      subject: none'; do
+  grep -qxF "$want" "$w/prov" || fail "diff provenance lacks '$want': $(cat "$w/prov")"
+done
+"$B" matrix "$w/r.json" "$w/b.json" >"$w/m.md" || fail "matrix r b: exit $?"
+grep -qF '; not representative (root, sudo); ' "$w/m.md" || fail "matrix: reasons: $(tail -4 "$w/m.md")"
+grep -qF '; representative ?; ' "$w/m.md" || fail "matrix: unrecorded representative: $(tail -4 "$w/m.md")"
+grep -qF '; subject: none; ' "$w/m.md" || fail "matrix: no subject: $(tail -4 "$w/m.md")"
+pass "provenance: not representative with or without reasons, unrecorded, dirty subject, no subject"
