@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "probes/internal.h"
 #include "probes/probes.h"
+#include "base/runner.h"
 #include "tests/lib/testlib.h"
 
 #include <check.h>
@@ -242,6 +243,85 @@ START_TEST(docker_version_shapes)
 }
 END_TEST
 
+/* ---- tools on PATH, their exit and their version line --------------------- */
+
+START_TEST(tool_runs)
+{
+	ck_assert_int_eq(agsbx_runner_init(), 0);
+	/* relative PATH entries are not host facts: skipped */
+	setenv("PATH", "bin:.:/nonexistent-cov2:/bin", 1);
+	_cleanup_free_ char *sh = agsbx_probes_find_in_path("sh");
+	ck_assert_str_eq(sh ?: "(none)", "/bin/sh");
+	setenv("PATH", "", 1); /* empty: the default PATH */
+	_cleanup_free_ char *sh2 = agsbx_probes_find_in_path("sh");
+	ck_assert_ptr_nonnull(sh2);
+	static const char *const facts[] = { "version", "version_line", NULL };
+	char *path = NULL;
+	_cleanup_json_ json_t *fam = agsbx_probes_tool_family("agsbx-cov2-no-such-tool", facts, &path);
+	ck_assert_ptr_null(path);
+	ck_assert(absent_for(fam, "version", "not_found_in_path") && absent_for(fam, "version_line", "not_found_in_path"));
+
+	static const struct {
+		const char *script, *reason, *detail;
+		long timeout_ms;
+	} runs[] = {
+		{ "echo boom >&2; exit 3", "exit_status_nonzero", "status 3: boom\n", 10000 },
+		{ "exit 4", "exit_status_nonzero", "status 4", 10000 },
+		{ "kill -9 $$", "exit_status_nonzero", "status 137", 10000 },
+		{ "exec sleep 30", "timeout", NULL, 200 },
+	};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		const char *argv[] = { "/bin/sh", "-c", runs[i].script, NULL };
+		char *out = NULL, *detail = NULL;
+		const char *reason = NULL;
+		ck_assert_int_lt(agsbx_probes_run_tool(argv, runs[i].timeout_ms, &out, &reason, &detail), 0);
+		ck_assert_ptr_null(out);
+		ck_assert_str_eq(reason ?: "(none)", runs[i].reason);
+		if (runs[i].detail)
+			ck_assert_str_eq(detail ?: "(none)", runs[i].detail);
+		free(detail);
+	}
+	/* a tool that is not there: its errno, with the flag as the source */
+	char *src = NULL, *out = NULL;
+	json_t *why = NULL;
+	ck_assert_int_lt(agsbx_probes_run_flag("/nonexistent-cov2/tool", "--version", 1000, &src, &out, &why), 0);
+	ck_assert_str_eq(src, "/nonexistent-cov2/tool --version");
+	ck_assert_msg(json_is_true(json_object_get(why, "absent")) &&
+			      strcmp(json_string_value(json_object_get(why, "reason")) ?: "", "ENOENT") == 0,
+		      "missing tool: %s", json_string_value(json_object_get(why, "reason")));
+	json_decref(why);
+	free(src);
+	free(out);
+}
+END_TEST
+
+START_TEST(version_lines)
+{
+	static const struct {
+		const char *out, *prefix, *version, *line; /* version NULL: absent empty_output */
+	} v[] = {
+		{ "bubblewrap 0.8.0\nmore\n", "bubblewrap ", "0.8.0", "bubblewrap 0.8.0" },
+		{ "bubblewrap \n", "bubblewrap ", "bubblewrap ", "bubblewrap " },
+		{ "runsc version release-20240513.0\n", "bubblewrap ", "runsc version release-20240513.0",
+		  "runsc version release-20240513.0" },
+		{ "\nversion on line two\n", "x", NULL, NULL },
+		{ "", "x", NULL, NULL },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		_cleanup_free_ char *out = strdup(v[i].out);
+		_cleanup_json_ json_t *fam = json_object();
+		agsbx_probes_version_parse(fam, out, v[i].prefix, "t --version");
+		if (!v[i].version) {
+			ck_assert_msg(absent_for(fam, "version", "empty_output") && absent_for(fam, "version_line", "empty_output"),
+				      "case %zu not absent", i);
+			continue;
+		}
+		ck_assert_str_eq(json_string_value(value_of(fam, "version")) ?: "(none)", v[i].version);
+		ck_assert_str_eq(json_string_value(value_of(fam, "version_line")) ?: "(none)", v[i].line);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cov2-probes");
@@ -252,6 +332,8 @@ int main(void)
 	tcase_add_test(t, version_edges);
 	tcase_add_test(t, docker_info_shapes);
 	tcase_add_test(t, docker_version_shapes);
+	tcase_add_test(t, tool_runs);
+	tcase_add_test(t, version_lines);
 	suite_add_tcase(s, t);
 	return agsbx_test_run_suite(s);
 }
