@@ -29,6 +29,19 @@ static const struct agsbx_mount *find_cgroup2(const struct agsbx_mount *m, size_
 	return first;
 }
 
+/* cgroup v1's own mount options (kernel/cgroup/cgroup-v1.c), which share
+ * the super options with the controller names; the "key=value" ones
+ * (name=, release_agent=) are told apart by their '='. */
+static bool v1_mount_option(const char *o)
+{
+	static const char *const own[] = { "rw", "ro", "none", "all", "noprefix", "clone_children",
+					   "cpuset_v2_mode", "xattr", "favordynmods", "nofavordynmods" };
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+		if (strcmp(o, own[i]) == 0)
+			return true;
+	return strchr(o, '=') != NULL;
+}
+
 /* v1 hierarchies by their super options (the controller names). */
 static json_t *v1_controllers(const struct agsbx_mount *m, size_t n)
 {
@@ -39,7 +52,7 @@ static json_t *v1_controllers(const struct agsbx_mount *m, size_t n)
 		_cleanup_free_ char *opts = strdup(m[i].super_options);
 		char *save = NULL;
 		for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
-			if (strcmp(o, "rw") == 0 || strcmp(o, "ro") == 0 || strchr(o, '='))
+			if (v1_mount_option(o))
 				continue;
 			/* compared as stored: a name that is not UTF-8 is stored
 			 * sanitised, and its raw bytes never match that */
