@@ -333,6 +333,27 @@ static int check_signature(const json_t *bundle, const json_t *sig, const uint8_
 	return sshsig_verify_digest(s, AGSBX_SSHSIG_NAMESPACE, digest, dlen, why, wsz);
 }
 
+/* A good signature's verdict: trusted by an anchor or not, and the
+ * challenge it must carry. */
+static void judge_trust(const json_t *bundle, const struct agsbx_verify_opts *o, const struct anchors *a,
+			const struct sshsig *s, struct agsbx_verify_result *res)
+{
+	if (a->n == 0) {
+		res->status = AGSBX_VERIFY_NO_ANCHOR;
+		ev_set_err(res->reason, sizeof res->reason,
+			"signature is good but no trust anchor was given (--key, --allowed-signers or --keys-url)");
+	} else {
+		check_anchors(a, o, s->pubkey, s->pubkey_len, res);
+		res->status = res->trusted ? AGSBX_VERIFY_OK : AGSBX_VERIFY_UNTRUSTED;
+	}
+	if (res->status == AGSBX_VERIFY_OK && res->challenge_checked && !res->challenge_ok) {
+		res->status = AGSBX_VERIFY_CHALLENGE;
+		const char *c = ev_jstr(bundle, "challenge");
+		ev_set_err(res->reason, sizeof res->reason, "challenge is %s%.64s%s, expected \"%.64s\"",
+			c ? "\"" : "", c ? c : "absent", c ? "\"" : "", o->expect_challenge);
+	}
+}
+
 int ev_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
 			struct agsbx_verify_result *res, char *err, size_t err_size)
 {
@@ -377,20 +398,7 @@ int ev_bundle_verify(const json_t *bundle, const struct agsbx_verify_opts *opts,
 		return 0;
 	}
 	res->signature_valid = true;
-	if (a.n == 0) {
-		res->status = AGSBX_VERIFY_NO_ANCHOR;
-		ev_set_err(res->reason, sizeof res->reason,
-			"signature is good but no trust anchor was given (--key, --allowed-signers or --keys-url)");
-	} else {
-		check_anchors(&a, o, s.pubkey, s.pubkey_len, res);
-		res->status = res->trusted ? AGSBX_VERIFY_OK : AGSBX_VERIFY_UNTRUSTED;
-	}
-	if (res->status == AGSBX_VERIFY_OK && res->challenge_checked && !res->challenge_ok) {
-		res->status = AGSBX_VERIFY_CHALLENGE;
-		const char *c = ev_jstr(bundle, "challenge");
-		ev_set_err(res->reason, sizeof res->reason, "challenge is %s%.64s%s, expected \"%.64s\"",
-			c ? "\"" : "", c ? c : "absent", c ? "\"" : "", o->expect_challenge);
-	}
+	judge_trust(bundle, o, &a, &s, res);
 	sshsig_clear(&s);
 	anchors_free(&a);
 	return 0;
