@@ -68,6 +68,7 @@ static int wrap_configure(const struct agsbx_provider_ops *self, const json_t *c
 	struct ext_instance *in = ext_instance_of(self);
 	in->wrap_claims = (struct agsbx_caps){ .network = AGSBX_NET_INHERITED, .mechanism = "wrap",
 					       .safety_class = "declared_wrapper" };
+	json_decref(in->wrap_claims_json); /* configured again: the last config wins */
 	in->wrap_claims_json = json_array();
 	const char *key;
 	json_t *v;
