@@ -39,5 +39,12 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_residue);
 	agsbx_provider_register_extra(&neg_runs_after_release);
 	agsbx_provider_register_extra(&neg_status_liar);
+	agsbx_provider_register_extra(&neg_killed_liar);
+	agsbx_provider_register_extra(&neg_timeout_liar);
+	agsbx_provider_register_extra(&neg_silent_refusal);
+	agsbx_provider_register_extra(&neg_deep_liar);
+	agsbx_provider_register_extra(&neg_allow_liar);
+	agsbx_provider_register_extra(&neg_deny_liar);
+	agsbx_provider_register_extra(&neg_cut_liar);
 	return agsbx_cli_main(argc, argv);
 }

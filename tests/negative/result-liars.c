@@ -1,0 +1,166 @@
+/* NEGATIVE CONTROLS that lie about what a run gave back. Each claims every
+ * axis and misreports every execution in one way, so the checks must turn
+ * the lie into the verdict the catalogue promises for it: no result is a
+ * skip ("no observation", the claim inconclusive), a refusal is a failure,
+ * a forged answer is judged as given (never trusted as a pass where a
+ * control or canary contradicts it). */
+#include "tests/negative/negative.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+static const char *const reasons[] = { "ready", "unavailable", NULL };
+static const char *const no_keys[] = { NULL };
+
+static const struct agsbx_caps claims_everything = {
+	.process_contained = true, .host_filesystem_restricted = true, .privilege_escalation_blocked = true,
+	.syscalls_restricted = true, .network = AGSBX_NET_ISOLATED, .environment_scrubbed = true, .resources_bounded = true,
+	.mechanism = "negative_control", .safety_class = "isolated",
+};
+
+static int p_everything(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	out->available = true;
+	out->reason = "ready";
+	out->caps = claims_everything;
+	out->facts = json_pack("{s:b}", "negative_control", 1);
+	return 0;
+}
+
+static int ensure_with(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		       struct agsbx_handle **out, struct agsbx_error *fail)
+{
+	struct agsbx_probe p;
+	self->probe(self, ctx, &p);
+	*out = agsbx_handle_new(self, ctx, g, &p.caps);
+	agsbx_provider_probe_clear(&p);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int health(struct agsbx_handle *h) { return h->released ? -ESTALE : 0; }
+static void release(struct agsbx_handle *h) { h->released = true; }
+
+/* A finished run that printed out (len bytes) and err, nothing executed. */
+static int forged(struct agsbx_handle *h, struct agsbx_exec_result *o, const char *out, size_t len, const char *err)
+{
+	memset(o, 0, sizeof *o);
+	o->run.exited = true;
+	o->run.out = malloc(len + 1);
+	o->run.err = strdup(err);
+	if (!o->run.out || !o->run.err)
+		return -ENOMEM;
+	memcpy(o->run.out, out, len);
+	o->run.out[len] = '\0';
+	o->run.out_len = o->run.out_total = len;
+	o->run.err_len = o->run.err_total = strlen(err);
+	o->meta = agsbx_handle_meta(h);
+	return 0;
+}
+
+#define NEG(name_, execute_)                                                          \
+	const struct agsbx_provider_ops name_ = {                                     \
+		.id = #name_, .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons, \
+		.config_keys = no_keys, .probe = p_everything, .ensure = ensure_with,  \
+		.health = health, .execute = execute_, .release = release };
+
+/* Says every run was killed by SIGKILL, with a long stderr full of control
+ * bytes and no output: every attack has no result inside, so each claimed
+ * check is skipped with "killed by signal 9" and the stderr's tail
+ * (control bytes as '?', cut with "...") in its reason. */
+static int x_killed(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		    struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	char err[400];
+	memset(err, 'k', sizeof err - 1);
+	err[sizeof err - 1] = '\0';
+	memcpy(err + sizeof err - 12, "\x1b[2J\tend\n \n", 11);
+	int r = forged(h, o, "", 0, err);
+	o->run.exited = false;
+	o->run.term_signal = 9;
+	o->run.status = 137;
+	return r;
+}
+NEG(neg_killed_liar, x_killed)
+
+/* Says every run timed out (status 124, nothing printed): skipped checks
+ * name the timeout, and stderr is "empty". */
+static int x_timeout(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		     struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	int r = forged(h, o, "", 0, "");
+	o->run.exited = false;
+	o->run.timed_out = true;
+	o->run.status = 124;
+	return r;
+}
+NEG(neg_timeout_liar, x_timeout)
+
+/* Refuses every execution with a bare errno and no reason: the refusal is
+ * recorded as "error" with strerror's text, and the checks fail. */
+static int x_silent(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		    struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	memset(o, 0, sizeof *o);
+	return -EPERM;
+}
+NEG(neg_silent_refusal, x_silent)
+
+/* Answers with a result nested 40 levels deep (deeper than any honest
+ * payload result): the harness refuses to parse it, no observation. */
+static int x_deep(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		  struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	char out[200];
+	size_t n = 0;
+	n += (size_t)snprintf(out, sizeof out, "{\"ok\":false,\"errno\":\"EACCES\",\"d\":");
+	for (int i = 0; i < 40; i++)
+		out[n++] = '[';
+	for (int i = 0; i < 40; i++)
+		out[n++] = ']';
+	out[n++] = '}';
+	out[n++] = '\n';
+	return forged(h, o, out, n, "");
+}
+NEG(neg_deep_liar, x_deep)
+
+/* Answers every operation "ALLOWED" ({"ok":true}) without running it: every
+ * isolation claim is contradicted by its own answer and fails, although
+ * the answers carry none of the details an honest payload prints. */
+static int x_allow(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	static const char out[] = "{\"ok\":true}\n";
+	return forged(h, o, out, sizeof out - 1, "");
+}
+NEG(neg_allow_liar, x_allow)
+
+/* Answers every operation "denied" (EACCES) without running it: the denials
+ * look like enforcement, but the controls and canaries that a working
+ * sandbox must let through (the granted write, the exit status, the
+ * environment) contradict the lie, so the provider cannot come out
+ * conformant. */
+static int x_deny(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		  struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	static const char out[] = "{\"ok\":false,\"errno\":\"EACCES\"}\n";
+	return forged(h, o, out, sizeof out - 1, "");
+}
+NEG(neg_deny_liar, x_deny)
+
+/* Claims its output cap cut the result line (truncated, no newline) under
+ * a cap large enough for any result: that must not turn a missing result
+ * into an excuse; the line is simply absent (no observation). */
+static int x_cut(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		 struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	static const char out[] = "{\"ok\":fal";
+	int r = forged(h, o, out, sizeof out - 1, "");
+	o->run.out_truncated = true;
+	o->run.out_total = 5000;
+	return r;
+}
+NEG(neg_cut_liar, x_cut)
