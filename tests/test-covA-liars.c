@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/cleanup.h"
 #include "base/runner.h"
@@ -240,6 +243,63 @@ START_TEST(test_claimed_truncation)
 }
 END_TEST
 
+/* NEGATIVE CONTROL neg_ensure_refuses: ready probe, then ensure fails with
+ * no reason: the provider's reason is "ensure_failed" and every check
+ * that needs a handle is blocked with the refusal, none judged. */
+START_TEST(test_ensure_refusal_blocks)
+{
+	_cleanup_json_ json_t *p = run_provider(&neg_ensure_refuses, 20000);
+	if (getenv("COVA_DUMP"))
+		fprintf(stderr, "%s\n", json_dumps(p, JSON_COMPACT));
+	ck_assert_str_eq(json_string_value(json_object_get(p, "reason")), "ensure_failed");
+	expect(p, "fs.host_read_denied", "blocked", "ensure refused after a ready probe: ? (", NULL);
+	expect(p, "env.scrubbed", "blocked", "ensure refused after a ready probe", NULL);
+	ck_assert(agsbx_provider_verdict_of(p) != AGSBX_PROVIDER_CONFORMANT);
+}
+END_TEST
+
+/* The harness's own paired control: with RLIMIT_NOFILE too low for a few
+ * concurrent runs, the provider (an honest one) is skipped with the limit
+ * in the reason, neither blocked nor defective. Lowered in a child of
+ * the test only. */
+START_TEST(test_starved_harness_skips)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { 32, 32 };
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(2);
+		json_t *p = run_provider(&agsbx_provider_trusted_local, 20000);
+		const char *r = json_string_value(json_object_get(p, "reason"));
+		bool ok = agsbx_provider_verdict_of(p) == AGSBX_PROVIDER_SKIPPED && r &&
+			  strstr(r, "cannot open 64 more file descriptors (EMFILE; RLIMIT_NOFILE 32)") &&
+			  json_array_size(json_object_get(p, "checks")) == agsbx_conformance_check_count();
+		if (!ok)
+			fprintf(stderr, "starved: %s: %s\n", json_string_value(json_object_get(p, "verdict")), r ? r : "-");
+		_exit(ok ? 0 : 1);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the starved harness did not skip the provider");
+}
+END_TEST
+
+/* An execution area that cannot be made is the harness's error, named. */
+START_TEST(test_bad_work_dir_is_an_error)
+{
+	struct agsbx_ctx ctx = { .tool_dir = tool_dir, .payload_path = payload, .probe_timeout_ms = 5000 };
+	struct agsbx_conformance_opts o = { .ctx = &ctx, .work_dir = "/proc/agsbx-no-such-dir",
+				       .env_canary_name = "AGSBX_T_CANARY", .env_canary_value = "c4n4ry",
+				       .max_output_bytes = 20000, .timeout_ms = 20000, .jobs = 1 };
+	struct agsbx_error err = { 0 };
+	json_t *p = agsbx_conformance_run(&agsbx_provider_trusted_local, &o, &err);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(strstr(err.message, "cannot prepare the execution area in /proc/agsbx-no-such-dir"), "%s",
+		      err.message);
+}
+END_TEST
+
 int main(void)
 {
 	agsbx_runner_init();
@@ -258,6 +318,9 @@ int main(void)
 	tcase_add_test(t, test_forged_allowed_fails_claims);
 	tcase_add_test(t, test_forged_denials_are_contradicted);
 	tcase_add_test(t, test_claimed_truncation);
+	tcase_add_test(t, test_ensure_refusal_blocks);
+	tcase_add_test(t, test_starved_harness_skips);
+	tcase_add_test(t, test_bad_work_dir_is_an_error);
 	suite_add_tcase(s, t);
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(work);

@@ -46,5 +46,6 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_allow_liar);
 	agsbx_provider_register_extra(&neg_deny_liar);
 	agsbx_provider_register_extra(&neg_cut_liar);
+	agsbx_provider_register_extra(&neg_ensure_refuses);
 	return agsbx_cli_main(argc, argv);
 }

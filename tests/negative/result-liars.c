@@ -164,3 +164,18 @@ static int x_cut(struct agsbx_handle *h, const struct agsbx_step *s, const struc
 	return r;
 }
 NEG(neg_cut_liar, x_cut)
+
+/* Probes ready, then refuses to set up (a bare -EIO, no reason): every
+ * check that needs a handle is blocked with "ensure refused after a ready
+ * probe", never run against nothing. */
+static int ensure_refuse(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx,
+			 const struct agsbx_grant *g, struct agsbx_handle **out, struct agsbx_error *fail)
+{
+	*out = NULL;
+	return -EIO;
+}
+const struct agsbx_provider_ops neg_ensure_refuses = {
+	.id = "neg_ensure_refuses", .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons,
+	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_refuse, .health = health,
+	.execute = x_silent, .release = release,
+};
