@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,11 @@ static void expect(const json_t *p, const char *id, const char *want, ...)
 	for (const char *t; (t = va_arg(ap, const char *));)
 		ck_assert_msg(strstr(r, t), "%s: reason lacks '%s': %s", id, t, r);
 	va_end(ap);
+}
+
+static const char *verdict_str(const json_t *p, const char *id)
+{
+	return json_string_value(json_object_get(check_of(p, id), "verdict"));
 }
 
 static void expect_provider(const json_t *p, enum agsbx_provider_verdict want)
@@ -300,6 +306,58 @@ START_TEST(test_bad_work_dir_is_an_error)
 }
 END_TEST
 
+/* NEGATIVE CONTROL neg_scripted_liar, forged capability sets: empty
+ * effective and permitted sets, ambient not shown, a full bounding set
+ * without NoNewPrivs, and a setuid-root exec that raised euid 1000 to 0.
+ * The bounding set alone fails priv.capabilities_dropped; the reason
+ * names the gain and the unshown ambient set. */
+START_TEST(test_forged_caps_judged)
+{
+	setenv("AGSBX_NEG_ANSWER_caps", "{\"ok\":true,\"cap_eff\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","
+	       "\"cap_bnd\":\"000001ffffffffff\",\"no_new_privs\":0,\"euid\":1000,\"setuid\":{\"ok\":true,\"euid\":0}}", 1);
+	setenv("AGSBX_NEG_ANSWER_status", "{\"ok\":true,\"seccomp\":2,\"no_new_privs\":1,\"cap_eff_zero\":true,"
+	       "\"cap_eff\":\"0000000000000000\"}", 1);
+	setenv("AGSBX_NEG_ANSWER_env", "{\"ok\":true,\"present\":true}", 1);
+	_cleanup_json_ json_t *p = run_provider(&neg_scripted_liar, 20000);
+	expect_provider(p, AGSBX_PROVIDER_DEFECTIVE);
+	expect(p, "priv.capabilities_dropped", "fail", "CapAmb (not shown; empty as CapPrm is)", "CapBnd 000001ffffffffff",
+	       NULL);
+	if (access("/usr/bin/su", X_OK) == 0 || access("/bin/su", X_OK) == 0)
+		expect(p, "priv.capabilities_dropped", "fail", "the exec RAISED euid 1000 to 0 inside", NULL);
+	expect(p, "priv.no_escalation", "pass", "NoNewPrivs=1, effective capabilities none", NULL);
+	expect(p, "syscalls.restricted", "pass", "seccomp mode 2 inside", NULL);
+	expect(p, "env.scrubbed", "fail", "VISIBLE", NULL);
+}
+END_TEST
+
+/* NEGATIVE CONTROL neg_scripted_liar, a forged user-space kernel: another
+ * kernel release inside is what lets a provider that answers io_uring
+ * and runs with seccomp off pass (gVisor's Sentry): the judgement rests on
+ * that release, and the reason says so. With the host's own release the
+ * same answers fail. */
+START_TEST(test_forged_kernel_release)
+{
+	setenv("AGSBX_NEG_ANSWER_status", "{\"ok\":true,\"seccomp\":0,\"kernel_release\":\"4.4.0-agsbx-forged\"}", 1);
+	setenv("AGSBX_NEG_ANSWER_io_uring", "{\"ok\":true}", 1);
+	setenv("AGSBX_NEG_ANSWER_uname", "{\"ok\":true,\"release\":\"4.4.0-agsbx-forged\"}", 1);
+	_cleanup_json_ json_t *p = run_provider(&neg_scripted_liar, 20000);
+	expect(p, "syscalls.restricted", "pass", "seccomp mode 0", "a user-space kernel mediates syscalls", NULL);
+	if (strcmp(verdict_str(p, "syscalls.io_uring_denied"), "skip") != 0)
+		expect(p, "syscalls.io_uring_denied", "pass", "by the sandbox's own kernel, not the host's", NULL);
+	struct utsname u;
+	ck_assert_int_eq(uname(&u), 0);
+	char st[256];
+	snprintf(st, sizeof st, "{\"ok\":true,\"seccomp\":0,\"kernel_release\":\"%s\"}", u.release);
+	setenv("AGSBX_NEG_ANSWER_status", st, 1);
+	snprintf(st, sizeof st, "{\"ok\":true,\"release\":\"%s\"}", u.release);
+	setenv("AGSBX_NEG_ANSWER_uname", st, 1);
+	_cleanup_json_ json_t *q = run_provider(&neg_scripted_liar, 20000);
+	expect(q, "syscalls.restricted", "fail", "seccomp mode 0", "(the host kernel)", NULL);
+	if (strcmp(verdict_str(q, "syscalls.io_uring_denied"), "skip") != 0)
+		expect(q, "syscalls.io_uring_denied", "fail", "by the HOST kernel", NULL);
+}
+END_TEST
+
 int main(void)
 {
 	agsbx_runner_init();
@@ -321,6 +379,8 @@ int main(void)
 	tcase_add_test(t, test_ensure_refusal_blocks);
 	tcase_add_test(t, test_starved_harness_skips);
 	tcase_add_test(t, test_bad_work_dir_is_an_error);
+	tcase_add_test(t, test_forged_caps_judged);
+	tcase_add_test(t, test_forged_kernel_release);
 	suite_add_tcase(s, t);
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(work);

@@ -47,5 +47,6 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_deny_liar);
 	agsbx_provider_register_extra(&neg_cut_liar);
 	agsbx_provider_register_extra(&neg_ensure_refuses);
+	agsbx_provider_register_extra(&neg_scripted_liar);
 	return agsbx_cli_main(argc, argv);
 }

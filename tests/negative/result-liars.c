@@ -179,3 +179,25 @@ const struct agsbx_provider_ops neg_ensure_refuses = {
 	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_refuse, .health = health,
 	.execute = x_silent, .release = release,
 };
+
+/* Answers operation OP (the payload's first argument) with the line in
+ * $AGSBX_NEG_ANSWER_<OP> ('-' as '_'), and every other one "EACCES",
+ * running nothing: a test scripts exactly the detailed lie it wants a
+ * check to judge (forged capability sets, a forged kernel release, a
+ * forged environment lookup). */
+static int x_scripted(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		      struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	char var[64] = "";
+	const char *op = s->argv[0] && s->argv[1] ? s->argv[1] : "";
+	int n = snprintf(var, sizeof var, "AGSBX_NEG_ANSWER_%s", op);
+	for (int i = 0; i < n && var[i]; i++)
+		var[i] = var[i] == '-' ? '_' : var[i];
+	const char *line = n > 0 && (size_t)n < sizeof var ? getenv(var) : NULL;
+	if (!line)
+		return x_deny(h, s, l, o, f);
+	char out[2048];
+	int len = snprintf(out, sizeof out, "%s\n", line);
+	return forged(h, o, out, len > 0 && (size_t)len < sizeof out ? (size_t)len : 0, "");
+}
+NEG(neg_scripted_liar, x_scripted)
