@@ -358,6 +358,25 @@ START_TEST(test_forged_kernel_release)
 }
 END_TEST
 
+/* NEGATIVE CONTROL neg_scripted_liar, forged balloon ends: a run that
+ * printed progress and no result counts as bounded only when it ended by
+ * itself (here SIGKILL, as an OOM kill) below the cap; the harness's own
+ * timeout after the same progress bounds nothing. */
+START_TEST(test_forged_balloon_ends)
+{
+	setenv("AGSBX_NEG_ENDED_fork_bound", "137 17", 1);
+	setenv("AGSBX_NEG_ENDED_balloon", "124 300", 1);
+	_cleanup_json_ json_t *p = run_provider(&neg_scripted_liar, 20000);
+	if (strncmp(reason_of(p, "resources.pids_bounded"), "control:", 8) != 0)
+		expect(p, "resources.pids_bounded", "pass", "no result line; the run ended with status 137 after 17 of the",
+		       "the sandbox ended it below the cap", NULL);
+	const char *mem = reason_of(p, "resources.memory_bounded");
+	if (strncmp(mem, "control:", 8) != 0 && strncmp(mem, "not attempted", 13) != 0)
+		expect(p, "resources.memory_bounded", "fail", "status 124 (the harness's timeout) after 300 of the 1024 cap",
+		       "NOT shown bounded", NULL);
+}
+END_TEST
+
 int main(void)
 {
 	agsbx_runner_init();
@@ -381,6 +400,7 @@ int main(void)
 	tcase_add_test(t, test_bad_work_dir_is_an_error);
 	tcase_add_test(t, test_forged_caps_judged);
 	tcase_add_test(t, test_forged_kernel_release);
+	tcase_add_test(t, test_forged_balloon_ends);
 	suite_add_tcase(s, t);
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(work);

@@ -180,6 +180,32 @@ const struct agsbx_provider_ops neg_ensure_refuses = {
 	.execute = x_silent, .release = release,
 };
 
+/* $AGSBX_NEG_ENDED_<OP> = "STATUS PROGRESS": the run of OP printed
+ * "agsbx-progress PROGRESS" on stderr and no result, and ended with
+ * STATUS (124: the harness's timeout; above 128: a signal), as a sandbox
+ * that stops a balloon says; otherwise "EACCES". */
+static int x_ended(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_error *f, const char *op)
+{
+	char var[64], err[64];
+	int status = 0;
+	long long progress = 0;
+	snprintf(var, sizeof var, "AGSBX_NEG_ENDED_%s", op);
+	for (char *c = var; *c; c++)
+		*c = *c == '-' ? '_' : *c;
+	const char *v = getenv(var);
+	if (!v || sscanf(v, "%d %lld", &status, &progress) != 2)
+		return x_deny(h, s, l, o, f);
+	snprintf(err, sizeof err, "agsbx-progress 0\nagsbx-progress %lld\n", progress);
+	int r = forged(h, o, "", 0, err);
+	o->run.status = status;
+	o->run.timed_out = status == 124;
+	o->run.exited = status < 128 && status != 124;
+	o->run.exit_code = o->run.exited ? status : 0;
+	o->run.term_signal = status > 128 ? status - 128 : 0;
+	return r;
+}
+
 /* Answers operation OP (the payload's first argument) with the line in
  * $AGSBX_NEG_ANSWER_<OP> ('-' as '_'), and every other one "EACCES",
  * running nothing: a test scripts exactly the detailed lie it wants a
@@ -195,7 +221,7 @@ static int x_scripted(struct agsbx_handle *h, const struct agsbx_step *s, const 
 		var[i] = var[i] == '-' ? '_' : var[i];
 	const char *line = n > 0 && (size_t)n < sizeof var ? getenv(var) : NULL;
 	if (!line)
-		return x_deny(h, s, l, o, f);
+		return x_ended(h, s, l, o, f, op);
 	char out[2048];
 	int len = snprintf(out, sizeof out, "%s\n", line);
 	return forged(h, o, out, len > 0 && (size_t)len < sizeof out ? (size_t)len : 0, "");
