@@ -377,6 +377,34 @@ START_TEST(test_forged_balloon_ends)
 }
 END_TEST
 
+/* NEGATIVE CONTROL neg_scripted_liar, detailed forged denials: a pid
+ * namespace of its own and the harness pid not visible, and open(2),
+ * openat2 and io_uring all refused: the checks pass on the answers as
+ * given (what the payload reports is the observation), and the same
+ * answers with one path ALLOWED fail. */
+START_TEST(test_forged_denial_details)
+{
+	setenv("AGSBX_NEG_ANSWER_pid_visible", "{\"ok\":false,\"errno\":\"ESRCH\",\"pid_ns\":1}", 1);
+	setenv("AGSBX_NEG_ANSWER_read_alt", "{\"ok\":false,\"openat2\":{\"ok\":false,\"errno\":\"EACCES\"},"
+	       "\"io_uring\":{\"ok\":false,\"errno\":\"EPERM\",\"stage\":\"setup\"}}", 1);
+	_cleanup_json_ json_t *p = run_provider(&neg_scripted_liar, 20000);
+	expect(p, "proc.contained", "pass", "not visible inside; pid namespace distinct", NULL);
+	expect(p, "fs.host_read_denied", "pass", "openat2 EACCES, io_uring EPERM", NULL);
+	bool home = strncmp(reason_of(p, "secrets.home_denied"), "the sandbox user has no home", 28) != 0;
+	if (home)
+		expect(p, "secrets.home_denied", "pass", "denied inside (open EACCES) [openat2 EACCES, io_uring EPERM]",
+		       NULL);
+	setenv("AGSBX_NEG_ANSWER_pid_visible", "{\"ok\":true,\"pid_ns\":1}", 1);
+	setenv("AGSBX_NEG_ANSWER_read_alt", "{\"ok\":false,\"openat2\":{\"ok\":true},"
+	       "\"io_uring\":{\"ok\":false,\"errno\":\"EPERM\",\"stage\":\"setup\"}}", 1);
+	_cleanup_json_ json_t *q = run_provider(&neg_scripted_liar, 20000);
+	expect(q, "proc.contained", "fail", "VISIBLE inside; pid namespace distinct", NULL);
+	expect(q, "fs.host_read_denied", "fail", "openat2 ALLOWED", NULL);
+	if (home)
+		expect(q, "secrets.home_denied", "fail", "ALLOWED inside (open EACCES) [openat2 ALLOWED", NULL);
+}
+END_TEST
+
 int main(void)
 {
 	agsbx_runner_init();
@@ -401,6 +429,7 @@ int main(void)
 	tcase_add_test(t, test_forged_caps_judged);
 	tcase_add_test(t, test_forged_kernel_release);
 	tcase_add_test(t, test_forged_balloon_ends);
+	tcase_add_test(t, test_forged_denial_details);
 	suite_add_tcase(s, t);
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(work);
