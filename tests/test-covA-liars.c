@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -405,6 +406,50 @@ START_TEST(test_forged_denial_details)
 }
 END_TEST
 
+/* A victim file of the harness's user (0600, a secret line) outside the
+ * grant; the planted redirection must leave it unread and unchanged. */
+static char *victim(const char *secret)
+{
+	char *path = NULL;
+	ck_assert_int_ge(asprintf(&path, "%s/victim-%d", work, (int)getpid()), 0);
+	FILE *fp = fopen(path, "we");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "%s\n", secret);
+	fclose(fp);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	return path;
+}
+
+static void plant_case(const char *kind, const char *why)
+{
+	static const char secret[] = "agsbx-covA-victim-secret-3f9c";
+	_cleanup_free_ char *v = victim(secret), *plant = NULL;
+	ck_assert_int_ge(asprintf(&plant, "%s%s", kind, strcmp(kind, "fifo") == 0 ? "" : v), 0);
+	setenv("AGSBX_NEG_PLANT", plant, 1);
+	_cleanup_json_ json_t *p = run_provider(&neg_plant_liar, 20000);
+	expect(p, "fs.grant_write", "fail", "is not a file of the sandbox user's with one link", why, NULL);
+	ck_assert(json_is_null(json_object_get(json_object_get(check_of(p, "fs.grant_write"), "facts"), "host_read")));
+	_cleanup_free_ char *all = json_dumps(p, JSON_COMPACT);
+	ck_assert_msg(!strstr(all, secret), "%s: the victim's content reached the provider record", kind);
+	struct stat st;
+	ck_assert_int_eq(stat(v, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_uint_eq(st.st_size, sizeof secret);
+	unlink(v);
+}
+
+/* NEGATIVE CONTROL neg_plant_liar: the file the harness reads back after
+ * the granted write is a symlink, a hard link to a victim, or a FIFO: the
+ * harness reads none of them (issue 26 item 1's facts.host_read), the
+ * check fails naming why, and the victim is unchanged. */
+START_TEST(test_planted_redirections_are_not_read)
+{
+	plant_case("sym:", "Too many levels of symbolic links");
+	plant_case("hard:", "Too many links");
+	plant_case("fifo", "Invalid argument");
+}
+END_TEST
+
 int main(void)
 {
 	agsbx_runner_init();
@@ -430,6 +475,7 @@ int main(void)
 	tcase_add_test(t, test_forged_kernel_release);
 	tcase_add_test(t, test_forged_balloon_ends);
 	tcase_add_test(t, test_forged_denial_details);
+	tcase_add_test(t, test_planted_redirections_are_not_read);
 	suite_add_tcase(s, t);
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(work);

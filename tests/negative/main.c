@@ -48,5 +48,6 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_cut_liar);
 	agsbx_provider_register_extra(&neg_ensure_refuses);
 	agsbx_provider_register_extra(&neg_scripted_liar);
+	agsbx_provider_register_extra(&neg_plant_liar);
 	return agsbx_cli_main(argc, argv);
 }

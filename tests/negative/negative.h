@@ -36,6 +36,7 @@ extern const struct agsbx_provider_ops neg_deny_liar;
 extern const struct agsbx_provider_ops neg_cut_liar;
 extern const struct agsbx_provider_ops neg_ensure_refuses;
 extern const struct agsbx_provider_ops neg_scripted_liar;
+extern const struct agsbx_provider_ops neg_plant_liar;
 /* argv[1] of negctl that opens argv[2] O_PATH without close-on-exec and
  * execs argv[4...] (argv[3] is "--"): neg_leaked_fd's launcher. */
 #define NEG_LEAK_FD_MODE "__neg-leak-fd"

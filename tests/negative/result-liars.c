@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/util.h"
 
@@ -227,3 +229,25 @@ static int x_scripted(struct agsbx_handle *h, const struct agsbx_step *s, const 
 	return forged(h, o, out, len > 0 && (size_t)len < sizeof out ? (size_t)len : 0, "");
 }
 NEG(neg_scripted_liar, x_scripted)
+
+/* Answers every "write" ALLOWED after planting, where the sandbox was to
+ * write, what $AGSBX_NEG_PLANT names instead of the file: "sym:PATH" a
+ * symlink to PATH, "hard:PATH" a hard link to PATH, "fifo" a FIFO (a
+ * hostile sandbox user's redirections of the file the harness reads back
+ * into the bundle); every other operation "EACCES". */
+static int x_plant(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+		   struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	const char *plant = getenv("AGSBX_NEG_PLANT");
+	if (!plant || !s->argv[0] || !s->argv[1] || strcmp(s->argv[1], "write") != 0 || !s->argv[2])
+		return x_deny(h, s, l, o, f);
+	const char *at = s->argv[2];
+	int r = strncmp(plant, "sym:", 4) == 0    ? symlink(plant + 4, at)
+		: strncmp(plant, "hard:", 5) == 0 ? link(plant + 5, at)
+						  : mkfifo(at, 0600);
+	if (r < 0)
+		return -errno;
+	static const char out[] = "{\"ok\":true}\n";
+	return forged(h, o, out, sizeof out - 1, "");
+}
+NEG(neg_plant_liar, x_plant)
