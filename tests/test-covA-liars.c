@@ -450,6 +450,21 @@ START_TEST(test_planted_redirections_are_not_read)
 }
 END_TEST
 
+/* NEGATIVE CONTROLS neg_health_liar (inverted health) and neg_ensure_once
+ * (a second ensure refused, no reason): lifecycle.consistent fails on
+ * each, naming what it saw. */
+START_TEST(test_lifecycle_lies)
+{
+	_cleanup_json_ json_t *p = run_provider(&neg_health_liar, 20000);
+	expect_provider(p, AGSBX_PROVIDER_DEFECTIVE);
+	expect(p, "lifecycle.consistent", "fail", "health UNHEALTHY before release, READY after; execute after release refused; "
+	       "result metadata matches the probe", NULL);
+	_cleanup_json_ json_t *q = run_provider(&neg_ensure_once, 20000);
+	expect_provider(q, AGSBX_PROVIDER_DEFECTIVE);
+	expect(q, "lifecycle.consistent", "fail", "ensure failed after a ready probe: ? (", NULL);
+}
+END_TEST
+
 int main(void)
 {
 	agsbx_runner_init();
@@ -476,6 +491,7 @@ int main(void)
 	tcase_add_test(t, test_forged_balloon_ends);
 	tcase_add_test(t, test_forged_denial_details);
 	tcase_add_test(t, test_planted_redirections_are_not_read);
+	tcase_add_test(t, test_lifecycle_lies);
 	suite_add_tcase(s, t);
 	int rc = agsbx_test_run_suite(s);
 	agsbx_test_rmtree(work);

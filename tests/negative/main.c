@@ -49,5 +49,7 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_ensure_refuses);
 	agsbx_provider_register_extra(&neg_scripted_liar);
 	agsbx_provider_register_extra(&neg_plant_liar);
+	agsbx_provider_register_extra(&neg_health_liar);
+	agsbx_provider_register_extra(&neg_ensure_once);
 	return agsbx_cli_main(argc, argv);
 }

@@ -37,6 +37,8 @@ extern const struct agsbx_provider_ops neg_cut_liar;
 extern const struct agsbx_provider_ops neg_ensure_refuses;
 extern const struct agsbx_provider_ops neg_scripted_liar;
 extern const struct agsbx_provider_ops neg_plant_liar;
+extern const struct agsbx_provider_ops neg_health_liar;
+extern const struct agsbx_provider_ops neg_ensure_once;
 /* argv[1] of negctl that opens argv[2] O_PATH without close-on-exec and
  * execs argv[4...] (argv[3] is "--"): neg_leaked_fd's launcher. */
 #define NEG_LEAK_FD_MODE "__neg-leak-fd"

@@ -251,3 +251,42 @@ static int x_plant(struct agsbx_handle *h, const struct agsbx_step *s, const str
 	return forged(h, o, out, sizeof out - 1, "");
 }
 NEG(neg_plant_liar, x_plant)
+
+/* Inverted health: unhealthy while usable, "ready" once released; it does
+ * refuse executions after release: lifecycle.consistent fails on the
+ * health answers alone. */
+static int health_inverted(struct agsbx_handle *h) { return h->released ? 0 : -EIO; }
+static int x_refuse_released(struct agsbx_handle *h, const struct agsbx_step *s, const struct agsbx_limits *l,
+			     struct agsbx_exec_result *o, struct agsbx_error *f)
+{
+	if (h->released) {
+		memset(o, 0, sizeof *o);
+		agsbx_fail(f, "unavailable", "released");
+		return -ESTALE;
+	}
+	return x_deny(h, s, l, o, f);
+}
+const struct agsbx_provider_ops neg_health_liar = {
+	.id = "neg_health_liar", .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons,
+	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_with, .health = health_inverted,
+	.execute = x_refuse_released, .release = release,
+};
+
+/* Sets up once per process, then refuses every further ensure (a
+ * mechanism that cannot be set up twice): the checks that set up a handle
+ * of their own report the refusal, with no reason given ("?"). */
+static int ensure_once(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		       struct agsbx_handle **out, struct agsbx_error *fail)
+{
+	static int calls;
+	if (__atomic_fetch_add(&calls, 1, __ATOMIC_SEQ_CST) > 0) {
+		*out = NULL;
+		return -EBUSY;
+	}
+	return ensure_with(self, ctx, g, out, fail);
+}
+const struct agsbx_provider_ops neg_ensure_once = {
+	.id = "neg_ensure_once", .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons,
+	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_once, .health = health,
+	.execute = x_refuse_released, .release = release,
+};
