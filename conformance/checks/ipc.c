@@ -49,6 +49,7 @@ struct ipc_target {
 	int lfd;                  /* -1: not ours (the Docker socket) */
 	json_t *in, *ctl;
 	int reached, ctl_reached;
+	bool refused;             /* the provider refused the sandboxed connect */
 };
 
 /* A unix stream connect() is queued on the listener before it returns,
@@ -58,7 +59,7 @@ struct ipc_target {
 
 static void ipc_try(const struct check_env *env, struct check_out *out, struct ipc_target *t)
 {
-	cf_sandbox_op(env, out, env->h, NULL, ARGS("unix-connect", t->addr), &t->in, NULL);
+	t->refused = cf_sandbox_op(env, out, env->h, NULL, ARGS("unix-connect", t->addr), &t->in, NULL) < 0;
 	t->reached = t->lfd >= 0 ? cf_accepted(t->lfd) : 0;
 	cf_control_op(env, out, ARGS("unix-connect", t->addr), &t->ctl);
 	if (t->lfd >= 0 && cf_result_ok(t->ctl) && cf_wait_readable(t->lfd, cf_control_deadline(env)))
@@ -103,7 +104,7 @@ static void check_ipc_host_sockets_denied(const struct check_env *env, struct ch
 		{ .name = "docker", .addr = AGSBX_DOCKER_DEFAULT_SOCKET, .lfd = -1 },
 	};
 	size_t nt = docker ? 3 : 2;
-	bool pass = pfd >= 0 && afd >= 0, any_ctl = false, unobserved = false, reached_any = false;
+	bool pass = pfd >= 0 && afd >= 0, any_ctl = false, unobserved = false, reached_any = false, refused = false;
 	char detail[400] = "";
 	for (size_t i = 0; i < nt && pfd >= 0 && afd >= 0; i++) {
 		ipc_try(env, out, &t[i]);
@@ -120,6 +121,7 @@ static void check_ipc_host_sockets_denied(const struct check_env *env, struct ch
 		if (judged) {
 			pass &= denied;
 			unobserved |= no_res;
+			refused |= t[i].refused;
 			reached_any |= !denied && !no_res;
 		}
 		ipc_record(out, &t[i], denied, no_res, ctl_ok, judged, detail, sizeof detail);
@@ -134,8 +136,10 @@ static void check_ipc_host_sockets_denied(const struct check_env *env, struct ch
 		cf_control_skip(out, "the harness listeners are not reachable", !ipc_control_ok(&t[0]) ? t[0].ctl : t[1].ctl);
 		return;
 	}
+	/* A refused connect is a failure like every refused execution, not
+	 * a missing observation. */
 	if (unobserved && !reached_any) {
-		cf_no_observation(out, "connect to host unix sockets");
+		cf_refused_or_unobserved(out, "connect to host unix sockets", refused ? -EIO : 0);
 		return;
 	}
 	out->observed_pass = pass && any_ctl;

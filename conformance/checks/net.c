@@ -110,7 +110,7 @@ static void await_control(const struct check_env *env, const struct net_try *t, 
  * true when the sandbox was denied and the control got through
  * (host-side receipt on both). */
 static bool net_pair(const struct check_env *env, struct check_out *out, const struct net_try *t, int port,
-		     bool *ctl_ok, bool *unobserved, char *detail, size_t dsize)
+		     bool *ctl_ok, bool *unobserved, bool *refused, char *detail, size_t dsize)
 {
 	_cleanup_free_ char *n_in = cf_nonce(), *n_ctl = cf_nonce();
 	if (!n_in || !n_ctl)
@@ -129,7 +129,8 @@ static bool net_pair(const struct check_env *env, struct check_out *out, const s
 	snprintf(ctl_ms, sizeof ctl_ms, "%lld", (long long)(env->o->timeout_ms / 2 > 2000 ? env->o->timeout_ms / 2 : 2000));
 	const char *const in_args[] = { "net", t->host, ps, t->proto, n_in, "2000", mode, NULL };
 	const char *const ctl_args[] = { "net", t->host, ps, t->proto, n_ctl, ctl_ms, mode, NULL };
-	if (cf_sandbox_op(env, out, env->h, NULL, in_args, &res, NULL) < 0)
+	*refused = cf_sandbox_op(env, out, env->h, NULL, in_args, &res, NULL) < 0;
+	if (*refused)
 		res = NULL;
 	if (udp)
 		datagrams_drain(t->fd, n_in, n_ctl, &k.got, &k.ctl_got);
@@ -156,17 +157,20 @@ static void run_net_tries(const struct check_env *env, struct check_out *out, co
 			  const int *ports)
 {
 	char detail[480] = "";
-	bool pass = true, ctl_all = true, unobserved_any = false, reached_any = false;
+	bool pass = true, ctl_all = true, unobserved_any = false, reached_any = false, refused_any = false;
 	for (size_t i = 0; i < n; i++) {
-		bool ctl = false, unobserved = false;
-		bool denied = net_pair(env, out, &tries[i], ports[i], &ctl, &unobserved, detail, sizeof detail);
+		bool ctl = false, unobserved = false, refused = false;
+		bool denied = net_pair(env, out, &tries[i], ports[i], &ctl, &unobserved, &refused, detail, sizeof detail);
 		pass &= denied;
 		ctl_all &= ctl;
 		unobserved_any |= unobserved;
+		refused_any |= refused;
 		reached_any |= !denied && !unobserved;
 	}
+	/* A refused execution fails, as in every other check; only a run
+	 * that gave no result is a missing observation. */
 	if (unobserved_any && !reached_any) {
-		cf_no_observation(out, "loopback connects and datagrams");
+		cf_refused_or_unobserved(out, "loopback connects and datagrams", refused_any ? -EIO : 0);
 		return;
 	}
 	if (!ctl_all) {

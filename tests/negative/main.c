@@ -39,5 +39,17 @@ int main(int argc, char **argv)
 	agsbx_provider_register_extra(&neg_residue);
 	agsbx_provider_register_extra(&neg_runs_after_release);
 	agsbx_provider_register_extra(&neg_status_liar);
+	agsbx_provider_register_extra(&neg_killed_liar);
+	agsbx_provider_register_extra(&neg_timeout_liar);
+	agsbx_provider_register_extra(&neg_silent_refusal);
+	agsbx_provider_register_extra(&neg_deep_liar);
+	agsbx_provider_register_extra(&neg_allow_liar);
+	agsbx_provider_register_extra(&neg_deny_liar);
+	agsbx_provider_register_extra(&neg_cut_liar);
+	agsbx_provider_register_extra(&neg_ensure_refuses);
+	agsbx_provider_register_extra(&neg_scripted_liar);
+	agsbx_provider_register_extra(&neg_plant_liar);
+	agsbx_provider_register_extra(&neg_health_liar);
+	agsbx_provider_register_extra(&neg_ensure_once);
 	return agsbx_cli_main(argc, argv);
 }

@@ -26,6 +26,19 @@ extern const struct agsbx_provider_ops neg_status_liar;
 extern const struct agsbx_provider_ops neg_cgroupns;
 extern const struct agsbx_provider_ops neg_leaked_fd;
 extern const struct agsbx_provider_ops neg_hang_on_key;
+/* result-liars.c: claim every axis, misreport every run in one way. */
+extern const struct agsbx_provider_ops neg_killed_liar;
+extern const struct agsbx_provider_ops neg_timeout_liar;
+extern const struct agsbx_provider_ops neg_silent_refusal;
+extern const struct agsbx_provider_ops neg_deep_liar;
+extern const struct agsbx_provider_ops neg_allow_liar;
+extern const struct agsbx_provider_ops neg_deny_liar;
+extern const struct agsbx_provider_ops neg_cut_liar;
+extern const struct agsbx_provider_ops neg_ensure_refuses;
+extern const struct agsbx_provider_ops neg_scripted_liar;
+extern const struct agsbx_provider_ops neg_plant_liar;
+extern const struct agsbx_provider_ops neg_health_liar;
+extern const struct agsbx_provider_ops neg_ensure_once;
 /* argv[1] of negctl that opens argv[2] O_PATH without close-on-exec and
  * execs argv[4...] (argv[3] is "--"): neg_leaked_fd's launcher. */
 #define NEG_LEAK_FD_MODE "__neg-leak-fd"
