@@ -140,7 +140,12 @@ static void truthful_reason(struct check_out *out, bool pass, const struct verdi
 	char inc[300] = "";
 	if (json_array_size(l->inconclusive))
 		snprintf(inc, sizeof inc, "; inconclusive on this host %s", ic);
-	if (pass)
+	/* An inconclusive axis is not backed either: the pass says so, not
+	 * "every claimed axis is backed". */
+	if (pass && json_array_size(l->inconclusive))
+		cf_reason(out, "no claimed axis is refuted; backed by passing checks except %s (inconclusive on this host); "
+			  "underclaim %s", ic, u);
+	else if (pass)
 		cf_reason(out, "every claimed axis is backed by passing checks; underclaim %s%s", u, inc);
 	else
 		cf_reason(out, "OVERCLAIM %s: claimed but not observed; underclaim %s%s", o, u, inc);

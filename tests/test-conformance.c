@@ -129,6 +129,9 @@ START_TEST(test_judge_backing_skip_is_inconclusive)
 	ck_assert(listed(&j, "inconclusive", "host_filesystem_restricted"));
 	ck_assert(!listed(&j, "overclaim", "host_filesystem_restricted"));
 	ck_assert_ptr_nonnull(strstr(j.out.reason, "inconclusive on this host"));
+	/* the pass does not call an inconclusive axis backed */
+	ck_assert_msg(!strstr(j.out.reason, "every claimed axis is backed"), "%s", j.out.reason);
+	ck_assert_ptr_nonnull(strstr(j.out.reason, "except [\"host_filesystem_restricted\"]"));
 	judged_free(&j);
 }
 END_TEST
