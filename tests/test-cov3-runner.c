@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -483,7 +484,143 @@ static int run_with_nth_failing(unsigned nth, bool big)
 		agsbx_run_result_clear(&res);
 	return out == 0 && !injected ? 4 : out;
 }
+
+/* A run whose child detaches a lingering member and exits: whichever
+ * allocation fails, the run ends with that member gone (the cleanup
+ * fails closed) or refuses before anything ran. 0 same, 1 clean -ENOMEM,
+ * 2 a member survived or a wrong result, 4 nothing injected. */
+static char detach_marker[64];
+
+static void report_wrong(unsigned nth, int r, const struct agsbx_run_result *res)
+{
+	fprintf(stderr, "allocation %u failing: run returned %d, status %d, out \"%s\" (truncated %d)\n", nth, r,
+		r >= 0 ? res->status : -1, r >= 0 && res->out ? res->out : "", r >= 0 && res->out_truncated);
+}
+
+static int detached_with_nth_failing(unsigned nth, bool unused)
+{
+	(void)unused;
+	char inner[160];
+	snprintf(inner, sizeof inner, "setsid /bin/sh -c 'sleep 30; : %s' </dev/null >/dev/null 2>&1 & echo ok", detach_marker);
+	const char *argv[] = { "/bin/sh", "-c", inner, NULL };
+	struct agsbx_run_opts o = { .argv = argv, .cancel_fd = -1 };
+	struct agsbx_run_result res;
+	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fail_at, (long)nth, __ATOMIC_RELAXED);
+	int r = agsbx_run(&o, &res);
+	__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
+	int out = r == -ENOMEM ? 1 : r < 0 ? 2 : res.exited && res.exit_code == 0 && strcmp(res.out, "ok\n") == 0 ? 0 : 2;
+	if (out == 2 && r >= 0 && res.exited && res.exit_code == 0 && kept_prefix(&res, false))
+		out = 3;   /* the output buffer could not grow: honest truncation */
+	if (out == 2)
+		report_wrong(nth, r, &res);
+	if (r >= 0)
+		agsbx_run_result_clear(&res);
+	pid_t *pids = NULL;
+	int left = agsbx_find_processes_with_marker(detach_marker, &pids);
+	for (int i = 0; i < 50 && left > 0; i++) {
+		free(pids);
+		usleep(20000);
+		left = agsbx_find_processes_with_marker(detach_marker, &pids);
+	}
+	if (left != 0) {
+		fprintf(stderr, "allocation %u failing: %d detached member(s) survived the run\n", nth, left);
+		for (int i = 0; i < left; i++)
+			kill(pids[i], SIGKILL);
+		out = 2;
+	}
+	free(pids);
+	return out == 0 && !injected ? 4 : out;
+}
+
+/* The /proc scans under the same injector: the exact answer or -ENOMEM. */
+static char scan_dir[256];
+
+static int scans_with_nth_failing(unsigned nth, bool tree)
+{
+	pid_t *pids = NULL;
+	struct agsbx_leftover *lo = NULL;
+	uid_t uid = getuid();
+	struct agsbx_leftover_filter f = { .dir = scan_dir, .nonce = detach_marker, .uids = &uid, .nuids = 1 };
+	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fail_at, (long)nth, __ATOMIC_RELAXED);
+	int a = tree ? agsbx_find_tree_processes_with_marker(detach_marker, &pids)
+		     : agsbx_find_processes_with_marker(detach_marker, &pids);
+	int b = agsbx_find_run_leftovers(&f, &lo);
+	__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
+	free(pids);
+	free(lo);
+	/* The parent holds exactly one process carrying both (not below
+	 * this child, so the tree scan sees none unless it is root's). */
+	int want_a = tree ? (getuid() == 0 ? 1 : 0) : 1;
+	if ((a != want_a && a != -ENOMEM) || (b != 1 && b != -ENOMEM))
+		return 2;
+	if (a == -ENOMEM || b == -ENOMEM)
+		return 1;
+	return injected ? 0 : 4;
+}
 #endif
+
+START_TEST(oom_sweep_detached)
+{
+#ifdef OOM_UNDER_ASAN
+	return;
+#else
+	snprintf(detach_marker, sizeof detach_marker, "agsbx-cov3-detach-%d-%ld", (int)getpid(), (long)time(NULL));
+	int seen[5] = { 0 };
+	for (unsigned nth = 1; nth < 400; nth++) {
+		int o = in_child(detached_with_nth_failing, nth, false);
+		ck_assert_msg(o != 2, "allocation %u failing: outcome %d", nth, o);
+		seen[o]++;
+		if (o == 4)
+			break;
+	}
+	ck_assert_msg(seen[4] == 1, "the sweep never got past the last allocation");
+	ck_assert_int_gt(seen[1], 0);
+#endif
+}
+END_TEST
+
+START_TEST(oom_sweep_scans)
+{
+#ifdef OOM_UNDER_ASAN
+	return;
+#else
+	snprintf(detach_marker, sizeof detach_marker, "agsbx-cov3-scan-%d-%ld", (int)getpid(), (long)time(NULL));
+	snprintf(scan_dir, sizeof scan_dir, "%s/run", tmp);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "sleep 60; : $0 $1", scan_dir, detach_marker, (char *)NULL);
+		_exit(127);
+	}
+	/* Until its argv shows (the exec happened). */
+	pid_t *pids = NULL;
+	int n = 0;
+	for (int i = 0; i < 500 && (n = agsbx_find_processes_with_marker(detach_marker, &pids)) < 1; i++) {
+		free(pids);
+		pids = NULL;
+		usleep(10000);
+	}
+	free(pids);
+	ck_assert_int_eq(n, 1);
+	for (int tree = 0; tree < 2; tree++) {
+		int seen[5] = { 0 };
+		for (unsigned nth = 1; nth < 2000; nth++) {
+			int o = in_child(scans_with_nth_failing, nth, tree);
+			ck_assert_msg(o != 2 && o != 3, "allocation %u failing (tree %d): outcome %d", nth, tree, o);
+			seen[o]++;
+			if (o == 4)
+				break;
+		}
+		ck_assert_msg(seen[4] == 1, "the sweep never got past the last allocation");
+		ck_assert_int_gt(seen[1], 0);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+#endif
+}
+END_TEST
 
 START_TEST(oom_sweep_run)
 {
@@ -523,6 +660,8 @@ int main(void)
 	tcase_add_test(tc, nproc_zero);
 	tcase_add_test(tc, session_refusals_and_life);
 	tcase_add_test(tc, oom_sweep_run);
+	tcase_add_test(tc, oom_sweep_detached);
+	tcase_add_test(tc, oom_sweep_scans);
 	suite_add_tcase(s, tc);
 	return agsbx_test_run_suite(s);
 }
