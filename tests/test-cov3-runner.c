@@ -591,7 +591,10 @@ START_TEST(oom_sweep_scans)
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "sleep 60; : $0 $1", scan_dir, detach_marker, (char *)NULL);
+		/* One process, never a fork of it carrying the same argv (a
+		 * shell forking its sleep would be a second, for a moment). */
+		execl("/usr/bin/python3", "python3", "-c", "import time; time.sleep(60)", scan_dir, detach_marker,
+		      (char *)NULL);
 		_exit(127);
 	}
 	/* Until its argv shows (the exec happened). */
