@@ -1,5 +1,5 @@
-/* The landlock provider under allocation failure, against the real kernel
- * and the real helper: in a forked child the Nth allocation fails (once),
+/* The landlock and bubblewrap providers under allocation failure, against
+ * the real kernel, the real helper and the real bwrap: in a forked child the Nth allocation fails (once),
  * and probe, ensure, an execute that reads a host canary and one that
  * writes a granted output run through the public ops. Whichever allocation
  * fails, each op either gives what it gives without the failure or fails
@@ -10,6 +10,7 @@
 #include "base/landlock.h"
 #include "base/runner.h"
 #include "base/util.h"
+#include "providers/bubblewrap/bwrap.h"
 #include "providers/provider.h"
 #include "tests/lib/testlib.h"
 
@@ -66,8 +67,13 @@ void *realloc(void *p, size_t n)
 }
 #endif
 
-static const struct agsbx_provider_ops *LL = &agsbx_provider_landlock;
+static const struct agsbx_provider_ops *LL;   /* the provider under test */
 static const char *build_dir;
+static char *stage_dir;   /* the tools, where the test user reaches them */
+static bool have_user;
+static uid_t user_uid;
+static gid_t user_gid;
+static const char *user_name;
 
 struct fx {
 	char *tmp, *canary_path, *payload_host;
@@ -125,6 +131,8 @@ static int ops_with_nth_failing(long nth)
 	disarm();
 	if (r < 0 || !p.available)
 		out = (r < 0 || p.reason) ? CLEAN_FAIL : WRONG;
+	if (out == WRONG)
+		fprintf(stderr, "allocation %ld failing: probe not available without a reason\n", nth);
 	if (nth > 1000000 && out != SAME)
 		fprintf(stderr, "probe without injection: %d %s %s\n", r, p.reason, p.detail ? p.detail : "");
 	agsbx_provider_probe_clear(&p);
@@ -133,6 +141,8 @@ static int ops_with_nth_failing(long nth)
 	arm(nth);
 	r = LL->ensure(LL, &fx.ctx, fx.g, &h, &fail);
 	disarm();
+	if (r < 0 && (!fail.reason || h))
+		fprintf(stderr, "allocation %ld failing: ensure %d without a reason (%s)\n", nth, r, fail.message);
 	if (r < 0)
 		return fail.reason && !h ? CLEAN_FAIL : WRONG;
 
@@ -158,8 +168,10 @@ static int ops_with_nth_failing(long nth)
 	if (r == 0 && payload_ok(&res)) {
 		_cleanup_free_ char *data = NULL;
 		size_t len = 0;
-		if (agsbx_read_file(target, 4096, &data, &len) != 0 || strcmp(data, fx.nonce) != 0)
+		if (agsbx_read_file(target, 4096, &data, &len) != 0 || strcmp(data, fx.nonce) != 0) {
+			fprintf(stderr, "allocation %ld failing: write said ok, did not land\n", nth);
 			out = WRONG;
+		}
 	} else if (out != WRONG) {
 		if (nth > 1000000)
 			fprintf(stderr, "write without injection: %d %s %s / %s\n", r, fail.reason,
@@ -197,16 +209,24 @@ static int in_child(long nth)
 	return WEXITSTATUS(st);
 }
 
-static void setup(void)
+/* As root for landlock; as the test user (bwrap refuses root) with the
+ * staged tools for bubblewrap, the canary then the user's to read. */
+static void setup_as(bool run_as)
 {
 	memset(&fx, 0, sizeof fx);
-	fx.tmp = agsbx_test_tmpdir("agsbx-cov3-ll");
+	fx.tmp = agsbx_test_tmpdir("agsbx-cov3-prov");
 	ck_assert_ptr_nonnull(fx.tmp);
-	fx.payload_host = agsbx_path_join(build_dir, "agsbx-payload");
-	fx.ctx.tool_dir = build_dir;
+	const char *tools = run_as ? stage_dir : build_dir;
+	fx.payload_host = agsbx_path_join(tools, "agsbx-payload");
+	fx.ctx.tool_dir = tools;
 	fx.ctx.payload_path = fx.payload_host;
-	fx.ctx.probe_timeout_ms = 5000;
-	ck_assert_int_eq(agsbx_grant_create(fx.tmp, "area", (uid_t)-1, (gid_t)-1, &fx.g), 0);
+	fx.ctx.probe_timeout_ms = 20000;
+	fx.ctx.run_as = run_as;
+	fx.ctx.run_uid = run_as ? user_uid : 0;
+	fx.ctx.run_gid = run_as ? user_gid : 0;
+	fx.ctx.run_as_name = run_as ? user_name : NULL;
+	ck_assert_int_eq(agsbx_grant_create(fx.tmp, "area", run_as ? user_uid : (uid_t)-1,
+					    run_as ? user_gid : (gid_t)-1, &fx.g), 0);
 	ck_assert_int_eq(agsbx_grant_add_file(fx.g, "agsbx-payload", fx.payload_host, true), 0);
 	ck_assert_int_eq(agsbx_grant_seal(fx.g), 0);
 	snprintf(fx.canary, sizeof fx.canary, "CANARY-");
@@ -217,6 +237,22 @@ static void setup(void)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, fx.canary, strlen(fx.canary)), (ssize_t)strlen(fx.canary));
 	close(fd);
+	if (run_as) {
+		chmod(fx.tmp, 0755);
+		ck_assert_int_eq(chown(fx.canary_path, user_uid, user_gid), 0);
+	}
+}
+
+static void setup_landlock(void)
+{
+	LL = &agsbx_provider_landlock;
+	setup_as(false);
+}
+
+static void setup_bwrap(void)
+{
+	LL = &agsbx_provider_bubblewrap;
+	setup_as(true);
 }
 
 static void teardown(void)
@@ -228,7 +264,7 @@ static void teardown(void)
 	free(fx.payload_host);
 }
 
-START_TEST(oom_sweep_landlock)
+START_TEST(oom_sweep)
 {
 #ifdef OOM_UNDER_ASAN
 	return;
@@ -248,7 +284,7 @@ START_TEST(oom_sweep_landlock)
 		/* Every allocation at first, then a widening stride. */
 		nth += nth < 300 ? 1 : nth / 16;
 	}
-	fprintf(stderr, "landlock sweep: %d same, %d clean failures, last allocation %ld\n", seen[SAME],
+	fprintf(stderr, "%s sweep: %d same, %d clean failures, last allocation %ld\n", LL->id, seen[SAME],
 		seen[CLEAN_FAIL], nth);
 	ck_assert_msg(seen[UNINJECTED] == 1, "the sweep never got past the last allocation");
 	ck_assert_int_gt(seen[CLEAN_FAIL], 0);
@@ -263,21 +299,38 @@ int main(void)
 	if (!build_dir)
 		build_dir = ".";
 	int abi = agsbx_ll_abi();
-	if (abi < 0) {
+	if (abi < 0)
 		agsbx_test_skip("landlock", true, strerror(-abi));
-		return 77;
-	}
 	_cleanup_free_ char *h = agsbx_path_join(build_dir, "agsbx-landlock-exec");
 	_cleanup_free_ char *p = agsbx_path_join(build_dir, "agsbx-payload");
-	if (access(h, X_OK) != 0 || access(p, X_OK) != 0) {
+	if (access(h, X_OK) != 0 || access(p, X_OK) != 0)
 		agsbx_test_skip("agsbx-landlock-exec", true, "helper or payload not built");
-		return 77;
-	}
-	Suite *s = suite_create("cov3-landlock");
-	TCase *tc = tcase_create("oom");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	char *bwrap = NULL;
+	bool have_bwrap = agsbx_bwrap_find(&bwrap) == 0;
+	free(bwrap);
+	have_user = geteuid() == 0 && agsbx_test_user(&user_uid, &user_gid, &user_name);
+	stage_dir = have_user ? agsbx_test_stage_tools() : NULL;
+	Suite *s = suite_create("cov3-providers");
+	TCase *tc = tcase_create("landlock");
+	tcase_add_checked_fixture(tc, setup_landlock, teardown);
 	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, oom_sweep_landlock);
+	tcase_add_test(tc, oom_sweep);
 	suite_add_tcase(s, tc);
-	return agsbx_test_run_suite(s);
+	if (have_bwrap && stage_dir) {
+		tc = tcase_create("bubblewrap");
+		tcase_add_checked_fixture(tc, setup_bwrap, teardown);
+		tcase_set_timeout(tc, 240);
+		tcase_add_test(tc, oom_sweep);
+		suite_add_tcase(s, tc);
+	} else if (agsbx_test_require_mechanisms()) {
+		fprintf(stderr, "FAIL: bwrap, root or the test user missing but AGSBX_REQUIRE_MECHANISMS=1\n");
+		return EXIT_FAILURE;
+	} else {
+		fprintf(stderr, "SKIP: the bubblewrap sweep: needs bwrap, root and the test user\n");
+	}
+	int r = agsbx_test_run_suite(s);
+	if (stage_dir)
+		agsbx_test_rmtree(stage_dir);
+	free(stage_dir);
+	return r;
 }
