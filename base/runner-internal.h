@@ -107,7 +107,7 @@ struct agsbx_walk {
 	unsigned fresh;                   /* members new to targets */
 	unsigned killed;                  /* SIGKILLs delivered */
 	pid_t self;
-	bool incomplete;                  /* members were still appearing */
+	bool incomplete;                  /* members were still appearing, or one could not be kept (ENOMEM) */
 	struct agsbx_snapshot snap;
 };
 
