@@ -199,7 +199,7 @@ void agsbx_runner_cgroup_kill(struct agsbx_run_tree *t)
 	if (agsbx_read_file(path, 1 << 22, &buf, NULL) < 0)
 		return;
 	struct agsbx_pidvec pv = { 0 };
-	agsbx_pidvec_parse(buf, &pv);
+	(void)agsbx_pidvec_parse(buf, &pv);
 	free(buf);
 	for (size_t i = 0; i < pv.n; i++)
 		if (pv.v[i] != t->child)

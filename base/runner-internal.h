@@ -35,7 +35,7 @@ struct agsbx_pidvec {
 /* runner-sets.c. add: 0 or -ENOMEM; parse appends the positive numbers
  * of a whitespace-separated list (a children or cgroup.procs file). */
 int agsbx_pidvec_add(struct agsbx_pidvec *pv, pid_t pid);
-void agsbx_pidvec_parse(const char *s, struct agsbx_pidvec *out);
+int agsbx_pidvec_parse(const char *s, struct agsbx_pidvec *out);
 struct agsbx_proc *agsbx_procset_find(const struct agsbx_procset *s, pid_t pid);
 int agsbx_procset_add(struct agsbx_procset *s, const struct agsbx_proc *p);
 /* The entry for pid has this start time (is that very process). */
@@ -107,7 +107,7 @@ struct agsbx_walk {
 	unsigned fresh;                   /* members new to targets */
 	unsigned killed;                  /* SIGKILLs delivered */
 	pid_t self;
-	bool incomplete;                  /* members were still appearing */
+	bool incomplete;                  /* members were still appearing, or one could not be kept (ENOMEM) */
 	struct agsbx_snapshot snap;
 };
 

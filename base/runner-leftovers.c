@@ -31,6 +31,9 @@ static int marker_visit(pid_t pid, void *ud)
 		return 0;
 	size_t len = 0;
 	_cleanup_free_ char *buf = agsbx_proc_cmdline(pid, &len);
+	/* A process we could not read is not one without the marker. */
+	if (!buf && errno == ENOMEM)
+		return -ENOMEM;
 	if (buf && len >= m->mlen && memmem(buf, len, m->marker, m->mlen) && agsbx_pidvec_add(&m->found, pid) < 0)
 		return -ENOMEM;
 	return 0;
@@ -65,8 +68,11 @@ static int proc_uids(pid_t pid, uid_t *ruid, uid_t *euid)
 	int r = agsbx_proc_status(pid, &status);
 	if (r < 0)
 		return r;
+	errno = 0;
 	_cleanup_free_ char *u = agsbx_status_field(status, "Uid");
 	unsigned ru, eu;
+	if (!u && errno == ENOMEM)
+		return -ENOMEM;
 	if (!u || sscanf(u, "%u %u", &ru, &eu) != 2)
 		return -EIO;
 	*ruid = (uid_t)ru;
@@ -97,10 +103,15 @@ int agsbx_find_tree_processes_with_marker(const char *marker, pid_t **pids)
 	if (n < 0)
 		return n;
 	pid_t self = getpid();
-	int kept = 0;
+	int kept = 0, r;
 	for (int i = 0; i < n; i++) {
 		uid_t ru, eu;
-		if (descends_from(all[i], self) || (proc_uids(all[i], &ru, &eu) == 0 && ru == 0 && eu == 0))
+		if (descends_from(all[i], self))
+			all[kept++] = all[i];
+		else if ((r = proc_uids(all[i], &ru, &eu)) == -ENOMEM) {
+			free(all);   /* unknown is not "not root's" */
+			return r;
+		} else if (r == 0 && ru == 0 && eu == 0)
 			all[kept++] = all[i];
 	}
 	if (pids)
@@ -149,22 +160,29 @@ static bool uid_in(const struct agsbx_leftover_filter *f, uid_t u)
 	return false;
 }
 
-/* The cheap test (argv names dir) first: it rules out nearly everyone. */
-static bool is_leftover(const struct agsbx_leftover_filter *f, pid_t pid, struct agsbx_proc *p)
+/* The cheap test (argv names dir) first: it rules out nearly everyone.
+ * 1 a leftover, 0 not, -ENOMEM unknown (one we could not read is not one
+ * that is not ours: the scan fails rather than miss it). */
+static int is_leftover(const struct agsbx_leftover_filter *f, pid_t pid, struct agsbx_proc *p)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
 	_cleanup_free_ char *argv = NULL;
 	size_t len = 0;
-	if (agsbx_read_file(path, 4u << 20, &argv, &len) < 0 || !argv_names(argv, len, f->dir))
-		return false;
+	int r = agsbx_read_file(path, 4u << 20, &argv, &len);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || !argv_names(argv, len, f->dir))
+		return 0;
 	uid_t ru, eu;
-	if (proc_uids(pid, &ru, &eu) < 0 || !uid_in(f, ru) || !uid_in(f, eu))
-		return false;
+	if ((r = proc_uids(pid, &ru, &eu)) == -ENOMEM)
+		return r;
+	if (r < 0 || !uid_in(f, ru) || !uid_in(f, eu))
+		return 0;
 	if (agsbx_proc_stat(pid, p) < 0 || p->state == 'Z' || p->start < f->started_after)
-		return false;
+		return 0;
 	if (f->nonce && *f->nonce && memmem(argv, len, f->nonce, strlen(f->nonce)))
-		return true;
+		return 1;
 	return runs_from(pid, f->dir);
 }
 
@@ -178,9 +196,10 @@ static int leftover_visit(pid_t pid, void *ud)
 {
 	struct leftover_scan *ls = ud;
 	struct agsbx_proc p;
-	if (pid == ls->self || !is_leftover(ls->f, pid, &p))
+	if (pid == ls->self)
 		return 0;
-	return agsbx_procset_add(&ls->found, &p);
+	int r = is_leftover(ls->f, pid, &p);
+	return r <= 0 ? r : agsbx_procset_add(&ls->found, &p);
 }
 
 int agsbx_find_run_leftovers(const struct agsbx_leftover_filter *f, struct agsbx_leftover **out)

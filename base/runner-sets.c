@@ -95,7 +95,8 @@ int agsbx_pidvec_add(struct agsbx_pidvec *pv, pid_t pid)
 	return 0;
 }
 
-void agsbx_pidvec_parse(const char *s, struct agsbx_pidvec *out)
+/* 0, or -ENOMEM when a pid could not be kept (the list is short). */
+int agsbx_pidvec_parse(const char *s, struct agsbx_pidvec *out)
 {
 	while (*s) {
 		char *end;
@@ -104,8 +105,9 @@ void agsbx_pidvec_parse(const char *s, struct agsbx_pidvec *out)
 			s++;
 			continue;
 		}
-		if (v > 0)
-			agsbx_pidvec_add(out, (pid_t)v);
+		if (v > 0 && agsbx_pidvec_add(out, (pid_t)v) < 0)
+			return -ENOMEM;
 		s = end;
 	}
+	return 0;
 }

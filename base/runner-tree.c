@@ -90,7 +90,7 @@ static unsigned signal_walks(struct agsbx_run_tree *t, bool kill_child, int sig,
 		for (size_t i = 0; i < now.n; i++)
 			agsbx_procset_add(&t->seen, &now.v[i]);
 		agsbx_runner_unlock();
-	} while (w.fresh && agsbx_now_us() < until);
+	} while ((w.fresh || w.incomplete) && agsbx_now_us() < until);
 	agsbx_procset_free(&now);
 	agsbx_runner_walk_free(&w);
 	return w.killed;
@@ -148,8 +148,8 @@ static size_t live_members(struct agsbx_run_tree *t, size_t *any)
 	agsbx_runner_lock();
 	agsbx_runner_walk_locked(&w, false, true);
 	agsbx_runner_unlock();
-	size_t live = w.incomplete;   /* still appearing: somebody lives */
-	*any = 0;
+	size_t live = w.incomplete;   /* still appearing, or unseen: somebody lives */
+	*any = w.incomplete;
 	for (size_t i = 0; i < now.n; i++) {
 		bool spared = now.v[i].kind == KIND_HELPER;
 		live += now.v[i].state != 'Z' && !(now.v[i].flags & AGSBX_PF_EXITING) && !spared;

@@ -69,33 +69,40 @@ static void snapshot_take(struct agsbx_snapshot *s)
 	agsbx_proc_each(snapshot_add, s);
 }
 
-static void children_of(pid_t pid, struct agsbx_snapshot *snap, struct agsbx_pidvec *out)
+/* 0, or -ENOMEM when a child may be missing from out: the walk is then
+ * incomplete (a member it cannot see must not pass for no member). */
+static int children_of(pid_t pid, struct agsbx_snapshot *snap, struct agsbx_pidvec *out)
 {
+	int r = 0;
 	out->n = 0;
 	if (!have_children_files()) {
 		if (!snap->taken)
 			snapshot_take(snap);
 		for (size_t i = 0; i < snap->all.n; i++)
-			if (snap->all.v[i].ppid == pid)
-				agsbx_pidvec_add(out, snap->all.v[i].pid);
-		return;
+			if (snap->all.v[i].ppid == pid && agsbx_pidvec_add(out, snap->all.v[i].pid) < 0)
+				r = -ENOMEM;
+		return r;
 	}
 	char path[96];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
 	if (!d)
-		return;
+		return errno == ENOMEM || errno == EMFILE || errno == ENFILE ? -ENOMEM : 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		char *buf = NULL;
 		snprintf(path, sizeof path, "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
-		if (agsbx_read_file(path, 1 << 22, &buf, NULL) == 0)
-			agsbx_pidvec_parse(buf, out);
+		int rr = agsbx_read_file(path, 1 << 22, &buf, NULL);
+		if (rr == 0 && agsbx_pidvec_parse(buf, out) < 0)
+			r = -ENOMEM;
+		else if (rr == -ENOMEM || rr == -EMFILE || rr == -ENFILE)
+			r = -ENOMEM;
 		free(buf);
 	}
 	closedir(d);
+	return r;
 }
 
 void agsbx_runner_tree_spare(struct agsbx_run_tree *t, const char *own_exe, const char *own_word)
@@ -173,7 +180,8 @@ static void visit(struct agsbx_walk *w, const struct agsbx_proc *p0)
 {
 	struct agsbx_proc q = *p0, *p = &q;
 	q.kind = w->t->spare ? judge(w, p0) : KIND_RUN;
-	agsbx_procset_add(w->set, p);
+	if (agsbx_procset_add(w->set, p) < 0)
+		w->incomplete = true;   /* its children go unseen: walk again */
 	/* A spared helper is walked (what it runs for the run is the run's)
 	 * but never signalled; recorded by any walk that meets it (a look
 	 * may be the last walk), so the run's end hands it on (helpers). */
@@ -181,7 +189,8 @@ static void visit(struct agsbx_walk *w, const struct agsbx_proc *p0)
 		agsbx_procset_add(&w->t->seen, p);
 	if (!w->targets || q.kind == KIND_HELPER || agsbx_procset_has(w->targets, p->pid, p->start))
 		return;
-	agsbx_procset_add(w->targets, p);
+	if (agsbx_procset_add(w->targets, p) < 0)
+		w->incomplete = true;   /* signalled now, but not kept: walk again */
 	/* A new zombie counts too: it may have forked just before dying,
 	 * its child moving to us after this walk read our children. */
 	w->fresh++;
@@ -210,7 +219,8 @@ static size_t sweep_orphans_locked(struct agsbx_walk *w, pid_t our_sid, struct a
 	struct agsbx_run_tree *t = w->t;
 	struct agsbx_proc p;
 	size_t fresh = 0;
-	children_of(w->self, &w->snap, kids);
+	if (children_of(w->self, &w->snap, kids) < 0)
+		w->incomplete = true;
 	for (size_t i = 0; i < kids->n; i++) {
 		pid_t pid = kids->v[i];
 		if (agsbx_runner_registered_locked(pid) || agsbx_procset_find(w->set, pid))
@@ -251,7 +261,8 @@ static void visit_known_locked(struct agsbx_walk *w, bool include_child, struct 
 	snprintf(path, sizeof path, "%s/cgroup.procs", t->cgroup_dir);
 	if (agsbx_read_file(path, 1 << 22, &buf, NULL) == 0) {
 		kids->n = 0;
-		agsbx_pidvec_parse(buf, kids);
+		if (agsbx_pidvec_parse(buf, kids) < 0)
+			w->incomplete = true;
 		for (size_t i = 0; i < kids->n; i++)
 			if (kids->v[i] != t->child || include_child)
 				visit_pid(w, kids->v[i]);
@@ -293,7 +304,8 @@ void agsbx_runner_walk_locked(struct agsbx_walk *w, bool include_child, bool swe
 	size_t expanded = 0;
 	for (int round = 0;; round++) {
 		for (; expanded < w->set->n; expanded++) {
-			children_of(w->set->v[expanded].pid, &w->snap, &kids);
+			if (children_of(w->set->v[expanded].pid, &w->snap, &kids) < 0)
+				w->incomplete = true;
 			for (size_t k = 0; k < kids.n; k++)
 				visit_pid(w, kids.v[k]);
 		}

@@ -424,12 +424,14 @@ static int bw_ensure(const struct agsbx_provider_ops *self, const struct agsbx_c
 	if (r < 0)
 		return r;
 	struct agsbx_handle *h = agsbx_handle_new(&agsbx_provider_bubblewrap, ctx, g, &caps);
-	if (!h)
-		return -ENOMEM;
-	json_decref(h->versions);
-	h->versions = versions_json(path, version);
-	if (!h->versions) {
+	if (h) {
+		json_decref(h->versions);
+		h->versions = versions_json(path, version);
+	}
+	if (!h || !h->versions) {
+		/* Every refusal names its reason, this one too. */
 		agsbx_handle_free(h);
+		agsbx_fail(fail, "bwrap_mechanism_failed", "bubblewrap: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	*out = h;
