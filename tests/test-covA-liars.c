@@ -440,7 +440,7 @@ static void plant_case(const char *kind, const char *why)
 
 /* NEGATIVE CONTROL neg_plant_liar: the file the harness reads back after
  * the granted write is a symlink, a hard link to a victim, or a FIFO: the
- * harness reads none of them (issue 26 item 1's facts.host_read), the
+ * harness reads none of them (the root-redirection hardening's facts.host_read), the
  * check fails naming why, and the victim is unchanged. */
 START_TEST(test_planted_redirections_are_not_read)
 {
