@@ -11,7 +11,7 @@ build_pkgs=(cmake make gcc libc6-dev pkg-config check libjansson-dev libcurl4-op
 test_pkgs=(bubblewrap runsc docker.io jq openssh-client python3 python3-jsonschema util-linux
            curl hyperfine clang libclang-rt-14-dev procps strace iproute2
            libxml2-utils python3-yaml file tar valgrind dpkg-dev firejail python3-typing-extensions
-           cmark-gfm time lintian python3-pytest python3-pytest-asyncio proot dbus)
+           cmark-gfm time lintian python3-pytest python3-pytest-asyncio proot dbus podman uidmap)
 # action-validator (tests/cli/workflows.sh) comes from the npm registry; npm
 # itself from Debian unless a node installation already provides it.
 npm_pkgs=(@action-validator/cli@0.6.0 @action-validator/core@0.6.0)

@@ -15,3 +15,14 @@ if ! id -u "$user" >/dev/null 2>&1; then
   useradd --create-home --shell /bin/bash "$user"
   echo "agsbx-evidence: created the unprivileged test user '$user'" >&2
 fi
+# Rootless podman (tests/cli/wrap-podman.sh) needs subordinate ids; useradd
+# adds them only where /etc/subuid already existed when the user was made.
+# A range of its own, above every range already given (two users sharing
+# subordinate ids could reach each other's files).
+if ! grep -q "^$user:" /etc/subuid 2>/dev/null || ! grep -q "^$user:" /etc/subgid 2>/dev/null; then
+  start=$(cat /etc/subuid /etc/subgid 2>/dev/null | awk -F: 'NF == 3 && $2 + $3 > m { m = $2 + $3 } END { print (m > 100000 ? m : 100000) }')
+  end=$((start + 65535))
+  grep -q "^$user:" /etc/subuid 2>/dev/null || usermod --add-subuids "$start-$end" "$user"
+  grep -q "^$user:" /etc/subgid 2>/dev/null || usermod --add-subgids "$start-$end" "$user"
+  echo "agsbx-evidence: gave '$user' subordinate ids $start-$end" >&2
+fi
