@@ -16,6 +16,7 @@
 #include "evidence/evidence.h"
 #include "probes/internal.h"
 #include "probes/probes.h"
+#include "tests/lib/oom-inject.h"
 #include "tests/lib/testlib.h"
 
 #include <check.h>
@@ -30,55 +31,13 @@
 
 enum { OUT_SAME = 0, OUT_CLEAN_FAIL = 1, OUT_WRONG = 2, OUT_SAME_UNINJECTED = 4 };
 
-/* The second injector: the Nth allocation of the operation fails, once.
- * The kernel's limit above only bites where the heap must grow; this one
- * reaches every allocation site in turn. malloc, calloc and realloc are
- * this executable's, passing through to glibc's own (the __libc_ entry
- * points glibc exports for exactly this); only a child arms them. */
-#if defined(__SANITIZE_ADDRESS__)
-#define OOM_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OOM_UNDER_ASAN 1
-#endif
-#endif
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-static long fail_at; /* 0: off */
-static long alloc_count;
-static bool injected;
+/* The second injector (tests/lib/oom-inject.c): the Nth allocation of the
+ * operation fails, once. The kernel's limit above only bites where the
+ * heap must grow; this one reaches every allocation site in turn. malloc,
+ * calloc and realloc are this executable's, passing through to glibc's own
+ * (the __libc_ entry points glibc exports for exactly this); only a child
+ * arms them. */
 static bool quiet; /* set by the parent: enough examples printed */
-
-/* ASan brings its own allocator (memory from glibc's would be freed into
- * it): no interposer there, and main() skips the suite. */
-#ifndef OOM_UNDER_ASAN
-static bool inject(void)
-{
-	if (!__atomic_load_n(&fail_at, __ATOMIC_RELAXED))
-		return false;
-	if (__atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) != fail_at)
-		return false;
-	injected = true;
-	errno = ENOMEM;
-	return true;
-}
-
-void *malloc(size_t n)
-{
-	return inject() ? NULL : __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	return inject() ? NULL : __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	return inject() ? NULL : __libc_realloc(p, n);
-}
-#endif
 
 #define STEP 4096
 #define MAX_STEPS 1500
@@ -194,10 +153,9 @@ static int run_child(const struct op *op, rlim_t headroom, bool limited, long nt
 		lim.rlim_max = old.rlim_max;
 		if (limited && setrlimit(RLIMIT_DATA, &lim) < 0)
 			_exit(3);
-		alloc_count = 0;
-		__atomic_store_n(&fail_at, nth, __ATOMIC_RELAXED);
+		agsbx_oom_arm(nth);
 		int r = op->run(op->arg, out, cap, &len, why, sizeof why);
-		__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
+		agsbx_oom_disarm();
 		/* the counters (--coverage) and stdio need memory at exit */
 		setrlimit(RLIMIT_DATA, &old);
 		int code = OUT_SAME;
@@ -216,7 +174,7 @@ static int run_child(const struct op *op, rlim_t headroom, bool limited, long nt
 				fprintf(stderr, "got:\n%.*s\nwant:\n%.*s\n", (int)len, out, (int)ref_n, ref);
 			code = OUT_WRONG;
 		}
-		exit(code == OUT_SAME && nth && !injected ? OUT_SAME_UNINJECTED : code);
+		exit(code == OUT_SAME && nth && !agsbx_oom_injected() ? OUT_SAME_UNINJECTED : code);
 	}
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);

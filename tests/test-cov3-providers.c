@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "providers/bubblewrap/bwrap.h"
 #include "providers/provider.h"
+#include "tests/lib/oom-inject.h"
 #include "tests/lib/testlib.h"
 
 #include <check.h>
@@ -24,49 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define OOM_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OOM_UNDER_ASAN 1
-#endif
-#endif
-
-static long fail_at; /* 0: off; only a forked child arms it */
-static long alloc_count;
-static bool injected;
-
-#ifndef OOM_UNDER_ASAN
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-
-static bool inject(void)
-{
-	if (!__atomic_load_n(&fail_at, __ATOMIC_RELAXED))
-		return false;
-	if (__atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) != fail_at)
-		return false;
-	injected = true;
-	errno = ENOMEM;
-	return true;
-}
-
-void *malloc(size_t n)
-{
-	return inject() ? NULL : __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	return inject() ? NULL : __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	return inject() ? NULL : __libc_realloc(p, n);
-}
-#endif
 
 static const struct agsbx_provider_ops *LL;   /* the provider under test */
 static const char *build_dir;
@@ -85,17 +43,6 @@ struct fx {
 static struct fx fx;
 
 enum { SAME = 0, CLEAN_FAIL = 1, WRONG = 2, UNINJECTED = 4 };
-
-static void arm(long nth)
-{
-	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&fail_at, nth, __ATOMIC_RELAXED);
-}
-
-static void disarm(void)
-{
-	__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
-}
 
 static int exec_payload(struct agsbx_handle *h, const char *a1, const char *a2, const char *a3,
 			struct agsbx_exec_result *res, struct agsbx_error *fail)
@@ -126,10 +73,10 @@ static int ops_with_nth_failing(long nth)
 {
 	int out = SAME;
 	struct agsbx_error fail = { 0 };
-	arm(nth);
+	agsbx_oom_arm(nth);
 	struct agsbx_probe p = { 0 };
 	int r = LL->probe(LL, &fx.ctx, &p);
-	disarm();
+	agsbx_oom_disarm();
 	if (r < 0 || !p.available)
 		out = (r < 0 || p.reason) ? CLEAN_FAIL : WRONG;
 	if (out == WRONG)
@@ -139,9 +86,9 @@ static int ops_with_nth_failing(long nth)
 	agsbx_provider_probe_clear(&p);
 
 	struct agsbx_handle *h = NULL;
-	arm(nth);
+	agsbx_oom_arm(nth);
 	r = LL->ensure(LL, &fx.ctx, fx.g, &h, &fail);
-	disarm();
+	agsbx_oom_disarm();
 	if (r < 0 && (!fail.reason || h))
 		fprintf(stderr, "allocation %ld failing: ensure %d without a reason (%s)\n", nth, r, fail.message);
 	if (r < 0)
@@ -149,9 +96,9 @@ static int ops_with_nth_failing(long nth)
 
 	/* The canary outside the grant: whatever failed, never read. */
 	struct agsbx_exec_result res = { 0 };
-	arm(nth);
+	agsbx_oom_arm(nth);
 	r = exec_payload(h, "read", fx.canary_path, NULL, &res, &fail);
-	disarm();
+	agsbx_oom_disarm();
 	if (r == 0 && res.run.out && strstr(res.run.out, fx.canary + 7)) {
 		fprintf(stderr, "allocation %ld failing: the canary was read: %s\n", nth, res.run.out);
 		out = WRONG;
@@ -163,9 +110,9 @@ static int ops_with_nth_failing(long nth)
 	/* A granted write: "ok" only when it landed. */
 	_cleanup_free_ char *target = agsbx_handle_path(h, AGSBX_ROOT_OUTPUT, "f");
 	memset(&res, 0, sizeof res);
-	arm(nth);
+	agsbx_oom_arm(nth);
 	r = exec_payload(h, "write", target, fx.nonce, &res, &fail);
-	disarm();
+	agsbx_oom_disarm();
 	if (r == 0 && payload_ok(&res)) {
 		_cleanup_free_ char *data = NULL;
 		size_t len = 0;
@@ -182,11 +129,11 @@ static int ops_with_nth_failing(long nth)
 	agsbx_exec_result_clear(&res);
 	unlink(target);
 
-	arm(nth);
+	agsbx_oom_arm(nth);
 	agsbx_provider_release(h);
-	disarm();
+	agsbx_oom_disarm();
 	agsbx_handle_free(h);
-	return out == SAME && !injected ? UNINJECTED : out;
+	return out == SAME && !agsbx_oom_injected() ? UNINJECTED : out;
 }
 
 /* exit, not _exit: a coverage build counts what a forked child ran only

@@ -10,6 +10,7 @@
  * result, never anything else). */
 #include "base/cleanup.h"
 #include "base/runner.h"
+#include "tests/lib/oom-inject.h"
 #include "tests/lib/testlib.h"
 
 #include <check.h>
@@ -28,49 +29,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-/* The allocation injector (as in test-cov-oom.c): only a forked child
- * arms it; not under ASan, whose allocator is its own. */
-#if defined(__SANITIZE_ADDRESS__)
-#define OOM_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OOM_UNDER_ASAN 1
-#endif
-#endif
-#ifndef OOM_UNDER_ASAN
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-static long fail_at; /* 0: off */
-static long alloc_count;
-static bool injected;
-
-static bool inject(void)
-{
-	if (!__atomic_load_n(&fail_at, __ATOMIC_RELAXED))
-		return false;
-	if (__atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) != fail_at)
-		return false;
-	injected = true;
-	errno = ENOMEM;
-	return true;
-}
-
-void *malloc(size_t n)
-{
-	return inject() ? NULL : __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	return inject() ? NULL : __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	return inject() ? NULL : __libc_realloc(p, n);
-}
-#endif
 
 static char *tmp;
 
@@ -493,10 +451,9 @@ static int run_with_nth_failing(unsigned nth, bool big)
 			       NULL };
 	struct agsbx_run_opts o = { .argv = argv, .cancel_fd = -1, .max_output_bytes = 300000 };
 	struct agsbx_run_result res;
-	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&fail_at, (long)nth, __ATOMIC_RELAXED);
+	agsbx_oom_arm((long)nth);
 	int r = agsbx_run(&o, &res);
-	__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
+	agsbx_oom_disarm();
 	int out;
 	if (r == -ENOMEM)
 		out = 1;
@@ -515,7 +472,7 @@ static int run_with_nth_failing(unsigned nth, bool big)
 		out = strcmp(res.out, "ok\n") == 0 ? 0 : 2;
 	if (r >= 0)
 		agsbx_run_result_clear(&res);
-	return out == 0 && !injected ? 4 : out;
+	return out == 0 && !agsbx_oom_injected() ? 4 : out;
 }
 
 /* A run whose child detaches a lingering member and exits: whichever
@@ -538,10 +495,9 @@ static int detached_with_nth_failing(unsigned nth, bool unused)
 	const char *argv[] = { "/bin/sh", "-c", inner, NULL };
 	struct agsbx_run_opts o = { .argv = argv, .cancel_fd = -1 };
 	struct agsbx_run_result res;
-	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&fail_at, (long)nth, __ATOMIC_RELAXED);
+	agsbx_oom_arm((long)nth);
 	int r = agsbx_run(&o, &res);
-	__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
+	agsbx_oom_disarm();
 	int out = r == -ENOMEM ? 1 : r < 0 ? 2 : res.exited && res.exit_code == 0 && strcmp(res.out, "ok\n") == 0 ? 0 : 2;
 	if (out == 2 && r >= 0 && res.exited && res.exit_code == 0 && kept_prefix(&res, false))
 		out = 3;   /* the output buffer could not grow: honest truncation */
@@ -563,7 +519,7 @@ static int detached_with_nth_failing(unsigned nth, bool unused)
 		out = 2;
 	}
 	free(pids);
-	return out == 0 && !injected ? 4 : out;
+	return out == 0 && !agsbx_oom_injected() ? 4 : out;
 }
 
 /* The /proc scans under the same injector: the exact answer or -ENOMEM. */
@@ -575,12 +531,11 @@ static int scans_with_nth_failing(unsigned nth, bool tree)
 	struct agsbx_leftover *lo = NULL;
 	uid_t uid = getuid();
 	struct agsbx_leftover_filter f = { .dir = scan_dir, .nonce = detach_marker, .uids = &uid, .nuids = 1 };
-	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&fail_at, (long)nth, __ATOMIC_RELAXED);
+	agsbx_oom_arm((long)nth);
 	int a = tree ? agsbx_find_tree_processes_with_marker(detach_marker, &pids)
 		     : agsbx_find_processes_with_marker(detach_marker, &pids);
 	int b = agsbx_find_run_leftovers(&f, &lo);
-	__atomic_store_n(&fail_at, 0, __ATOMIC_RELAXED);
+	agsbx_oom_disarm();
 	free(pids);
 	free(lo);
 	/* The parent holds exactly one process carrying both (not below
@@ -590,7 +545,7 @@ static int scans_with_nth_failing(unsigned nth, bool tree)
 		return 2;
 	if (a == -ENOMEM || b == -ENOMEM)
 		return 1;
-	return injected ? 0 : 4;
+	return agsbx_oom_injected() ? 0 : 4;
 }
 #endif
 
