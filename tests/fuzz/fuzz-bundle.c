@@ -21,6 +21,7 @@
  *    through either reader. */
 #include "evidence/evidence.h"
 #include "evidence/internal.h"
+#include "tests/lib/bundle-errstr.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -31,37 +32,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-
-/* The error records as the strings this test compares. */
-static int parse_stream(const char *d, size_t n, json_t **b, uint8_t *sha, bool *ok, char *err, size_t size)
-{
-	struct agsbx_error e = { 0 };
-	int r = agsbx_bundle_parse_verify(d, n, b, sha, ok, &e);
-	snprintf(err, size, "%s", e.message);
-	return r;
-}
-static int parse_tree(const char *d, size_t n, json_t **b, uint8_t *sha, bool *ok, char *err, size_t size)
-{
-	struct agsbx_error e = { 0 };
-	int r = agsbx_bundle_parse_digest(d, n, b, sha, ok, &e);
-	snprintf(err, size, "%s", e.message);
-	return r;
-}
-static int parse_str(const char *d, size_t n, json_t **b, char *err, size_t size)
-{
-	struct agsbx_error e = { 0 };
-	int r = agsbx_bundle_parse(d, n, b, &e);
-	snprintf(err, size, "%s", e.message);
-	return r;
-}
-static int verify_str(const json_t *b, const struct agsbx_verify_opts *o, struct agsbx_verify_result *res, char *err,
-		      size_t size)
-{
-	struct agsbx_error e = { 0 };
-	int r = agsbx_bundle_verify(b, o, res, &e);
-	snprintf(err, size, "%s", e.message);
-	return r;
-}
 
 static FILE *sink(void)
 {
