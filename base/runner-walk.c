@@ -168,11 +168,18 @@ static int judge(const struct agsbx_walk *w, const struct agsbx_proc *p)
 	const struct agsbx_proc *was = agsbx_procset_find(&t->seen, p->pid);
 	if (was && was->start == p->start && was->kind == KIND_RUN)
 		return KIND_RUN;
+	/* Once a helper, always, unless it carries the run itself: the child
+	 * is a subreaper, so a daemon the wrapper started and left is adopted
+	 * by it, and a wrapper that then execs the run's program would make
+	 * its own daemon the run's by that adoption alone. */
+	bool helper = was && was->start == p->start && was->kind == KIND_HELPER;
 	const struct agsbx_proc *parent = agsbx_procset_find(w->set, p->ppid);
-	if (parent && parent->kind == KIND_RUN)
+	if (!helper && parent && parent->kind == KIND_RUN)
 		return KIND_RUN;
 	if (carries_run(t, p->pid))
 		return KIND_RUN;
+	if (helper)
+		return KIND_HELPER;
 	return p->pid == t->child || p->sid == t->child ? KIND_WRAPPER : KIND_HELPER;
 }
 

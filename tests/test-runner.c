@@ -118,6 +118,11 @@ static int helper_main(const char *mode)
 		printf("detached\n");
 		return 0;
 	}
+	if (strcmp(mode, "pause") == 0) {
+		/* A short-lived program: walks see it running for a while. */
+		usleep(300000);
+		return 0;
+	}
 	if (strcmp(mode, "runaway") == 0) {
 		/* Fork, exit, setsid, repeat: a process that keeps moving. The
 		 * deadline is inherited over fork (no exec), so the chain as a
@@ -1205,6 +1210,50 @@ START_TEST(test_spare_helpers)
 }
 END_TEST
 
+/* The wrapper starts its daemon (in a session of its own, adopted by the
+ * run's child, a subreaper), waits until the runner's walks (every 25 ms)
+ * have seen it below the wrapper, then execs the run's program: the
+ * daemon, now a child of the run's program by adoption, is still the
+ * wrapper's and outlives the run (as the stand-in of
+ * tests/cli/wrap-helpers.sh, where this flip once killed it). */
+START_TEST(test_spare_helper_then_exec)
+{
+	char marker[128], word[160], dir[] = "/tmp/agsbx-spare-XXXXXX", script[16384];
+	test_marker(marker, sizeof marker, "spexec");
+	snprintf(word, sizeof word, "%s-word", marker);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(script, sizeof script,
+		 "( setsid sh -c 'echo $$ > %s/helper; exec sleep 60' </dev/null >/dev/null 2>&1 & )\n"
+		 "while [ ! -s %s/helper ]; do sleep 0.01; done\nsleep 0.5\n"
+		 "exec %s --runner-helper pause %s\n",
+		 dir, dir, self_exe, word);
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct agsbx_run_opts o = opts_for(argv);
+	o.timeout_ms = 60000;
+	o.spare_helpers = true;
+	o.own_exe = self_exe;
+	o.own_word = word;
+	struct agsbx_run_result r;
+	ck_assert_int_eq(agsbx_run(&o, &r), 0);
+	ck_assert(r.exited && r.exit_code == 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s/helper", dir);
+	pid_t helper = pid_from_file(path);
+	ck_assert_int_gt(helper, 0);
+	struct agsbx_proc hp;
+	bool alive = agsbx_proc_stat(helper, &hp) == 0 && hp.state != 'Z';
+	if (alive) {
+		kill(helper, SIGKILL);
+		waitpid(helper, NULL, 0);
+	}
+	ck_assert_msg(alive, "the wrapper's daemon was killed once the wrapper exec'd the run's program");
+	ck_assert_uint_eq(r.spared, 1);
+	agsbx_run_result_clear(&r);
+	snprintf(path, sizeof path, "rm -rf %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *runner_suite(bool privileged)
 {
 	Suite *s = suite_create("runner");
@@ -1246,6 +1295,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_sigchld_ignored_by_harness);
 	tcase_add_test(tc, test_no_fd_or_child_leaks);
 	tcase_add_loop_test(tc, test_spare_helpers, 0, 3);
+	tcase_add_test(tc, test_spare_helper_then_exec);
 	suite_add_tcase(s, tc);
 
 	if (privileged) {
