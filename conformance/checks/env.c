@@ -30,6 +30,6 @@ const struct check_def cf_checks_env[] = {
 	  .attacks = "looks for a harness canary variable inside",
 	  .why = "tokens in the caller's environment are the commonest secret leak",
 	  .control = "the variable is set in the harness's own environment",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_silent_refusal" } } },
 };
 const size_t cf_checks_env_count = AGSBX_ARRAY_SIZE(cf_checks_env);

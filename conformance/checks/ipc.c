@@ -443,6 +443,6 @@ const struct check_def cf_checks_ipc[] = {
 	  .attacks = "connects to a harness pathname and abstract unix socket, and Docker's (never a request)",
 	  .why = "a host daemon's socket is a way out of any filesystem sandbox",
 	  .control = "the listeners receive the same connect outside",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_silent_refusal" } } },
 };
 const size_t cf_checks_ipc_count = AGSBX_ARRAY_SIZE(cf_checks_ipc);

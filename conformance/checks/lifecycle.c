@@ -256,6 +256,6 @@ const struct check_def cf_checks_lifecycle[] = {
 	  .attacks = "times out a run with a detached, SIGTERM-ignoring tree",
 	  .why = "nothing may outlive a timed-out run",
 	  .control = "the tree is seen up before the timeout",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_leaky" }, { "tests/cli/collect-negative.sh", "neg_refuses" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_leaky" }, { "tests/cli/collect-negative.sh", "neg_refuses" }, { "tests/test-covA-liars.c", "neg_killed_liar" }, { "tests/test-covA-liars.c", "neg_timeout_liar" } } },
 };
 const size_t cf_checks_lifecycle_count = AGSBX_ARRAY_SIZE(cf_checks_lifecycle);

@@ -126,12 +126,12 @@ const struct check_def cf_checks_priv[] = {
 	  .attacks = "reads the capability sets inside and runs a setuid-root program",
 	  .why = "capabilities left inside, or a setuid bit honoured, are root in waiting",
 	  .control = "the setuid program gains outside",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_deny_liar" } } },
 	{ .id = "priv.no_escalation", .axis = AGSBX_AXIS_PRIVILEGE, .run = priv_no_escalation, .needs_handle = true,
 	  .title = "NoNewPrivs is set and no effective capability is held",
 	  .attacks = "reads NoNewPrivs and the effective capabilities inside",
 	  .why = "the minimum for the privilege axis",
 	  .control = "none: a status read",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/cli/collect-negative.sh", "neg_nnp_caps" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/cli/collect-negative.sh", "neg_nnp_caps" }, { "tests/test-covA-liars.c", "neg_allow_liar" } } },
 };
 const size_t cf_checks_priv_count = AGSBX_ARRAY_SIZE(cf_checks_priv);

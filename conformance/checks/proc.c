@@ -157,7 +157,7 @@ const struct check_def cf_checks_proc[] = {
 	  .attacks = "looks for the harness pid inside",
 	  .why = "a visible host process can be signalled or inspected",
 	  .control = "the host's pid namespace",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_deny_liar" }, { "tests/test-covA-liars.c", "neg_silent_refusal" } } },
 	{ .id = "proc.ptrace_denied", .axis = AGSBX_AXIS_PROCESS, .evidence = CHECK_REFUTES, .run = check_proc_ptrace_denied, .needs_handle = true,
 	  .title = "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside are denied",
 	  .attacks = "ptrace, process_vm_readv, /proc/PID/mem and environ of a process outside holding a secret",

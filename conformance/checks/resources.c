@@ -191,6 +191,6 @@ const struct check_def cf_checks_resources[] = {
 	  .attacks = "forks up to 2048 sleeping children",
 	  .why = "a fork bomb (CIS Docker 5.28)",
 	  .control = "the host's pids.max and RLIMIT_NPROC, read",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_allow_liar" } } },
 };
 const size_t cf_checks_resources_count = AGSBX_ARRAY_SIZE(cf_checks_resources);

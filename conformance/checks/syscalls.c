@@ -181,12 +181,12 @@ const struct check_def cf_checks_syscalls[] = {
 	  .attacks = "nested userns, AF_PACKET, bpf, AF_ALG, userfaultfd, keyrings, perf, open_by_handle_at, finit_module",
 	  .why = "the surfaces the common local privilege escalations need",
 	  .control = "each surface is reached outside",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_deny_liar" } } },
 	{ .id = "syscalls.restricted", .axis = AGSBX_AXIS_SYSCALLS, .run = syscalls_restricted, .needs_handle = true,
 	  .title = "a seccomp filter or a user-space kernel mediates syscalls",
 	  .attacks = "reads the seccomp mode and the kernel release inside",
 	  .why = "the syscalls axis itself: a filter or a user-space kernel",
 	  .control = "the host's kernel release",
-	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" } } },
+	  .negative = { { "tests/cli/collect-negative.sh", "neg_overclaim" }, { "tests/test-covA-liars.c", "neg_silent_refusal" } } },
 };
 const size_t cf_checks_syscalls_count = AGSBX_ARRAY_SIZE(cf_checks_syscalls);
