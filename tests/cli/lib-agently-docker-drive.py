@@ -91,7 +91,9 @@ def main(adapter, src, provider, docker_host, payload, work):
                work)
     seen = {"hello": c.call("hello", protocol=1)["ok"]}
     probe = c.call("probe", timeout=300)
-    seen["probe"] = {"available": probe.get("available"), "reason": probe.get("reason")}
+    image = (probe.get("facts") or {}).get("runtime_image") or {}
+    seen["probe"] = {"available": probe.get("available"), "reason": probe.get("reason"),
+                     "runtime_image": {k: image.get(k) for k in ("status", "image", "image_id")}}
     ens = c.call("ensure", timeout=120, grant=grant, config={}, limits={"max_output_bytes": 4096})
     if not ens.get("ok"):
         seen["ensure"] = ens
