@@ -16,9 +16,10 @@
  *     family (probes/<family>.c, listed in probes/host.c) and its entry in
  *     schemas/host-probe.schema.json; the provider names them in
  *     `shared_facts`.
- * Still hand-kept besides (until generated from `providers --json`): the
- * provider lists in README.md, docs/agsbx-evidence.1 and the `--provider`
- * words in completion/agsbx-evidence.bash. Tests: the real mechanism in
+ * Hand-kept besides, and held to the registry by
+ * tests/cli/providers-registry.sh: the provider named in README.md and
+ * docs/agsbx-evidence.1, and the `--provider` words in
+ * completion/agsbx-evidence.bash. Tests: the real mechanism in
  * tests/test-<id>.c, plus the provider in the matrix (tests/cli/).
  *
  * The ops, in the struct below:
