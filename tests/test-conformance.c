@@ -16,6 +16,7 @@
 #include "conformance/internal.h"
 #include "evidence/bundle.h"
 #include "evidence/evidence.h"
+#include "tests/lib/provider-run.h"
 #include "tests/lib/testlib.h"
 #include "tests/negative/negative.h"
 
@@ -377,32 +378,15 @@ END_TEST
 
 static json_t *run_provider(const struct agsbx_provider_ops *ops, const char *simulate)
 {
-	struct agsbx_ctx ctx = { .tool_dir = tool_dir, .payload_path = payload, .probe_timeout_ms = 5000,
-				 .simulate = simulate };
-	struct agsbx_conformance_opts o = { .ctx = &ctx, .work_dir = work, .env_canary_name = "AGSBX_T_CANARY",
-				       .env_canary_value = "c4n4ry", .max_output_bytes = 20000,
-				       .timeout_ms = 20000, .jobs = 2 };
-	setenv("AGSBX_T_CANARY", "c4n4ry", 1);
-	struct agsbx_error err = { 0 };
-	json_t *p = agsbx_conformance_run(ops, &o, &err);
-	ck_assert_msg(p != NULL, "matrix: %s", err.message);
-	return p;
+	const struct agsbx_test_run_opts t = { .tool_dir = tool_dir, .payload = payload, .work = work,
+						.simulate = simulate, .max_output_bytes = 20000 };
+	return agsbx_test_run_provider(ops, &t);
 }
 
-static const json_t *check_of(const json_t *prov, const char *id)
-{
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(prov, "checks"), i, c)
-		if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
-			return c;
-	ck_abort_msg("no check %s", id);
-	return NULL;
-}
 
 static enum agsbx_check_verdict verdict(const json_t *prov, const char *id)
 {
-	return agsbx_check_verdict_of(check_of(prov, id));
+	return agsbx_check_verdict_of(agsbx_test_check_of(prov, id));
 }
 
 static bool in_array(const json_t *a, const char *s)
@@ -432,7 +416,7 @@ START_TEST(test_run_overclaim_is_defective)
 	ck_assert_int_eq(verdict(p, "capabilities.truthful"), AGSBX_CHECK_FAIL);
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(p, "failing_checks"), 0)),
 			 "capabilities.truthful");
-	const json_t *over = json_object_get(json_object_get(check_of(p, "capabilities.truthful"), "facts"), "overclaim");
+	const json_t *over = json_object_get(json_object_get(agsbx_test_check_of(p, "capabilities.truthful"), "facts"), "overclaim");
 	for (int a = 0; a < AGSBX_AXIS_COUNT; a++)
 		if (a != AGSBX_AXIS_CONTRACT)
 			ck_assert_msg(in_array(over, agsbx_axes[a].name), "%s not an overclaim", agsbx_axes[a].name);
@@ -449,7 +433,7 @@ START_TEST(test_run_one_failing_backing_check)
 	ck_assert_int_eq(agsbx_provider_verdict_of(p), AGSBX_PROVIDER_DEFECTIVE);
 	ck_assert_int_eq(verdict(p, "fs.remount_denied"), AGSBX_CHECK_FAIL);
 	ck_assert_int_eq(verdict(p, "capabilities.truthful"), AGSBX_CHECK_FAIL);
-	const json_t *over = json_object_get(json_object_get(check_of(p, "capabilities.truthful"), "facts"), "overclaim");
+	const json_t *over = json_object_get(json_object_get(agsbx_test_check_of(p, "capabilities.truthful"), "facts"), "overclaim");
 	ck_assert_uint_eq(json_array_size(over), 1);
 	ck_assert(in_array(over, "host_filesystem_restricted"));
 	ck_assert_int_eq(verdict(p, "proc.contained"), AGSBX_CHECK_NOT_CLAIMED);

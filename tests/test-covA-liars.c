@@ -18,6 +18,7 @@
 #include "conformance/conformance.h"
 #include "conformance/internal.h"
 #include "evidence/bundle.h"
+#include "tests/lib/provider-run.h"
 #include "tests/lib/testlib.h"
 #include "tests/negative/negative.h"
 
@@ -25,14 +26,9 @@ static char *tool_dir, *payload, *work;
 
 static json_t *run_provider(const struct agsbx_provider_ops *ops, size_t max_out)
 {
-	struct agsbx_ctx ctx = { .tool_dir = tool_dir, .payload_path = payload, .probe_timeout_ms = 5000 };
-	struct agsbx_conformance_opts o = { .ctx = &ctx, .work_dir = work, .env_canary_name = "AGSBX_T_CANARY",
-				       .env_canary_value = "c4n4ry", .max_output_bytes = max_out,
-				       .timeout_ms = 20000, .jobs = 2 };
-	setenv("AGSBX_T_CANARY", "c4n4ry", 1);
-	struct agsbx_error err = { 0 };
-	json_t *p = agsbx_conformance_run(ops, &o, &err);
-	ck_assert_msg(p != NULL, "%s: %s", ops->id, err.message);
+	const struct agsbx_test_run_opts t = { .tool_dir = tool_dir, .payload = payload, .work = work,
+						.max_output_bytes = max_out };
+	json_t *p = agsbx_test_run_provider(ops, &t);
 	if (getenv("COVA_DUMP")) {
 		size_t i;
 		json_t *c;
@@ -45,26 +41,16 @@ static json_t *run_provider(const struct agsbx_provider_ops *ops, size_t max_out
 	return p;
 }
 
-static const json_t *check_of(const json_t *prov, const char *id)
-{
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(prov, "checks"), i, c)
-		if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
-			return c;
-	ck_abort_msg("no check %s", id);
-	return NULL;
-}
 
 static const char *reason_of(const json_t *p, const char *id)
 {
-	return json_string_value(json_object_get(check_of(p, id), "reason"));
+	return json_string_value(json_object_get(agsbx_test_check_of(p, id), "reason"));
 }
 
 /* id's verdict is want and its reason contains each of the NULL-ended texts. */
 static void expect(const json_t *p, const char *id, const char *want, ...)
 {
-	const char *v = json_string_value(json_object_get(check_of(p, id), "verdict"));
+	const char *v = json_string_value(json_object_get(agsbx_test_check_of(p, id), "verdict"));
 	const char *r = reason_of(p, id);
 	ck_assert_msg(strcmp(v, want) == 0, "%s: %s is %s, want %s: %s", json_string_value(json_object_get(p, "id")),
 		      id, v, want, r);
@@ -77,7 +63,7 @@ static void expect(const json_t *p, const char *id, const char *want, ...)
 
 static const char *verdict_str(const json_t *p, const char *id)
 {
-	return json_string_value(json_object_get(check_of(p, id), "verdict"));
+	return json_string_value(json_object_get(agsbx_test_check_of(p, id), "verdict"));
 }
 
 static void expect_provider(const json_t *p, enum agsbx_provider_verdict want)
@@ -100,7 +86,7 @@ static size_t sandbox_obs(const json_t *p, const char *id, const char *refused, 
 	size_t i, n = 0;
 	json_t *o;
 	*n_refused = 0;
-	json_array_foreach(json_object_get(check_of(p, id), "observations"), i, o) {
+	json_array_foreach(json_object_get(agsbx_test_check_of(p, id), "observations"), i, o) {
 		if (strcmp(json_string_value(json_object_get(o, "role")), "sandbox") != 0)
 			continue;
 		n++;
@@ -126,7 +112,7 @@ START_TEST(test_killed_runs_are_no_observation)
 	expect(p, "fs.grant_write", "fail", "did not reach the host", "killed by signal 9", NULL);
 	expect(p, "exec.status_fidelity", "fail", "exit 0 -> 137 (signal) (did not run)", NULL);
 	expect(p, "lifecycle.timeout_cleanup", "fail", "did NOT time out", "NEVER STARTED", NULL);
-	const json_t *t = json_object_get(check_of(p, "capabilities.truthful"), "facts");
+	const json_t *t = json_object_get(agsbx_test_check_of(p, "capabilities.truthful"), "facts");
 	ck_assert_uint_eq(json_array_size(json_object_get(t, "overclaim")), 0);
 	ck_assert(!json_is_true(json_object_get(json_object_get(p, "observed"), "process_contained")));
 }
@@ -160,9 +146,9 @@ START_TEST(test_bare_refusal_fails)
 		size_t refused, n = sandbox_obs(p, ids[i], "error", &refused);
 		ck_assert_msg(n > 0 && refused == n, "%s: %zu of %zu sandbox runs recorded as refused", ids[i], refused, n);
 	}
-	const json_t *o = json_array_get(json_object_get(check_of(p, "env.scrubbed"), "observations"), 0);
+	const json_t *o = json_array_get(json_object_get(agsbx_test_check_of(p, "env.scrubbed"), "observations"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "message")), "Operation not permitted");
-	const json_t *over = json_object_get(json_object_get(check_of(p, "capabilities.truthful"), "facts"), "overclaim");
+	const json_t *over = json_object_get(json_object_get(agsbx_test_check_of(p, "capabilities.truthful"), "facts"), "overclaim");
 	ck_assert(in_array(over, "network"));
 	ck_assert(in_array(over, "process_contained"));
 }
@@ -179,7 +165,7 @@ START_TEST(test_over_deep_result_is_no_result)
 	size_t i, refused;
 	json_t *o;
 	ck_assert_uint_gt(sandbox_obs(p, "fs.host_read_denied", NULL, &refused), 0);
-	json_array_foreach(json_object_get(check_of(p, "fs.host_read_denied"), "observations"), i, o)
+	json_array_foreach(json_object_get(agsbx_test_check_of(p, "fs.host_read_denied"), "observations"), i, o)
 		if (strcmp(json_string_value(json_object_get(o, "role")), "sandbox") == 0)
 			ck_assert_msg(!json_is_object(json_object_get(o, "result")), "an over-deep result was kept");
 	ck_assert_ptr_null(cf_payload_result_parse("{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}", 78));
@@ -202,7 +188,7 @@ START_TEST(test_forged_allowed_fails_claims)
 	expect(p, "priv.no_escalation", "fail", "NoNewPrivs=-1 (NOT set)", NULL);
 	expect(p, "resources.pids_bounded", "fail", "NOT bounded", NULL);
 	expect(p, "bundle.integrity_enforced", "fail", "ALLOWED", NULL);
-	const json_t *over = json_object_get(json_object_get(check_of(p, "capabilities.truthful"), "facts"), "overclaim");
+	const json_t *over = json_object_get(json_object_get(agsbx_test_check_of(p, "capabilities.truthful"), "facts"), "overclaim");
 	ck_assert(in_array(over, "host_filesystem_restricted"));
 	ck_assert(in_array(over, "network"));
 }
@@ -223,7 +209,7 @@ START_TEST(test_forged_denials_are_contradicted)
 	expect(p, "fs.kernel_interfaces_readonly", "fail", "reported no interface", NULL);
 	expect(p, "syscalls.kernel_surface_denied", "fail", "reported no surface", NULL);
 	expect(p, "fs.host_write_denied", "pass", "denied (EACCES)", NULL);
-	const json_t *over = json_object_get(json_object_get(check_of(p, "capabilities.truthful"), "facts"), "overclaim");
+	const json_t *over = json_object_get(json_object_get(agsbx_test_check_of(p, "capabilities.truthful"), "facts"), "overclaim");
 	ck_assert(in_array(over, "process_contained"));
 	ck_assert(in_array(over, "privilege_escalation_blocked"));
 }
@@ -428,7 +414,7 @@ static void plant_case(const char *kind, const char *why)
 	setenv("AGSBX_NEG_PLANT", plant, 1);
 	_cleanup_json_ json_t *p = run_provider(&neg_plant_liar, 20000);
 	expect(p, "fs.grant_write", "fail", "is not a file of the sandbox user's with one link", why, NULL);
-	ck_assert(json_is_null(json_object_get(json_object_get(check_of(p, "fs.grant_write"), "facts"), "host_read")));
+	ck_assert(json_is_null(json_object_get(json_object_get(agsbx_test_check_of(p, "fs.grant_write"), "facts"), "host_read")));
 	_cleanup_free_ char *all = json_dumps(p, JSON_COMPACT);
 	ck_assert_msg(!strstr(all, secret), "%s: the victim's content reached the provider record", kind);
 	struct stat st;

@@ -42,25 +42,11 @@ static int p_nothing(const struct agsbx_provider_ops *self, const struct agsbx_c
 {
 	return probe_with(&claims_nothing, out);
 }
+
 static int p_everything(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, struct agsbx_probe *out)
 {
 	return probe_with(&claims_everything, out);
 }
-
-/* Every control's ensure: the handle of its own probe's claims (self
- * names the control, so one function serves them all). */
-static int ensure_with(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		       struct agsbx_handle **out, struct agsbx_error *fail)
-{
-	struct agsbx_probe p;
-	self->probe(self, ctx, &p);
-	*out = agsbx_handle_new(self, ctx, g, &p.caps);
-	agsbx_provider_probe_clear(&p);
-	return *out ? 0 : -ENOMEM;
-}
-
-static int health(struct agsbx_handle *h) { return h->released ? -ESTALE : 0; }
-static void release(struct agsbx_handle *h) { h->released = true; }
 
 /* Plain bounded execution, like trusted_local, with a cap override. */
 static int run_plain(struct agsbx_handle *h, const struct agsbx_step *step, const struct agsbx_limits *limits,
@@ -112,8 +98,8 @@ static int x_plain(struct agsbx_handle *h, const struct agsbx_step *s, const str
 #define NEG(name_, probe_, execute_, ...)                                             \
 	const struct agsbx_provider_ops name_ = {                                     \
 		.id = #name_, .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons, \
-		.config_keys = no_keys, .probe = probe_, .ensure = ensure_with,        \
-		.health = health, .execute = execute_, .release = release, __VA_ARGS__ };
+		.config_keys = no_keys, .probe = probe_, .ensure = neg_ensure_with,   \
+		.health = neg_health, .execute = execute_, .release = neg_release, __VA_ARGS__ };
 
 /* Overclaims every axis while running unsandboxed: every isolation check
  * and capabilities.truthful fail. */

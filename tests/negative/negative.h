@@ -6,6 +6,13 @@
 
 #include "providers/provider.h"
 
+/* handle.c: the handle ops the controls share (their ensure takes the
+ * claims of their own probe). */
+int neg_ensure_with(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
+		    struct agsbx_handle **out, struct agsbx_error *fail);
+int neg_health(struct agsbx_handle *h);
+void neg_release(struct agsbx_handle *h);
+
 extern const struct agsbx_provider_ops neg_overclaim;
 extern const struct agsbx_provider_ops neg_leaky;
 extern const struct agsbx_provider_ops neg_nocap;

@@ -33,19 +33,6 @@ static int p_everything(const struct agsbx_provider_ops *self, const struct agsb
 	return 0;
 }
 
-static int ensure_with(const struct agsbx_provider_ops *self, const struct agsbx_ctx *ctx, const struct agsbx_grant *g,
-		       struct agsbx_handle **out, struct agsbx_error *fail)
-{
-	struct agsbx_probe p;
-	self->probe(self, ctx, &p);
-	*out = agsbx_handle_new(self, ctx, g, &p.caps);
-	agsbx_provider_probe_clear(&p);
-	return *out ? 0 : -ENOMEM;
-}
-
-static int health(struct agsbx_handle *h) { return h->released ? -ESTALE : 0; }
-static void release(struct agsbx_handle *h) { h->released = true; }
-
 /* A finished run that printed out (len bytes) and err, nothing executed. */
 static int forged(struct agsbx_handle *h, struct agsbx_exec_result *o, const char *out, size_t len, const char *err)
 {
@@ -66,8 +53,8 @@ static int forged(struct agsbx_handle *h, struct agsbx_exec_result *o, const cha
 #define NEG(name_, execute_)                                                          \
 	const struct agsbx_provider_ops name_ = {                                     \
 		.id = #name_, .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons, \
-		.config_keys = no_keys, .probe = p_everything, .ensure = ensure_with,  \
-		.health = health, .execute = execute_, .release = release };
+		.config_keys = no_keys, .probe = p_everything, .ensure = neg_ensure_with, \
+		.health = neg_health, .execute = execute_, .release = neg_release };
 
 /* Says every run was killed by SIGKILL, with a long stderr full of control
  * bytes and no output: every attack has no result inside, so each claimed
@@ -178,8 +165,8 @@ static int ensure_refuse(const struct agsbx_provider_ops *self, const struct ags
 }
 const struct agsbx_provider_ops neg_ensure_refuses = {
 	.id = "neg_ensure_refuses", .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons,
-	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_refuse, .health = health,
-	.execute = x_silent, .release = release,
+	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_refuse, .health = neg_health,
+	.execute = x_silent, .release = neg_release,
 };
 
 /* $AGSBX_NEG_ENDED_<OP> = "STATUS PROGRESS": the run of OP printed
@@ -268,8 +255,8 @@ static int x_refuse_released(struct agsbx_handle *h, const struct agsbx_step *s,
 }
 const struct agsbx_provider_ops neg_health_liar = {
 	.id = "neg_health_liar", .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons,
-	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_with, .health = health_inverted,
-	.execute = x_refuse_released, .release = release,
+	.config_keys = no_keys, .probe = p_everything, .ensure = neg_ensure_with, .health = health_inverted,
+	.execute = x_refuse_released, .release = neg_release,
 };
 
 /* Sets up once per process, then refuses every further ensure (a
@@ -283,10 +270,10 @@ static int ensure_once(const struct agsbx_provider_ops *self, const struct agsbx
 		*out = NULL;
 		return -EBUSY;
 	}
-	return ensure_with(self, ctx, g, out, fail);
+	return neg_ensure_with(self, ctx, g, out, fail);
 }
 const struct agsbx_provider_ops neg_ensure_once = {
 	.id = "neg_ensure_once", .summary = "NEGATIVE CONTROL (test only)", .reasons = reasons,
-	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_once, .health = health,
-	.execute = x_refuse_released, .release = release,
+	.config_keys = no_keys, .probe = p_everything, .ensure = ensure_once, .health = neg_health,
+	.execute = x_refuse_released, .release = neg_release,
 };
