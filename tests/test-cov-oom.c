@@ -764,14 +764,9 @@ static int count(const char *view)
 
 int main(void)
 {
-#ifdef OOM_UNDER_ASAN
-	agsbx_test_skip("out-of-memory injection", false,
-			"AddressSanitizer replaces the allocator (and aborts where malloc would return NULL)");
-#endif
-	/* valgrind replaces malloc in the executable too: nothing to inject */
-	const char *pre = getenv("LD_PRELOAD");
-	if (pre && strstr(pre, "vgpreload"))
-		agsbx_test_skip("out-of-memory injection", false, "valgrind replaces the allocator");
+	const char *why = agsbx_oom_unavailable();
+	if (why)
+		agsbx_test_skip("out-of-memory injection", false, why);
 	Suite *s = suite_create("cov-oom");
 	TCase *t = tcase_create("oom");
 	tcase_set_timeout(t, 600);

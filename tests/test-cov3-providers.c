@@ -213,21 +213,13 @@ static void teardown(void)
 	free(fx.payload_host);
 }
 
-/* The injector cannot work where another allocator replaced ours:
- * AddressSanitizer's, or valgrind's (LD_PRELOAD). Says why, once. */
+/* Says why, once, when the injector cannot work in this process. */
 static bool oom_unavailable(void)
 {
-#ifdef OOM_UNDER_ASAN
-	fprintf(stderr, "SKIP: allocation sweep: AddressSanitizer replaces the allocator\n");
-	return true;
-#else
-	const char *pre = getenv("LD_PRELOAD");
-	if (pre && strstr(pre, "vgpreload")) {
-		fprintf(stderr, "SKIP: allocation sweep: valgrind replaces the allocator\n");
-		return true;
-	}
-	return false;
-#endif
+	const char *why = agsbx_oom_unavailable();
+	if (why)
+		fprintf(stderr, "SKIP: allocation sweep: %s\n", why);
+	return why != NULL;
 }
 
 START_TEST(oom_sweep)

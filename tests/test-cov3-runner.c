@@ -94,21 +94,13 @@ static int open_fds(void)
 
 /* ---- exec failures and the PATH search ---- */
 
-/* The injector cannot work where another allocator replaced ours:
- * AddressSanitizer's, or valgrind's (LD_PRELOAD). Says why, once. */
+/* Says why, once, when the injector cannot work in this process. */
 static bool oom_unavailable(void)
 {
-#ifdef OOM_UNDER_ASAN
-	fprintf(stderr, "SKIP: allocation sweep: AddressSanitizer replaces the allocator\n");
-	return true;
-#else
-	const char *pre = getenv("LD_PRELOAD");
-	if (pre && strstr(pre, "vgpreload")) {
-		fprintf(stderr, "SKIP: allocation sweep: valgrind replaces the allocator\n");
-		return true;
-	}
-	return false;
-#endif
+	const char *why = agsbx_oom_unavailable();
+	if (why)
+		fprintf(stderr, "SKIP: allocation sweep: %s\n", why);
+	return why != NULL;
 }
 
 START_TEST(exec_not_a_format)
@@ -549,22 +541,33 @@ static int scans_with_nth_failing(unsigned nth, bool tree)
 }
 #endif
 
-START_TEST(oom_sweep_detached)
-{
-	if (oom_unavailable())
-		return;
 #ifndef OOM_UNDER_ASAN
-	snprintf(detach_marker, sizeof detach_marker, "agsbx-cov3-detach-%d-%ld", (int)getpid(), (long)time(NULL));
+/* Fails fn's nth allocation for nth = 1, 2, ... (each in a child) until a
+ * run gets past its last one (outcome 4); an outcome in the bad mask fails
+ * the test. The sweep must end and see at least one clean failure (1). */
+static void oom_sweep(int (*fn)(unsigned, bool), bool flag, unsigned limit, unsigned bad, const char *what)
+{
 	int seen[5] = { 0 };
-	for (unsigned nth = 1; nth < 400; nth++) {
-		int o = in_child(detached_with_nth_failing, nth, false);
-		ck_assert_msg(o != 2, "allocation %u failing: outcome %d", nth, o);
+	for (unsigned nth = 1; nth < limit; nth++) {
+		int o = in_child(fn, nth, flag);
+		ck_assert_msg(o >= 0 && o < 5 && !(bad & 1u << o), "allocation %u failing (%s %d): outcome %d", nth,
+			      what, flag, o);
 		seen[o]++;
 		if (o == 4)
 			break;
 	}
 	ck_assert_msg(seen[4] == 1, "the sweep never got past the last allocation");
 	ck_assert_int_gt(seen[1], 0);
+}
+#endif
+
+START_TEST(oom_sweep_detached)
+{
+	if (oom_unavailable())
+		return;
+#ifndef OOM_UNDER_ASAN
+	snprintf(detach_marker, sizeof detach_marker, "agsbx-cov3-detach-%d-%ld", (int)getpid(), (long)time(NULL));
+	oom_sweep(detached_with_nth_failing, false, 400, 1u << 2, "detached");
 #endif
 }
 END_TEST
@@ -595,18 +598,8 @@ START_TEST(oom_sweep_scans)
 	}
 	free(pids);
 	ck_assert_int_eq(n, 1);
-	for (int tree = 0; tree < 2; tree++) {
-		int seen[5] = { 0 };
-		for (unsigned nth = 1; nth < 2000; nth++) {
-			int o = in_child(scans_with_nth_failing, nth, tree);
-			ck_assert_msg(o != 2 && o != 3, "allocation %u failing (tree %d): outcome %d", nth, tree, o);
-			seen[o]++;
-			if (o == 4)
-				break;
-		}
-		ck_assert_msg(seen[4] == 1, "the sweep never got past the last allocation");
-		ck_assert_int_gt(seen[1], 0);
-	}
+	for (int tree = 0; tree < 2; tree++)
+		oom_sweep(scans_with_nth_failing, tree, 2000, 1u << 2 | 1u << 3, "tree");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 #endif
@@ -618,20 +611,8 @@ START_TEST(oom_sweep_run)
 	if (oom_unavailable())
 		return;
 #ifndef OOM_UNDER_ASAN
-	for (int big = 0; big < 2; big++) {
-		int seen[5] = { 0 };
-		unsigned nth;
-		for (nth = 1; nth < 400; nth++) {
-			int o = in_child(run_with_nth_failing, nth, big);
-			ck_assert_msg(o != 2, "allocation %u failing (big %d): outcome %d",
-				      nth, big, o);
-			seen[o]++;
-			if (o == 4)
-				break;
-		}
-		ck_assert_msg(seen[4] == 1, "the sweep never got past the last allocation");
-		ck_assert_int_gt(seen[1], 0);
-	}
+	for (int big = 0; big < 2; big++)
+		oom_sweep(run_with_nth_failing, big, 400, 1u << 2, "big");
 #endif
 }
 END_TEST

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 static long fail_at; /* 0: off */
 static long alloc_count;
@@ -22,6 +23,16 @@ void agsbx_oom_disarm(void)
 bool agsbx_oom_injected(void)
 {
 	return injected;
+}
+
+const char *agsbx_oom_unavailable(void)
+{
+#ifdef OOM_UNDER_ASAN
+	return "AddressSanitizer replaces the allocator (and aborts where malloc would return NULL)";
+#else
+	const char *pre = getenv("LD_PRELOAD");
+	return pre && strstr(pre, "vgpreload") ? "valgrind replaces the allocator" : NULL;
+#endif
 }
 
 #ifndef OOM_UNDER_ASAN

@@ -22,5 +22,8 @@ void agsbx_oom_arm(long nth);
 void agsbx_oom_disarm(void);
 /* Whether an allocation was failed since the process started. */
 bool agsbx_oom_injected(void);
+/* Why the injector cannot work in this process (another allocator replaced
+ * ours: AddressSanitizer's, or valgrind's through LD_PRELOAD), or NULL. */
+const char *agsbx_oom_unavailable(void);
 
 #endif
