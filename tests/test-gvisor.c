@@ -14,6 +14,7 @@
  *   notobserved  a runtime named runsc whose path is a "runsc" symlink to runc
  *   daemon-stop  dockerd is SIGKILLed (DOCKERD_PID) while an execution hangs
  *   bench        N executions of `true`, per-execution times on stdout */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -269,8 +270,18 @@ END_TEST
 struct route {
 	const char *path_part;        /* substring of the request line */
 	int status;
-	const char *body;             /* NULL: a huge body */
+	const char *body;             /* NULL: a huge body; status 101: fake_streamed */
 };
+
+/* What a route with status 101 answers: an upgraded stream, raw sent at
+ * once, raw2 once the client has written something on it, then the
+ * stream held hold_ms. Set before fake_start. */
+struct streamed {
+	const char *raw, *raw2;
+	size_t raw_len, raw2_len;
+	int hold_ms;
+};
+static struct streamed fake_streamed;
 
 struct fake {
 	int fd;
@@ -289,6 +300,23 @@ static void send_all(int fd, const char *s, size_t n)
 		s += w;
 		n -= (size_t)w;
 	}
+}
+
+/* The hijacked exec stream: what an exec start answers with. */
+static void fake_stream(int c, const struct streamed *r)
+{
+	static const char up[] = "HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\n"
+				 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n";
+	send_all(c, up, sizeof up - 1);
+	send_all(c, r->raw, r->raw_len);
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	if (r->raw2 && poll(&p, 1, 5000) == 1) {
+		char sink[4096];
+		if (recv(c, sink, sizeof sink, 0) > 0)
+			send_all(c, r->raw2, r->raw2_len);
+	}
+	if (r->hold_ms)
+		sleep_ms(r->hold_ms);
 }
 
 static void *fake_main(void *arg)
@@ -331,7 +359,9 @@ static void *fake_main(void *arg)
 				break;
 			}
 		char hdr[256];
-		if (!r) {
+		if (r && r->status == 101) {
+			fake_stream(c, &fake_streamed);
+		} else if (!r) {
 			static const char nf[] = "{\"message\":\"not found\"}";
 			snprintf(hdr, sizeof hdr, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
 				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", sizeof nf - 1);
@@ -464,6 +494,193 @@ START_TEST(test_registry_shapes)
 }
 END_TEST
 
+/* ---- the execution server's stream, from a fake daemon ----------------- */
+
+/* Server frames (conformance/payload/serve.c) appended to b. */
+static size_t sframe(char *b, size_t at, char type, uint32_t id, const void *body, size_t n)
+{
+	unsigned char h[9] = { (unsigned char)type, (unsigned char)(id >> 24), (unsigned char)(id >> 16),
+			       (unsigned char)(id >> 8), (unsigned char)id, (unsigned char)(n >> 24),
+			       (unsigned char)(n >> 16), (unsigned char)(n >> 8), (unsigned char)n };
+	memcpy(b + at, h, 9);
+	memcpy(b + at + 9, body, n);
+	return at + 9 + n;
+}
+
+static size_t zframe(char *b, size_t at, uint32_t id, uint32_t kind, uint32_t value, uint32_t held)
+{
+	uint32_t v[3] = { htonl(kind), htonl(value), htonl(held) };
+	return sframe(b, at, 'Z', id, v, sizeof v);
+}
+
+/* in (the server's stdout bytes) in Docker's framing, split every piece
+ * bytes (a frame boundary inside every server frame), into out. */
+static size_t dwrap(char *out, int stream, const char *in, size_t n, size_t piece)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < n; i += piece) {
+		size_t k = n - i < piece ? n - i : piece;
+		unsigned char h[8] = { (unsigned char)stream, 0, 0, 0, (unsigned char)(k >> 24), (unsigned char)(k >> 16),
+				       (unsigned char)(k >> 8), (unsigned char)k };
+		memcpy(out + at, h, 8);
+		memcpy(out + at + 8, in + i, k);
+		at += 8 + k;
+	}
+	return at;
+}
+
+#define EXEC_ID "\"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee\""
+#define HELLO_FRAME "H\0\0\0\0\0\0\0\15agsbx-serve 1"
+
+struct srv_case {
+	struct route routes[6];
+	char raw[16384], raw2[262144];
+	struct gv_docker d;
+	struct fake f;
+};
+
+static int kills;
+static void count_kill(void *ud)
+{
+	(void)ud;
+	kills++;
+}
+
+/* A fake daemon whose exec start answers raw at once and raw2 once the
+ * request came (each already in Docker's framing). */
+static void srv_open(struct srv_case *c, size_t raw_len, size_t raw2_len, int hold_ms)
+{
+	static const char state[] = "{\"Running\":false,\"ExitCode\":3}";
+	struct route r[] = {
+		{ "/version", 200, VERSION_OK },
+		{ "/exec HTTP", 201, "{\"Id\":" EXEC_ID "}" },
+		{ "/start", 101, "" },
+		{ "/json", 200, state },
+		{ NULL, 0, NULL },
+	};
+	memcpy(c->routes, r, sizeof r);
+	fake_streamed = (struct streamed){ c->raw, raw2_len ? c->raw2 : NULL, raw_len, raw2_len, hold_ms };
+	fake_start(&c->f, c->routes);
+	ck_assert_int_eq(gv_docker_open(&c->d, c->f.path, 10000, NULL), 0);
+}
+
+static void srv_close(struct srv_case *c)
+{
+	gv_docker_close(&c->d);
+	fake_stop(&c->f);
+}
+
+static size_t hello(struct srv_case *c)
+{
+	return dwrap(c->raw, 1, HELLO_FRAME, sizeof HELLO_FRAME - 1, 5);
+}
+
+/* Starts the server on the fake and runs `prog` in it. */
+static int srv_run(struct srv_case *c, int64_t timeout_ms, int killed_fd, struct gv_exec_out *o,
+		   struct agsbx_error *start_err)
+{
+	const char *const argv[] = { "/agsbx-payload", "true", NULL }, *const env[] = { "A=1", NULL };
+	struct gv_exec_spec s = { .container = "c1", .argv = argv, .env = env, .workdir = "/", .max_output = 1000,
+				  .timeout_ms = timeout_ms, .cancel_fd = -1, .killed_fd = killed_fd,
+				  .on_kill = count_kill };
+	struct gv_server *sv = NULL;
+	memset(o, 0, sizeof *o);
+	int r = gv_server_start(&c->d, &s, &sv, start_err);
+	if (r < 0)
+		return r;
+	r = gv_server_run(sv, &c->d, &s, o);
+	gv_server_stop(sv);
+	return r;
+}
+
+/* What the harness makes of a server that lies, dies or stalls: it never
+ * keeps more than its cap, never takes a broken stream for a result, and
+ * ends at its deadline. */
+START_TEST(test_server_stream_faults)
+{
+	struct srv_case *c = calloc(1, sizeof *c);
+	struct gv_exec_out o;
+	struct agsbx_error err = { 0 };
+	char srv[131072];
+	/* A wrong greeting: no server. */
+	srv_open(c, dwrap(c->raw, 1, "H\0\0\0\0\0\0\0\4nope", 13, 64), 0, 0);
+	ck_assert_int_lt(srv_run(c, 0, -1, &o, &err), 0);
+	ck_assert_str_eq(err.reason, GV_R_EXEC_FAILED);
+	ck_assert_msg(strstr(err.message, "did not start"), "%s", err.message);
+	srv_close(c);
+	/* A kept cap, a held output, frames split across Docker's. */
+	static char big[100000];
+	memset(big, 'a', sizeof big);
+	size_t n = sframe(srv, 0, 'O', 1, big, sizeof big);
+	n = sframe(srv, n, 'E', 1, "err", 3);
+	n = sframe(srv, n, 'O', 99, "not ours", 8);
+	n = zframe(srv, n, 1, 0, 0, 1);
+	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 4093), 0);
+	ck_assert_int_eq(srv_run(c, 0, -1, &o, &err), 0);
+	ck_assert_uint_eq(o.run.out_len, 1000);
+	ck_assert(o.run.out_truncated);
+	ck_assert_uint_eq(o.run.out_total, sizeof big);
+	ck_assert_str_eq(o.run.err, "err");
+	ck_assert(o.run.exited && o.run.exit_code == 0 && o.dirty);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	/* A signal death reads as Docker reports it; a spawn failure as one. */
+	n = zframe(srv, 0, 1, 1, 9, 0);
+	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 64), 0);
+	ck_assert_int_eq(srv_run(c, 0, -1, &o, &err), 0);
+	ck_assert(o.run.exited && o.run.exit_code == 137 && o.run.status == 137 && !o.dirty);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	uint32_t enoent = htonl(ENOENT);
+	n = sframe(srv, 0, 'F', 1, &enoent, 4);
+	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 64), 0);
+	ck_assert_int_eq(srv_run(c, 0, -1, &o, &err), 0);
+	ck_assert(o.run.spawn_errno == ENOENT && o.run.status == 127 && !o.run.exited);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	/* The server dies (stderr, then the stream ends): an error naming
+	 * its exit code and what it said, printable only. */
+	static const char boom[] = "boom\n\001";
+	srv_open(c, hello(c), dwrap(c->raw2, 2, boom, sizeof boom - 1, 64), 0);
+	ck_assert_int_lt(srv_run(c, 0, -1, &o, &err), 0);
+	ck_assert_str_eq(o.err.reason, GV_R_EXEC_FAILED);
+	ck_assert_msg(strstr(o.err.message, "ended with exit code 3: boom") && !strchr(o.err.message, '\n'), "%s",
+		      o.err.message);
+	ck_assert(o.dirty);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	/* A frame of no known type: the stream is broken, not believed. */
+	n = sframe(srv, 0, 'Q', 1, "x", 1);
+	n = zframe(srv, n, 1, 0, 0, 0);
+	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 64), 300);
+	ck_assert_int_lt(srv_run(c, 0, -1, &o, &err), 0);
+	ck_assert_msg(strstr(o.err.message, "ended"), "%s", o.err.message);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	/* A stall: the deadline kills the container (on_kill first). */
+	kills = 0;
+	srv_open(c, hello(c), 0, 800);
+	ck_assert_int_eq(srv_run(c, 100, -1, &o, &err), 0);
+	ck_assert(o.run.timed_out && o.run.status == AGSBX_RUN_STATUS_TIMEOUT && o.dirty);
+	ck_assert_int_eq(kills, 1);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	/* Another execution's kill ends this one as killed under it. */
+	int kp[2];
+	ck_assert_int_eq(pipe(kp), 0);
+	ck_assert_int_eq(write(kp[1], "k", 1), 1);
+	srv_open(c, hello(c), 0, 800);
+	ck_assert_int_lt(srv_run(c, 0, kp[0], &o, &err), 0);
+	ck_assert_msg(strstr(o.err.message, "killed under"), "%s", o.err.message);
+	ck_assert(o.dirty && !o.run.timed_out);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	close(kp[0]);
+	close(kp[1]);
+	free(c);
+}
+END_TEST
+
 START_TEST(test_unknown_config_key)
 {
 	json_t *cfg = json_pack("{s:s}", "image", "alpine");
@@ -570,6 +787,7 @@ static Suite *unit_suite(void)
 	tcase_add_test(t, test_non_json_and_huge_answers);
 	tcase_add_test(t, test_registry_shapes);
 	tcase_add_test(t, test_unknown_config_key);
+	tcase_add_test(t, test_server_stream_faults);
 	tcase_add_test(t, test_reason_set_closed);
 	tcase_add_test(t, test_procs_reap_kills_exactly);
 	suite_add_tcase(s, t);

@@ -1463,6 +1463,9 @@ static bool args_valid(const struct op *o, char **args, int nargs)
 int main(int argc, char **argv)
 {
 	const char *self = argc > 0 && argv[0] ? argv[0] : "/proc/self/exe";
+	/* Not an op: a server of many runs, speaking its own framing. */
+	if (argc == 2 && strcmp(argv[1], "serve") == 0)
+		return serve_main();
 	obj_open(NULL);
 	if (argc < 2) {
 		f_null("op");

@@ -55,4 +55,7 @@ int op_fork_bound(char **argv, int argc, const char *self);
 int op_balloon(char **argv, int argc, const char *self);
 int op_limits(char **argv, int argc, const char *self);
 
+/* serve.c: `agsbx-payload serve`, the execution server (framing there). */
+int serve_main(void);
+
 #endif

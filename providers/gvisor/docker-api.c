@@ -307,11 +307,19 @@ static void stream_add(struct gv_demux *m, struct gv_stream *s, const char *data
 	s->buf[s->len] = '\0';
 }
 
+void gv_demux_add(struct gv_demux *m, int stream, const char *data, size_t n)
+{
+	if (m->sink)
+		m->sink(m->sink_ud, stream, data, n);
+	else
+		stream_add(m, &m->s[stream ? 1 : 0], data, n);
+}
+
 void gv_demux_feed(struct gv_demux *m, const char *data, size_t n)
 {
 	while (n > 0) {
 		if (m->raw) {
-			stream_add(m, &m->s[0], data, n);
+			gv_demux_add(m, 0, data, n);
 			return;
 		}
 		if (m->frame_left == 0) {
@@ -329,7 +337,7 @@ void gv_demux_feed(struct gv_demux *m, const char *data, size_t n)
 				/* Not Docker framing (a TTY stream, or garbage):
 				 * keep the bytes, as stdout, rather than lose them. */
 				m->raw = true;
-				stream_add(m, &m->s[0], (const char *)m->hdr, 8);
+				gv_demux_add(m, 0, (const char *)m->hdr, 8);
 				continue;
 			}
 			m->stream = m->hdr[0] == 2 ? 1 : 0;
@@ -338,7 +346,7 @@ void gv_demux_feed(struct gv_demux *m, const char *data, size_t n)
 			continue;
 		}
 		size_t take = n < m->frame_left ? n : m->frame_left;
-		stream_add(m, &m->s[m->stream], data, take);
+		gv_demux_add(m, m->stream, data, take);
 		m->frame_left -= (uint32_t)take;
 		data += take;
 		n -= take;

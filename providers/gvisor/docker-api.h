@@ -101,11 +101,17 @@ struct gv_demux {
 	bool raw;                     /* framing broken: the rest counts as stdout */
 	bool oom;
 	struct gv_stream s[2];
+	/* Set: each stream's bytes go to sink instead of s[] (the execution
+	 * server's stream, framed once more inside, serve.c). */
+	void (*sink)(void *ud, int stream, const char *data, size_t n);
+	void *sink_ud;
 };
 
 void gv_demux_init(struct gv_demux *m, size_t cap);
 /* Consumes n bytes; never fails (allocation failures set oom and drop). */
 void gv_demux_feed(struct gv_demux *m, const char *data, size_t n);
+/* n bytes of stream (0 stdout, 1 stderr) into its capped capture. */
+void gv_demux_add(struct gv_demux *m, int stream, const char *data, size_t n);
 /* Moves the captures into a runner result (out/err, totals, flags). */
 void gv_demux_take(struct gv_demux *m, struct agsbx_run_result *r);
 void gv_demux_clear(struct gv_demux *m);

@@ -1,23 +1,14 @@
-/* One execution in a running (warm) container through the exec API.
+/* The exec API calls of a shared container's execution server (serve.c):
  *
  * POST /containers/ID/exec -> POST /exec/EID/start on a connection of our
- * own, upgraded to a raw stream -> half-close it (the program's stdin is
- * a pipe that reads EOF: never the host's /dev/null, which runsc would
- * chown to the sandbox user) -> drain the multiplexed output into the
- * capped demultiplexer while watching the deadline and cancel_fd -> GET
- * /exec/EID/json for the exit code.
+ * own, upgraded to a raw stream, kept open both ways (the server's stdin is
+ * its requests; never the host's /dev/null, which runsc would chown to the
+ * sandbox user) -> GET /exec/EID/json for its state once the stream ends.
  *
- * Why a hand-made request for the start: the stream must be half-closed
- * after the request (that is how stdin ends, as `docker exec -i` does),
- * and libcurl cannot shut down the write side of a connection it drives.
- * Everything else goes through gv_docker_call().
- *
- * A timeout or cancel kills the whole container (gVisor has no per-exec
- * kill through the API), telling the caller first (on_kill), and every
- * other execution in it stops at once when killed_fd says so. The caller
- * then takes no new execution into it; likewise after an execution whose
- * process has exited while something (a detached descendant) still holds
- * its output: the container is not clean any more. */
+ * Why a hand-made request for the start: the stream must stay ours to
+ * write and to half-close (as `docker exec -i` does), and libcurl cannot
+ * hand over a connection it drives. Everything else goes through
+ * gv_docker_call(). */
 #include "providers/gvisor/gvisor.h"
 
 #include <errno.h>
@@ -35,17 +26,7 @@
 #include "base/runner.h"
 #include "base/util.h"
 
-/* How often a stream that stays open is checked against the exec's state. */
-#define INSPECT_EVERY_MS 250
-/* After the process exited, how long its output may still drain. */
-#define DRAIN_GRACE_MS 500
-/* After a kill, how long the stream may take to end. Not longer: Docker
- * can hold an exec's stream well after its container died (10 s seen
- * here), and the caller drops the container anyway, checking that nothing
- * of it is left. */
-#define EXEC_KILL_GRACE_MS 1000
-
-static int exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, char eid[65], struct gv_exec_out *o)
+int gv_exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, char eid[65], struct gv_exec_out *o)
 {
 	_cleanup_json_ json_t *body = json_pack("{s:b, s:b, s:b, s:b, s:o, s:o, s:s}", "AttachStdin", 1,
 						"AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "Cmd",
@@ -99,9 +80,7 @@ static int read_headers(int fd, struct gv_demux *dm, long *status)
 	}
 }
 
-/* The start request on a connection of our own; returns the socket with
- * the raw stream, its write side shut (stdin EOF). */
-static int exec_start(const struct gv_docker *d, const char *eid, struct gv_demux *dm, struct gv_exec_out *o)
+int gv_exec_start(const struct gv_docker *d, const char *eid, struct gv_demux *dm, struct gv_exec_out *o)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(d->socket) >= sizeof sa.sun_path)
@@ -134,12 +113,10 @@ static int exec_start(const struct gv_docker *d, const char *eid, struct gv_demu
 		close(fd);
 		return r;
 	}
-	shutdown(fd, SHUT_WR);
 	return fd;
 }
 
-/* GET /exec/EID/json: 1 still running, 0 exited (*code), -errno. */
-static int exec_state(const struct gv_docker *d, const char *eid, int *code)
+int gv_exec_state(const struct gv_docker *d, const char *eid, int *code)
 {
 	_cleanup_free_ char *path = NULL;
 	if (asprintf(&path, "/exec/%s/json", eid) < 0)
@@ -151,165 +128,4 @@ static int exec_state(const struct gv_docker *d, const char *eid, int *code)
 	if (r < 0)
 		return r;
 	return gv_exec_state_answer(st, j, code);
-}
-
-/* The stream can end a moment before Docker has recorded the exit (the
- * attach copy ends at the program's EOF, the exit event comes apart):
- * exec_state() until it has, at most until the deadline or 2 s. */
-static int exec_exit_wait(const struct gv_docker *d, const char *eid, uint64_t deadline, int *code)
-{
-	uint64_t until = agsbx_now_us() + 2000000;
-	if (deadline < until)
-		until = deadline;
-	for (;;) {
-		int st = exec_state(d, eid, code);
-		if (st != 1 || agsbx_now_us() >= until)
-			return st;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-}
-
-struct drain {
-	int fd;
-	bool eof, exited, killed;
-	bool killed_under;            /* by another execution's kill (killed_fd) */
-	int code;
-	uint64_t deadline, give_up, next_inspect;
-};
-
-static bool fd_readable(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
-}
-
-/* One wait for output (at most until the next event); false on EOF. */
-static bool drain_step(struct drain *dr, struct gv_demux *dm, const struct gv_exec_spec *s, uint64_t now)
-{
-	/* The next event still to come: after a kill only the give-up. */
-	uint64_t next = dr->give_up;
-	if (!dr->killed && dr->deadline < next)
-		next = dr->deadline;
-	if (!dr->killed && !dr->exited && dr->next_inspect < next)
-		next = dr->next_inspect;
-	struct pollfd p[4] = { { .fd = dr->fd, .events = POLLIN } };
-	nfds_t np = 1;
-	if (!dr->killed && s->killed_fd >= 0)
-		p[np++] = (struct pollfd){ .fd = s->killed_fd, .events = POLLIN };
-	if (!dr->killed && s->cancel_fd >= 0)
-		p[np++] = (struct pollfd){ .fd = s->cancel_fd, .events = POLLIN };
-	if (!dr->killed && agsbx_runner_abort_fd() > 2)
-		p[np++] = (struct pollfd){ .fd = agsbx_runner_abort_fd(), .events = POLLIN };
-	int wait_ms = next > now ? (int)((next - now) / 1000) + 1 : 0;
-	if (poll(p, np, wait_ms > 1000 ? 1000 : wait_ms) > 0 && p[0].revents) {
-		char buf[65536];
-		ssize_t r = recv(dr->fd, buf, sizeof buf, MSG_DONTWAIT);
-		if (r > 0)
-			gv_demux_feed(dm, buf, (size_t)r);
-		else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-			return false;
-	}
-	return true;
-}
-
-static void drain_run(struct drain *dr, const struct gv_docker *d, const struct gv_exec_spec *s, const char *eid,
-		      struct gv_demux *dm, struct gv_exec_out *o)
-{
-	for (;;) {
-		uint64_t now = agsbx_now_us();
-		if (!drain_step(dr, dm, s, now)) {
-			dr->eof = true;
-			return;
-		}
-		now = agsbx_now_us();
-		if (now >= dr->give_up)
-			return;
-		if (!dr->killed && s->killed_fd >= 0 && fd_readable(s->killed_fd)) {
-			dr->killed = dr->killed_under = true;
-			return;
-		}
-		if (!dr->killed && (now >= dr->deadline || gv_cancel_requested(s->cancel_fd))) {
-			if (now >= dr->deadline)
-				o->run.timed_out = true;
-			else
-				o->run.cancelled = true;
-			if (s->on_kill)
-				s->on_kill(s->kill_ud);
-			gv_container_kill(d, s->container);
-			dr->killed = true;
-			dr->give_up = now + (uint64_t)EXEC_KILL_GRACE_MS * 1000;
-		}
-		if (!dr->killed && !dr->exited && now >= dr->next_inspect) {
-			dr->next_inspect = now + (uint64_t)INSPECT_EVERY_MS * 1000;
-			if (exec_state(d, eid, &dr->code) == 0) {
-				/* Exited, yet something still holds its output. */
-				dr->exited = true;
-				dr->give_up = now + (uint64_t)DRAIN_GRACE_MS * 1000;
-			}
-		}
-	}
-}
-
-static void exec_result(struct drain *dr, const struct gv_docker *d, const struct gv_exec_spec *s, const char *eid,
-			struct gv_demux *dm, struct gv_exec_out *o)
-{
-	struct agsbx_run_result *r = &o->run;
-	gv_demux_take(dm, r);
-	o->dirty = dr->killed || !dr->eof;
-	if (r->timed_out || r->cancelled) {
-		r->status = r->timed_out ? AGSBX_RUN_STATUS_TIMEOUT : AGSBX_RUN_STATUS_CANCELLED;
-		return;
-	}
-	if (dr->killed_under) {
-		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "container %.12s was killed under exec %.12s", s->container,
-				eid);
-		return;
-	}
-	int code = dr->code;
-	int st = dr->exited ? 0 : exec_exit_wait(d, eid, dr->deadline, &code);
-	if (st != 0) {
-		o->dirty = true;
-		agsbx_error_set(&o->err, st < 0 ? GV_R_UNAVAILABLE : GV_R_EXEC_FAILED,
-				"exec %.12s in container %.12s: %s", eid, s->container, st < 0 ? "no exit status" :
-				"the stream ended but the process still runs");
-		return;
-	}
-	r->exited = true;
-	r->exit_code = code;
-	r->status = code;
-}
-
-int gv_exec_run(const struct gv_docker *d, const struct gv_exec_spec *s, struct gv_exec_out *o)
-{
-	memset(o, 0, sizeof *o);
-	char eid[65];
-	struct gv_demux dm;
-	gv_demux_init(&dm, s->max_output);
-	int r = exec_create(d, s, eid, o);
-	uint64_t t0 = agsbx_now_us();
-	int fd = r < 0 ? r : exec_start(d, eid, &dm, o);
-	if (fd < 0) {
-		o->dirty = true;
-		gv_demux_clear(&dm);
-		o->run.out = strdup("");
-		o->run.err = strdup("");
-		return fd;
-	}
-	struct drain dr = {
-		.fd = fd,
-		.deadline = s->timeout_ms > 0 ? t0 + (uint64_t)s->timeout_ms * 1000 : UINT64_MAX,
-		.give_up = UINT64_MAX,
-		.next_inspect = t0 + (uint64_t)INSPECT_EVERY_MS * 1000,
-	};
-	drain_run(&dr, d, s, eid, &dm, o);
-	close(fd);
-	o->run.duration_us = agsbx_now_us() - t0;
-	exec_result(&dr, d, s, eid, &dm, o);
-	gv_demux_clear(&dm);
-	if (!o->run.out)
-		o->run.out = strdup("");
-	if (!o->run.err)
-		o->run.err = strdup("");
-	return o->err.reason ? -EIO : 0;
 }

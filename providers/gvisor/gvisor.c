@@ -78,6 +78,9 @@ struct gv_warm {
 	/* Written once it is killed: the executions in it stop waiting for
 	 * their streams (Docker may hold them open long after the kill). */
 	int kill_pipe[2];
+	/* Its execution server (serve.c): every execution in it goes there. */
+	struct gv_server *server;
+	char server_exec[13];
 };
 
 /* What starting a shared container needs, copied out of the handle: the
@@ -817,6 +820,7 @@ struct gv_where {
 	unsigned earlier;             /* executions started in the container before it */
 	unsigned concurrent;          /* others running in it when it started */
 	bool warm;                    /* the handle's shared container (see gv_warm) */
+	char server_exec[13];         /* warm: the exec of its execution server */
 };
 
 /* Why an execution may run where it ran (meta.sandbox.sharing). */
@@ -824,6 +828,10 @@ static const char WHY_SHARED[] =
 	"no own_sandbox asked: its evidence is its own result and what it did to the host, not what the sandbox "
 	"holds afterwards; the other executions in the container are this run's own steps";
 static const char WHY_OWN[] = "own_sandbox asked: whatever is left once it ends is this execution's alone";
+/* How it was started (meta.sandbox.started_by). */
+static const char BY_SERVER[] = "the container's execution server (agsbx-payload serve, one docker exec): a fork and "
+				"exec inside the sandbox, as the same user, new session, stdin at EOF";
+static const char BY_CONTAINER[] = "the container's own process (docker create and start)";
 
 /* obs_age_ms: how old the observation ensure reused was, or -1 (ensure
  * observed gVisor itself). */
@@ -831,13 +839,16 @@ static void where_json(const struct gv_where *w, int64_t obs_age_ms, json_t *met
 {
 	json_t *ob = obs_age_ms < 0 ? json_pack("{s:b}", "reused", 0)
 				    : json_pack("{s:b, s:I}", "reused", 1, "age_ms", (json_int_t)obs_age_ms);
-	if (meta && w->container[0])
-		json_object_set_new(meta, "sandbox",
-				    json_pack("{s:s, s:b, s:b, s:i, s:i, s:s, s:o}", "container", w->container, "warm",
-					      w->warm, "shared", w->warm, "earlier_executions", (json_int_t)w->earlier,
-					      "concurrent_executions", (json_int_t)w->concurrent, "sharing",
-					      w->warm ? WHY_SHARED : WHY_OWN, "ensure_observation", ob));
-	else
+	if (meta && w->container[0]) {
+		json_t *sb = json_pack("{s:s, s:b, s:b, s:i, s:i, s:s, s:s, s:o}", "container", w->container, "warm",
+				       w->warm, "shared", w->warm, "earlier_executions", (json_int_t)w->earlier,
+				       "concurrent_executions", (json_int_t)w->concurrent, "sharing",
+				       w->warm ? WHY_SHARED : WHY_OWN, "started_by", w->warm ? BY_SERVER : BY_CONTAINER,
+				       "ensure_observation", ob);
+		if (sb && w->warm)
+			json_object_set_new(sb, "server_exec", json_string(w->server_exec));
+		json_object_set_new(meta, "sandbox", sb);
+	} else
 		json_decref(ob);
 }
 
@@ -913,6 +924,7 @@ static void warm_free(struct gv_warm *w)
 	for (int i = 0; i < 2; i++)
 		if (w->kill_pipe[i] >= 0)
 			close(w->kill_pipe[i]);
+	gv_server_stop(w->server);
 	free(w);
 }
 
@@ -929,6 +941,20 @@ static struct gv_warm *warm_new(void)
 	for (int i = 0; i < 2; i++)
 		fcntl(w->kill_pipe[i], F_SETFD, FD_CLOEXEC);
 	return w;
+}
+
+/* The container's execution server, as the handle's user, in its
+ * directory, with its environment (each execution's is laid over it, as
+ * Docker lays an exec's over the container's). */
+static int server_start(struct gv_priv *p, const struct warm_args *wa, const char *id, struct gv_warm *w,
+			struct agsbx_error *err)
+{
+	struct gv_exec_spec s = { .container = id, .env = (const char *const *)wa->env, .workdir = wa->workdir,
+				  .user = wa->user, .cancel_fd = -1, .killed_fd = -1 };
+	int r = gv_server_start(&p->env.d, &s, &w->server, err);
+	if (r == 0)
+		snprintf(w->server_exec, sizeof w->server_exec, "%.12s", gv_server_exec_id(w->server));
+	return r;
 }
 
 /* Starts a shared container: the payload idling (linger ignores every
@@ -952,11 +978,17 @@ static int warm_start(struct gv_priv *p, const struct warm_args *wa, struct gv_w
 	};
 	struct gv_run_out o = { 0 };
 	r = gv_container_start_idle(&p->env.d, &s, &o);
-	struct gv_warm *w = r == 0 ? warm_new() : NULL;
-	if (r == 0 && !w) {
-		gv_container_drop(&p->env.d, &s, &o);
+	bool up = r == 0; /* else start_idle removed what it created */
+	struct gv_warm *w = up ? warm_new() : NULL;
+	if (up && !w) {
 		agsbx_error_set(&o.err, GV_R_EXEC_FAILED, "out of memory");
 		r = -ENOMEM;
+	}
+	if (w)
+		r = server_start(p, wa, o.id, w, &o.err);
+	if (up && r < 0) {
+		warm_free(w);
+		gv_container_drop(&p->env.d, &s, &o);
 	}
 	if (r < 0) {
 		pthread_mutex_lock(&p->lock);
@@ -1026,6 +1058,7 @@ static void warm_enter_locked(struct gv_warm *w, struct gv_where *where)
 	where->concurrent = w->inflight++;
 	where->warm = true;
 	snprintf(where->container, sizeof where->container, "%.12s", w->id);
+	snprintf(where->server_exec, sizeof where->server_exec, "%s", w->server_exec);
 }
 
 /* The shared container (waiting while one is being started), or a new
@@ -1134,7 +1167,7 @@ static int run_warm(struct agsbx_handle *h, struct gv_priv *p, const struct agsb
 		.kill_ud = &k, .killed_fd = w->kill_pipe[0],
 	};
 	struct gv_exec_out o;
-	r = gv_exec_run(&p->env.d, &s, &o);
+	r = gv_server_run(w->server, &p->env.d, &s, &o);
 	out->run = o.run;
 	bool victim = false;
 	if (warm_put(p, w, o.dirty || r < 0, o.run.timed_out || o.run.cancelled, &victim) < 0 && r == 0) {

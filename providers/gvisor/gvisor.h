@@ -107,7 +107,7 @@ bool gv_cancel_requested(int fd);
 /* A JSON array of the NULL-terminated strings (empty for NULL). */
 json_t *gv_strv_json(const char *const *v);
 
-/* ---- a warm container and executions in it (exec.c) ------------------ */
+/* ---- a warm container and executions in it (exec.c, serve.c) --------- */
 
 /* Creates and starts a container running s->argv (an idle program) with
  * s->exec_id as its GV_LABEL_EXEC, and returns once it runs; o->id is the
@@ -119,6 +119,7 @@ void gv_container_kill(const struct gv_docker *d, const char *id);
  * and /proc, as after gv_container_run): 0, or -EIO with o->err set. */
 int gv_container_drop(const struct gv_docker *d, const struct gv_run_spec *s, struct gv_run_out *o);
 
+/* One execution in a running container. */
 struct gv_exec_spec {
 	const char *container;        /* a running container's id */
 	const char *const *argv;
@@ -134,22 +135,54 @@ struct gv_exec_spec {
 	void *kill_ud;
 	/* Readable once another execution's timeout or cancel killed the
 	 * container (-1: none): this one ends at once, as dirty, with an
-	 * error (Docker may hold its stream open long after the kill). */
+	 * error. */
 	int killed_fd;
 };
 struct gv_exec_out {
 	struct agsbx_run_result run;
 	struct agsbx_error err;
 	/* The container must not run another execution: it was killed
-	 * (timeout, cancel), the exec failed, or something of the execution
-	 * still held its output when its process had exited. */
+	 * (timeout, cancel), the execution failed, or something of it still
+	 * held its output when its process had exited. */
 	bool dirty;
 };
-/* One execution in a running container through the exec API, stdin a
- * pipe closed at once (EOF), output capped, the deadline and cancel_fd
- * enforced by killing the whole container. 0: the program ran (any
- * status); -errno with err otherwise. o->run must be freed by the caller. */
-int gv_exec_run(const struct gv_docker *d, const struct gv_exec_spec *s, struct gv_exec_out *o);
+
+/* The exec API (exec.c): POST /containers/ID/exec of s->argv as s->user
+ * with s->env in s->workdir (eid: the exec's id), and its start on a
+ * connection of our own, upgraded to the raw stream, whose bytes after the
+ * headers go to dm; returns that socket, both ways open (the program's
+ * stdin is what we write). -errno with o->err set otherwise. */
+int gv_exec_create(const struct gv_docker *d, const struct gv_exec_spec *s, char eid[65], struct gv_exec_out *o);
+int gv_exec_start(const struct gv_docker *d, const char *eid, struct gv_demux *dm, struct gv_exec_out *o);
+/* GET /exec/EID/json: 1 still running, 0 exited (*code), -errno. */
+int gv_exec_state(const struct gv_docker *d, const char *eid, int *code);
+
+/* ---- the execution server in a shared container (serve.c) ------------ */
+
+/* `agsbx-payload serve` running in a container through one exec, and the
+ * thread reading its stream. Executions sent to it are forked and exec'd
+ * inside the sandbox (conformance/payload/serve.c has the framing). */
+struct gv_server;
+/* Starts the server in spec->container as spec->user with spec->env and
+ * spec->workdir (argv is ignored) and waits for its greeting. 0, or -errno
+ * with err set (GV_R_*); nothing is left to stop then. */
+int gv_server_start(const struct gv_docker *d, const struct gv_exec_spec *spec, struct gv_server **out,
+		    struct agsbx_error *err);
+/* One execution of s->argv through the server (s->user must be the
+ * server's; s->env is laid over the server's, as Docker lays an exec's
+ * over the container's), stdin at EOF, each stream capped at
+ * s->max_output by this side, the deadline and cancel enforced by killing
+ * the whole container (gVisor has no per-exec kill through the API, and
+ * the server is not trusted to kill), killed_fd honoured. A signal death
+ * is reported as Docker reports it (exit code 128+N). 0: the program ran
+ * (any status, including timeout and cancel); -errno with o->err
+ * otherwise. o->run must be freed by the caller. */
+int gv_server_run(struct gv_server *sv, const struct gv_docker *d, const struct gv_exec_spec *s,
+		  struct gv_exec_out *o);
+/* Ends the stream, joins the reader, frees. NULL is fine. */
+void gv_server_stop(struct gv_server *sv);
+/* The server's exec id (for the evidence), "" before it started. */
+const char *gv_server_exec_id(const struct gv_server *sv);
 
 /* Containers (all states) with label KEY=VALUE (value NULL: any value):
  * the count, and in *found (may be NULL) a new array of {"id", "exec",

@@ -69,8 +69,18 @@ jq -e '[.providers[0].checks[] | .id as $c | .observations[] | select(.role == "
          and (($own | map(.s.container)) - ($main | map(.s.container)) | length == ($own | length))' \
   "$d/gv.json" >/dev/null \
   || fail "gvisor shared container: $(jq -c '[.providers[0].checks[] | {id, s: [.observations[].meta.sandbox | select(.) | {container, shared}]}]' "$d/gv.json")"
+# Every shared execution went through its container's execution server
+# (one per container: the same exec for every execution in it), and no
+# own-sandbox one did.
+jq -e '[.providers[0].checks[] | .observations[] | select(.role == "sandbox" and .meta.sandbox) | .meta.sandbox] as $o
+       | ($o | map(select(.shared)) | length > 0
+              and all((.started_by | test("execution server")) and (.server_exec | test("^[0-9a-f]{12}$"))))
+         and ($o | map(select(.shared | not)) | all((.started_by | test("own process")) and (has("server_exec") | not)))
+         and ($o | map(select(.shared)) | group_by(.container) | all(map(.server_exec) | unique | length == 1))' \
+  "$d/gv.json" >/dev/null \
+  || fail "gvisor execution server: $(jq -c '[.providers[0].checks[] | .observations[].meta.sandbox | select(.) | {container, started_by, server_exec}] | unique' "$d/gv.json")"
 n=$(dockerd_api '/containers/json?all=1' | jq length)
 [[ $n == 0 ]] || fail "$n container(s) left on the daemon"
-pass "gvisor conformant through collect; lifecycle checks in containers of their own, the rest in one shared container per handle; no container left; host device nodes unchanged"
+pass "gvisor conformant through collect; lifecycle checks in containers of their own, the rest in one shared container per handle, each through its execution server; no container left; host device nodes unchanged"
 dockerd_stop
 
