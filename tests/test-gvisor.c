@@ -649,12 +649,19 @@ START_TEST(test_server_stream_faults)
 	ck_assert(o.dirty);
 	agsbx_run_result_clear(&o.run);
 	srv_close(c);
-	/* A frame of no known type: the stream is broken, not believed. */
+	/* A frame of no known type, or an end of the wrong size: the stream
+	 * is broken, not believed, and nothing waits for an end. */
 	n = sframe(srv, 0, 'Q', 1, "x", 1);
 	n = zframe(srv, n, 1, 0, 0, 0);
 	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 64), 300);
 	ck_assert_int_lt(srv_run(c, 0, -1, &o, &err), 0);
 	ck_assert_msg(strstr(o.err.message, "ended"), "%s", o.err.message);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	n = sframe(srv, 0, 'Z', 1, "\0\0\0\0\0\0\0\0", 8);
+	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 2000), 2000);
+	ck_assert_int_lt(srv_run(c, 1000, -1, &o, &err), 0);
+	ck_assert_msg(!o.run.timed_out, "waited for an end that was sent malformed");
 	agsbx_run_result_clear(&o.run);
 	srv_close(c);
 	/* A stall: the deadline kills the container (on_kill first). */

@@ -83,18 +83,22 @@ static struct sreq *req_of(struct gv_server *sv, uint32_t id)
 	return NULL;
 }
 
-/* A whole H, F or Z frame (under sv->lock). */
+/* A whole H, F or Z frame (under sv->lock). One of the wrong size breaks
+ * the stream: an execution must never wait for an end that was sent
+ * malformed. */
 static void frame_end(struct gv_server *sv)
 {
 	char type = (char)sv->hdr[0];
 	struct sreq *q = req_of(sv, get32(sv->hdr + 1));
-	if (type == 'H') {
+	if ((type == 'F' && sv->small_len != 4) || (type == 'Z' && sv->small_len != 12)) {
+		sv->broken = true;
+	} else if (type == 'H') {
 		sv->hello = sv->small_len == sizeof HELLO - 1 && !memcmp(sv->small, HELLO, sv->small_len);
 		sv->broken |= !sv->hello;
-	} else if (type == 'F' && sv->small_len == 4 && q) {
+	} else if (type == 'F' && q) {
 		q->spawn_errno = (int)get32(sv->small);
 		q->done = true;
-	} else if (type == 'Z' && sv->small_len == 12 && q) {
+	} else if (type == 'Z' && q) {
 		q->signaled = get32(sv->small) != 0;
 		q->value = (int)get32(sv->small + 4);
 		q->held = get32(sv->small + 8) != 0;
