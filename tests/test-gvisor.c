@@ -533,6 +533,7 @@ static size_t dwrap(char *out, int stream, const char *in, size_t n, size_t piec
 #define HELLO_FRAME "H\0\0\0\0\0\0\0\15agsbx-serve 1"
 
 struct srv_case {
+	const char *run_user;         /* the execution's (the server's: NULL) */
 	struct route routes[6];
 	char raw[16384], raw2[262144];
 	struct gv_docker d;
@@ -588,6 +589,7 @@ static int srv_run(struct srv_case *c, int64_t timeout_ms, int killed_fd, struct
 	int r = gv_server_start(&c->d, &s, &sv, start_err);
 	if (r < 0)
 		return r;
+	s.user = c->run_user;
 	r = gv_server_run(sv, &c->d, &s, o);
 	gv_server_stop(sv);
 	return r;
@@ -670,6 +672,17 @@ START_TEST(test_server_stream_faults)
 	ck_assert_int_eq(srv_run(c, 100, -1, &o, &err), 0);
 	ck_assert(o.run.timed_out && o.run.status == AGSBX_RUN_STATUS_TIMEOUT && o.dirty);
 	ck_assert_int_eq(kills, 1);
+	agsbx_run_result_clear(&o.run);
+	srv_close(c);
+	/* The server cannot run a step as another user: refused, not run. */
+	n = zframe(srv, 0, 1, 0, 0, 0);
+	srv_open(c, hello(c), dwrap(c->raw2, 1, srv, n, 64), 0);
+	c->run_user = "1000:1000";
+	ck_assert_int_lt(srv_run(c, 0, -1, &o, &err), 0);
+	c->run_user = NULL;
+	ck_assert_msg(strstr(o.err.message, "as user '1000:1000' asked of the server running as ''"), "%s",
+		      o.err.message);
+	ck_assert(!o.run.exited);
 	agsbx_run_result_clear(&o.run);
 	srv_close(c);
 	/* Another execution's kill ends this one as killed under it. */

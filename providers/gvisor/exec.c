@@ -6,8 +6,8 @@
  * sandbox user) -> GET /exec/EID/json for its state once the stream ends.
  *
  * Why a hand-made request for the start: the stream must stay ours to
- * write and to half-close (as `docker exec -i` does), and libcurl cannot
- * hand over a connection it drives. Everything else goes through
+ * write to and to close, and libcurl cannot hand over a connection it
+ * drives. Everything else goes through
  * gv_docker_call(). */
 #include "providers/gvisor/gvisor.h"
 
@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"

@@ -44,6 +44,7 @@ struct sreq {
 struct gv_server {
 	int fd;
 	char eid[65];
+	char user[64];                /* its User ("" root): every execution's */
 	pthread_t reader;
 	bool reader_started;
 	pthread_mutex_t lock;         /* everything below, and every sreq */
@@ -231,6 +232,7 @@ int gv_server_start(const struct gv_docker *d, const struct gv_exec_spec *spec, 
 	static const char *const argv[] = { GV_IMAGE_PAYLOAD, "serve", NULL };
 	struct gv_exec_spec s = *spec;
 	s.argv = argv;
+	snprintf(sv->user, sizeof sv->user, "%s", spec->user ? spec->user : "");
 	struct gv_exec_out o = { 0 };
 	int r = gv_exec_create(d, &s, sv->eid, &o);
 	sv->fd = r < 0 ? r : gv_exec_start(d, sv->eid, &sv->dm, &o);
@@ -414,7 +416,13 @@ int gv_server_run(struct gv_server *sv, const struct gv_docker *d, const struct 
 		return -ENOMEM;
 	gv_demux_init(&q->cap, s->max_output);
 	uint64_t t0 = agsbx_now_us();
-	int r = send_request(sv, s, q, o);
+	/* The server cannot change its credentials: a step asking for other
+	 * ones is refused, never run as the server's. */
+	bool same_user = strcmp(s->user ? s->user : "", sv->user) == 0;
+	if (!same_user)
+		agsbx_error_set(&o->err, GV_R_EXEC_FAILED, "execution as user '%s' asked of the server running as '%s'",
+				s->user ? s->user : "", sv->user);
+	int r = same_user ? send_request(sv, s, q, o) : -EPERM;
 	enum wait_end end = W_DEAD;
 	if (r == 0)
 		end = await_end(sv, s, q, s->timeout_ms > 0 ? t0 + (uint64_t)s->timeout_ms * 1000 : UINT64_MAX, o);
