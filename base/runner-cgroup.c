@@ -20,7 +20,10 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#define CGROUP_DEADLINE_US 1000000
+/* How long a leaf's members may take to leave without one of them
+ * leaving: killed members go asynchronously, and tearing down a large
+ * address space (a balloon's) on a loaded machine took over 0.5 s. */
+#define CGROUP_QUIET_US 2000000
 
 /* ---- small file helpers ---- */
 
@@ -82,6 +85,44 @@ static void find_cgroup2_mount(void)
 	free(buf);
 }
 
+/* Members of the cgroup at dir (lines of cgroup.procs); 0 when unreadable. */
+static size_t members(const char *dir)
+{
+	char path[4200];
+	char *buf = NULL;
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	if (agsbx_read_file(path, 1 << 22, &buf, NULL) < 0)
+		return 0;
+	size_t n = 0;
+	for (const char *c = buf; *c; c++)
+		n += *c == '\n';
+	free(buf);
+	return n;
+}
+
+/* Waits for the leaf at dir to empty, then removes it: true when removed.
+ * The wait goes on as long as members keep leaving, and ends CGROUP_QUIET_US
+ * after the last one left (or after the start, if none does). */
+static bool leaf_remove(const char *dir)
+{
+	uint64_t until = agsbx_now_us() + CGROUP_QUIET_US;
+	long nap = 200;
+	for (size_t n, last = SIZE_MAX; (n = members(dir)) > 0 && agsbx_now_us() < until; last = n) {
+		if (n < last)
+			until = agsbx_now_us() + CGROUP_QUIET_US;
+		agsbx_runner_nap(&nap, 20000);
+	}
+	/* Empty, yet rmdir can see EBUSY a moment longer. ENOENT: another
+	 * process's sweep (every harness sweeps at its start) removed it
+	 * first; it is gone, which is all that was asked. */
+	while (rmdir(dir) < 0 && errno != ENOENT) {
+		if (errno != EBUSY || agsbx_now_us() >= until)
+			return false;
+		agsbx_runner_nap(&nap, 20000);
+	}
+	return true;
+}
+
 /* Leaves of harnesses that died mid-run (SIGKILL, a CI timeout) would
  * stay forever: kill what is left in them and remove them. Only leaves
  * whose creator pid is gone; rmdir fails harmlessly on anything else. */
@@ -106,8 +147,8 @@ static int remove_stale_leaves(bool dry_run, void (*fn)(void *ud, const char *pa
 			write_str(path, "1");
 		}
 		snprintf(path, sizeof path, "%s/%s", cg_mount, de->d_name);
-		for (int i = 0; !dry_run && i < 50 && !(removed = rmdir(path) == 0); i++)
-			usleep(10000);   /* killed members leave the leaf asynchronously */
+		if (!dry_run)
+			removed = leaf_remove(path);
 		if (fn)
 			fn(ud, path, removed);
 		count++;
@@ -172,18 +213,6 @@ void agsbx_runner_cgroup_joined(struct agsbx_run_tree *t, bool ok)
 		agsbx_runner_cgroup_remove(t);
 }
 
-static bool cgroup_populated(const struct agsbx_run_tree *t)
-{
-	char path[4200];
-	char *buf = NULL;
-	snprintf(path, sizeof path, "%s/cgroup.events", t->cgroup_dir);
-	if (agsbx_read_file(path, 4096, &buf, NULL) < 0)
-		return false;
-	bool populated = strstr(buf, "populated 1") != NULL;
-	free(buf);
-	return populated;
-}
-
 void agsbx_runner_cgroup_kill(struct agsbx_run_tree *t)
 {
 	if (!t->used_cgroup)
@@ -218,16 +247,9 @@ void agsbx_runner_cgroup_remove(struct agsbx_run_tree *t)
 	agsbx_runner_lock();
 	t->cgroup_rel = NULL;
 	agsbx_runner_unlock();
-	uint64_t until = agsbx_now_us() + CGROUP_DEADLINE_US;
-	long nap = 200;
 	/* A reaped tree leaves the cgroup empty; rmdir fails with EBUSY
 	 * until the last member is gone. */
-	while (t->used_cgroup && cgroup_populated(t) && agsbx_now_us() < until) {
-		agsbx_runner_nap(&nap, 20000);
-	}
-	while (rmdir(t->cgroup_dir) < 0 && errno == EBUSY && agsbx_now_us() < until) {
-		agsbx_runner_nap(&nap, 20000);
-	}
+	leaf_remove(t->cgroup_dir);
 	free(t->cgroup_dir);
 	t->cgroup_dir = NULL;
 }
