@@ -218,15 +218,10 @@ static void start(uint32_t id, const char *cwd, char **argv, char **env, size_t 
 	for (int i = 0; i < 3 && !e; i++)
 		if (pipe2(pipes[i], O_CLOEXEC) < 0)
 			e = errno;
-	/* The read ends only: the program's stdout and stderr stay blocking.
-	 * Pipes as large as a forwarded frame where the kernel allows it (a
-	 * refusal changes nothing but speed): a flood then crosses with fewer
-	 * wake-ups of writer and reader. */
-	for (int i = 0; i < 2 && !e; i++) {
+	/* The read ends only: the program's stdout and stderr stay blocking. */
+	for (int i = 0; i < 2 && !e; i++)
 		if (fcntl(pipes[i][0], F_SETFL, O_NONBLOCK) < 0)
 			e = errno;
-		(void)fcntl(pipes[i][0], F_SETPIPE_SZ, CHUNK);
-	}
 	pid_t pid = e ? -1 : fork();
 	if (pid == 0)
 		child_exec(cwd, argv, env, envc, (const int(*)[2])pipes);
