@@ -3,7 +3,8 @@
  * `docker exec` is a `runsc exec`: about 60 ms of CPU and 80 ms of wall time
  * on the CI kind, against about 4 ms for a fork and exec inside the
  * sandbox. The gvisor provider starts this once per shared container and
- * sends each execution to it (docs/providers/gvisor.md, "executions").
+ * sends each execution to it (docs/providers/gvisor.md, "The shared
+ * container").
  *
  * Each program is started as `docker exec` starts one: a new session, stdin
  * a pipe that reads EOF, stdout and stderr pipes of their own, no other
@@ -164,7 +165,8 @@ static size_t merged_env(char **out, size_t cap, char *const *env, size_t envc)
 }
 
 /* In the forked child: never returns. A failure before the program runs
- * is sent as its errno on status_w (close-on-exec: EOF means it ran). */
+ * is sent as its errno on the status pipe, pipes[2] (close-on-exec: EOF
+ * there means it ran). */
 static void child_exec(const char *cwd, char **argv, char **env, size_t envc, const int pipes[3][2])
 {
 	static char *envp[SERVE_MAX_STRINGS + 1];
