@@ -2,9 +2,10 @@
 # Benchmarks for collect and the providers (numbers, not assertions), all
 # measured in this run:
 #  1. collect wall time: trusted_local + landlock + bubblewrap against a
-#     landlock-only collect (goal: <= 1.3x and <= 0.9 s on 2 cores);
+#     landlock-only collect (goal: <= 1.10x, docs/performance.md; round
+#     1's was <= 1.3x and <= 0.9 s on 2 cores);
 #  2. `bench`: each provider's p50 against its raw mechanism run by hand
-#     (goal: landlock and bubblewrap <= 1.15x).
+#     (goal: about 1x).
 # Usage: tests/bench/collect.sh [BUILD_DIR] [RUNS]
 # As root it runs everything as the unprivileged test user (AGSBX_TEST_USER,
 # default agsbx-test) from a world-readable copy of the programs: bwrap
@@ -41,7 +42,7 @@ c="$B/agsbx-evidence collect --unsigned -q --work-dir $W/out"
 jq -r '.results[] | "\(.command): median \(.median*1000|floor) ms (min \(.min*1000|floor), max \(.max*1000|floor))"' \
   "$W/out/collect.json"
 jq -r '(.results | map({(.command): .median}) | add) as $m
-  | "3-provider / landlock-only: \($m.three / $m.landlock * 100 | round / 100)x (goal <= 1.3); 3-provider \($m.three * 1000 | floor) ms (goal <= 900)"' \
+  | "3-provider / landlock-only: \($m.three / $m.landlock * 100 | round / 100)x (goal <= 1.10); 3-provider \($m.three * 1000 | floor) ms"' \
   "$W/out/collect.json"
 jq -c '{verdicts: [.providers[] | {(.id): .verdict}] | add, concurrency: .timings.concurrency}' "$W/out/3.json"
 
