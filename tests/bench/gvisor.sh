@@ -5,9 +5,10 @@
 #   tests/bench/gvisor.sh [BUILD_DIR] [RUNS]      (BUILD_DIR default: ./build, RUNS 20)
 #
 #   provider   agsbx_provider_gvisor.execute() of the payload's `true`, RUNS
-#              times on one handle (test-gvisor bench): bundle re-check,
-#              create + attach + wait + start, bounded capture, remove, the
-#              label and /proc leftover checks. Median from the driver.
+#              times on one handle (test-gvisor bench): each a request to the
+#              execution server of the handle's shared container (a fork and
+#              exec inside it), bounded capture; the first also waits for the
+#              container's boot. Median from the driver.
 #   baseline   hyperfine: `docker run --rm --network=none --runtime=runsc
 #              IMAGE /agsbx-payload true`, the same image the provider imported
 #   context    the same with --runtime=runc (what gVisor costs on top)
