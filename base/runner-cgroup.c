@@ -140,6 +140,12 @@ static int remove_stale_leaves(bool dry_run, void (*fn)(void *ud, const char *pa
 		long pid = strtol(de->d_name + 10, &end, 10);
 		if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
+		/* Another user's leaf is not ours to sweep (we could not remove
+		 * it anyway): a dead root harness's, met by a user's cleanup. */
+		struct stat st;
+		if (geteuid() != 0 && (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+				       st.st_uid != geteuid()))
+			continue;
 		char path[4200];
 		bool removed = false;
 		if (!dry_run) {

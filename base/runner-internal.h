@@ -63,6 +63,9 @@ struct agsbx_run_tree {
 	const char *own_word;             /* the caller's, for the run */
 	char *child_argv;                 /* the child's, as last read */
 	size_t child_argv_len;
+	/* A complete walk before the current one found the child running the
+	 * run's program (spare runs; runner-walk.c, judge). */
+	bool child_was_run;
 };
 
 /* ---- runner-registry.c: the registry lock and what it guards ---- */

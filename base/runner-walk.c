@@ -160,6 +160,22 @@ static void note_child_argv(struct agsbx_run_tree *t)
  * stays the run's). The wrapper's session (the child's: the runner made
  * it a session leader) is the wrapper's own; a member that left it
  * without carrying the run is a daemon of the wrapper tool. */
+/* A child of the child, met in the first complete walk that finds the
+ * child running the run's program, in a session of its own and not
+ * carrying the run: the wrapper left it there before its exec (the child
+ * is a subreaper, so it adopted it), since the run's program had no time
+ * to make such a process: what it forks runs its image, which carries the
+ * run, until it execs (every program the harness runs is the payload,
+ * whose only exec of another program, `caps`, stays in its session). A
+ * walk that met the wrapper first knew the daemon as a helper already;
+ * this closes the case where no walk fell between the daemon's start and
+ * the wrapper's exec (cli-wrap-helpers failed so once in 3 fresh-clone
+ * runs). */
+static bool left_before_exec(const struct agsbx_run_tree *t, const struct agsbx_proc *p)
+{
+	return !t->child_was_run && p->ppid == t->child && p->sid != t->child && !carries_run(t, p->pid);
+}
+
 static int judge(const struct agsbx_walk *w, const struct agsbx_proc *p)
 {
 	const struct agsbx_run_tree *t = w->t;
@@ -175,7 +191,7 @@ static int judge(const struct agsbx_walk *w, const struct agsbx_proc *p)
 	bool helper = was && was->start == p->start && was->kind == KIND_HELPER;
 	const struct agsbx_proc *parent = agsbx_procset_find(w->set, p->ppid);
 	if (!helper && parent && parent->kind == KIND_RUN)
-		return KIND_RUN;
+		return left_before_exec(t, p) ? KIND_HELPER : KIND_RUN;
 	if (carries_run(t, p->pid))
 		return KIND_RUN;
 	if (helper)
@@ -287,6 +303,16 @@ static void visit_known_locked(struct agsbx_walk *w, bool include_child, struct 
  * child in transit is then either in its parent's list or in ours. A
  * fork chain can keep a sweep finding somebody; after SWEEP_ROUNDS the
  * walk is marked incomplete. */
+/* After a complete walk of a spare run: whether it found the child
+ * running the run's program (judge's left_before_exec). */
+static void note_child_was_run(struct agsbx_walk *w, bool include_child)
+{
+	struct agsbx_run_tree *t = w->t;
+	const struct agsbx_proc *c = include_child ? agsbx_procset_find(w->set, t->child) : NULL;
+	if (t->spare && !w->incomplete && c && c->kind == KIND_RUN)
+		t->child_was_run = true;
+}
+
 void agsbx_runner_walk_locked(struct agsbx_walk *w, bool include_child, bool sweep_orphans)
 {
 	struct agsbx_run_tree *t = w->t;
@@ -330,6 +356,7 @@ void agsbx_runner_walk_locked(struct agsbx_walk *w, bool include_child, bool swe
 		}
 	}
 	free(kids.v);
+	note_child_was_run(w, include_child);
 }
 
 void agsbx_runner_walk_free(struct agsbx_walk *w)

@@ -1216,17 +1216,21 @@ END_TEST
  * daemon, now a child of the run's program by adoption, is still the
  * wrapper's and outlives the run (as the stand-in of
  * tests/cli/wrap-helpers.sh, where this flip once killed it). */
+/* _i 0: the wrapper waits before its exec, so a walk meets it as the
+ * wrapper first; 1: it execs at once, before any walk, so the first walk
+ * meets the daemon already adopted by the run's program. */
 START_TEST(test_spare_helper_then_exec)
 {
-	char marker[128], word[160], dir[] = "/tmp/agsbx-spare-XXXXXX", script[16384];
+	char marker[128], word[160], dir[] = "/tmp/agsbx-spare-XXXXXX", script[16384], wait[256] = "";
 	test_marker(marker, sizeof marker, "spexec");
 	snprintf(word, sizeof word, "%s-word", marker);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
+	if (_i == 0)
+		snprintf(wait, sizeof wait, "while [ ! -s %s/helper ]; do sleep 0.01; done\nsleep 0.5\n", dir);
 	snprintf(script, sizeof script,
 		 "( setsid sh -c 'echo $$ > %s/helper; exec sleep 60' </dev/null >/dev/null 2>&1 & )\n"
-		 "while [ ! -s %s/helper ]; do sleep 0.01; done\nsleep 0.5\n"
-		 "exec %s --runner-helper pause %s\n",
-		 dir, dir, self_exe, word);
+		 "%sexec %s --runner-helper pause %s\n",
+		 dir, wait, self_exe, word);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct agsbx_run_opts o = opts_for(argv);
 	o.timeout_ms = 60000;
@@ -1295,7 +1299,7 @@ static Suite *runner_suite(bool privileged)
 	tcase_add_test(tc, test_sigchld_ignored_by_harness);
 	tcase_add_test(tc, test_no_fd_or_child_leaks);
 	tcase_add_loop_test(tc, test_spare_helpers, 0, 3);
-	tcase_add_test(tc, test_spare_helper_then_exec);
+	tcase_add_loop_test(tc, test_spare_helper_then_exec, 0, 2);
 	suite_add_tcase(s, tc);
 
 	if (privileged) {

@@ -178,3 +178,23 @@ as_user env TMPDIR="$w" "$stage/agsbx-evidence" collect -q --unsigned --provider
   --output "$w/next.json" --work-dir "$w" 2>"$w/next.log" || { cat "$w/next.log" >&2; fail "the next collect failed"; }
 [[ ! -e $c ]] || fail "the next collect left the killed run's canary $c"
 pass "the next collect removed a killed run's home canary"
+
+# A dead root harness's cgroup leaf is root's: a user's cleanup leaves it
+# (it could not remove it: no "COULD NOT REMOVE", exit 0), root's removes it.
+cg=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+if [[ -n $cg && -w $cg ]]; then
+  true & gone=$!; wait "$gone"
+  leaf=$cg/agsbx-run-$gone-1-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+  mkdir "$leaf" || fail "cannot make the test leaf $leaf"
+  t_on_exit "rmdir '$leaf' 2>/dev/null"
+  set +e
+  out=$(as_user env TMPDIR="$T" "$stage/agsbx-evidence" cleanup 2>&1); rc=$?
+  set -e
+  [[ $rc == 0 && $out != *"$leaf"* ]] || fail "a user's cleanup with root's dead leaf $leaf: exit $rc: $out"
+  [[ -d $leaf ]] || fail "a user's cleanup removed root's leaf"
+  env TMPDIR="$T" "$AGSBX_BIN" cleanup >/dev/null || fail "root's cleanup failed"
+  [[ ! -e $leaf ]] || fail "root's cleanup left its dead leaf $leaf"
+  pass "a dead root harness's cgroup leaf: a user's cleanup leaves it alone (exit 0), root's removes it"
+else
+  echo "note: no writable cgroup2 mount: the foreign-leaf case is not run" >&2
+fi
