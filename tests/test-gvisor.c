@@ -1853,7 +1853,7 @@ struct warm_bg {
 static void *warm_bg_main(void *arg)
 {
 	struct warm_bg *b = arg;
-	const char *const a[] = { "linger", "agsbx-gv-shared-victim", NULL };
+	const char *const a[] = { "linger", "agsbx-gv-shared-victim", "/agsbx/build/ready-victim", NULL };
 	run_in(b->h, &b->r, a, 60000, 65536, -1);
 	return NULL;
 }
@@ -1870,13 +1870,16 @@ START_TEST(test_warm_shared_concurrent_killed)
 	char first[65] = "";
 	ck_assert_int_eq(shared_container_wait(first), 1);
 	struct warm_bg b = { .h = h };
+	char *ready = agsbx_path_join(g->roots[AGSBX_ROOT_BUILD].path, "ready-victim");
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, warm_bg_main, &b), 0);
-	/* Until the first execution is in the container (its exec exists). */
-	int execs = 0;
-	for (int i = 0; i < GV_LIFECYCLE_TIMEOUT_MS / 50 && (execs = container_execs(first)) == 0; i++)
+	/* Until the first execution runs in the container (its readyfile). */
+	for (int i = 0; i < GV_LIFECYCLE_TIMEOUT_MS / 50 && access(ready, F_OK) < 0; i++)
 		sleep_ms(50);
-	ck_assert_int_eq(execs, 1);
+	ck_assert_msg(access(ready, F_OK) == 0, "the execution alongside never ran");
+	free(ready);
+	/* Executions go through the container's server: one exec in all. */
+	ck_assert_int_eq(container_execs(first), 1);
 	const char *const a_l[] = { "linger", "agsbx-gv-shared-killer", NULL }, *const a_t[] = { "true", NULL };
 	struct run k, n;
 	run_in(h, &k, a_l, 1500, 65536, -1);
