@@ -155,11 +155,6 @@ static void note_child_argv(struct agsbx_run_tree *t)
 	t->child_argv_len = len;
 }
 
-/* Once the run's, always (an earlier walk saw it below the run's
- * program: a payload's child that detaches and execs something else
- * stays the run's). The wrapper's session (the child's: the runner made
- * it a session leader) is the wrapper's own; a member that left it
- * without carrying the run is a daemon of the wrapper tool. */
 /* A child of the child, met in the first complete walk that finds the
  * child running the run's program, in a session of its own and not
  * carrying the run: the wrapper left it there before its exec (the child
@@ -176,6 +171,11 @@ static bool left_before_exec(const struct agsbx_run_tree *t, const struct agsbx_
 	return !t->child_was_run && p->ppid == t->child && p->sid != t->child && !carries_run(t, p->pid);
 }
 
+/* Once the run's, always (an earlier walk saw it below the run's
+ * program: a payload's child that detaches and execs something else
+ * stays the run's). The wrapper's session (the child's: the runner made
+ * it a session leader) is the wrapper's own; a member that left it
+ * without carrying the run is a daemon of the wrapper tool. */
 static int judge(const struct agsbx_walk *w, const struct agsbx_proc *p)
 {
 	const struct agsbx_run_tree *t = w->t;
@@ -293,16 +293,6 @@ static void visit_known_locked(struct agsbx_walk *w, bool include_child, struct 
 	free(buf);
 }
 
-/* Every current member of the run (see the top of the file), zombies
- * included (they need reaping). The caller holds reg_lock.
- *
- * A member that is exiting hands its children to us (the subreaper) in
- * exit_notify(): read our children before that and the member's after,
- * and such a child is in neither list. So the orphan sweep is repeated
- * after the members' children were read, until it finds nobody new: a
- * child in transit is then either in its parent's list or in ours. A
- * fork chain can keep a sweep finding somebody; after SWEEP_ROUNDS the
- * walk is marked incomplete. */
 /* After a complete walk of a spare run: whether it found the child
  * running the run's program (judge's left_before_exec). */
 static void note_child_was_run(struct agsbx_walk *w, bool include_child)
@@ -313,6 +303,16 @@ static void note_child_was_run(struct agsbx_walk *w, bool include_child)
 		t->child_was_run = true;
 }
 
+/* Every current member of the run (see the top of the file), zombies
+ * included (they need reaping). The caller holds reg_lock.
+ *
+ * A member that is exiting hands its children to us (the subreaper) in
+ * exit_notify(): read our children before that and the member's after,
+ * and such a child is in neither list. So the orphan sweep is repeated
+ * after the members' children were read, until it finds nobody new: a
+ * child in transit is then either in its parent's list or in ours. A
+ * fork chain can keep a sweep finding somebody; after SWEEP_ROUNDS the
+ * walk is marked incomplete. */
 void agsbx_runner_walk_locked(struct agsbx_walk *w, bool include_child, bool sweep_orphans)
 {
 	struct agsbx_run_tree *t = w->t;
