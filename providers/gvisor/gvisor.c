@@ -80,7 +80,6 @@ struct gv_warm {
 	int kill_pipe[2];
 	/* Its execution server (serve.c): every execution in it goes there. */
 	struct gv_server *server;
-	char server_exec[13];
 };
 
 /* What starting a shared container needs, copied out of the handle: the
@@ -951,10 +950,7 @@ static int server_start(struct gv_priv *p, const struct warm_args *wa, const cha
 {
 	struct gv_exec_spec s = { .container = id, .env = (const char *const *)wa->env, .workdir = wa->workdir,
 				  .user = wa->user, .cancel_fd = -1, .killed_fd = -1 };
-	int r = gv_server_start(&p->env.d, &s, &w->server, err);
-	if (r == 0)
-		snprintf(w->server_exec, sizeof w->server_exec, "%.12s", gv_server_exec_id(w->server));
-	return r;
+	return gv_server_start(&p->env.d, &s, &w->server, err);
 }
 
 /* Starts a shared container: the payload idling (linger ignores every
@@ -1058,7 +1054,7 @@ static void warm_enter_locked(struct gv_warm *w, struct gv_where *where)
 	where->concurrent = w->inflight++;
 	where->warm = true;
 	snprintf(where->container, sizeof where->container, "%.12s", w->id);
-	snprintf(where->server_exec, sizeof where->server_exec, "%s", w->server_exec);
+	snprintf(where->server_exec, sizeof where->server_exec, "%.12s", gv_server_exec_id(w->server));
 }
 
 /* The shared container (waiting while one is being started), or a new
